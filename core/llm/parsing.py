@@ -1,0 +1,75 @@
+"""Tolerant parsing of structured replies: code fences, prose around the object, trailing text."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+
+
+class ReplyParseError(ValueError):
+    """A reply that does not hold a JSON object matching the asked schema."""
+
+    def __init__(self, message: str, raw: str):
+        super().__init__(message)
+        self.raw = raw
+
+
+def _first_json_object(text: str) -> str | None:
+    """The first balanced {...} in text, skipping braces inside strings."""
+    start = text.find("{")
+    while start != -1:
+        depth, in_str, escaped = 0, False, False
+        for i in range(start, len(text)):
+            ch = text[i]
+            if in_str:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == '"':
+                    in_str = False
+            elif ch == '"':
+                in_str = True
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    return text[start : i + 1]
+        start = text.find("{", start + 1)
+    return None
+
+
+def extract_json(text: str) -> dict:
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    for candidate in candidates:
+        candidate = candidate.strip()
+        try:
+            value = json.loads(candidate)
+        except json.JSONDecodeError:
+            obj = _first_json_object(candidate)
+            if obj is None:
+                continue
+            try:
+                value = json.loads(obj)
+            except json.JSONDecodeError:
+                continue
+        if isinstance(value, dict):
+            return value
+    raise ReplyParseError("the reply holds no complete JSON object" + (" (it looks cut off)" if "{" in text else ""), text)
+
+
+def parse_reply(text: str, schema: type[T]) -> T:
+    data = extract_json(text)
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'object'}: {e['msg']}" for e in exc.errors()[:5])
+        raise ReplyParseError(f"the JSON does not match the schema ({problems})", text) from exc

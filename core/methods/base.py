@@ -1,0 +1,181 @@
+"""What every method shares: its spec, the run context it emits through, prompt templates, answer schemas.
+
+A method is one module exposing ``SPEC = MethodSpec(...)`` whose ``run(question, params, ctx)``
+returns the final ``Answer``; everything it does on the way goes through ``ctx`` so the trace
+records it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from string import Template
+from typing import Any, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from core.llm import LLM, LLMResponse
+from core.question import Question
+from core.trace import AgentMessage, Answer, Event, Hit, Payload, Retrieval, Run, Usage
+
+T = TypeVar("T")
+R = TypeVar("R")
+Sink = Callable[[Event], None]
+
+PROMPTS_DIR = Path(__file__).parent / "prompts"
+
+
+class MethodParams(BaseModel):
+    """Base of each method's knobs; a subclass's defaults are its paper's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Method(Protocol):
+    def __call__(self, question: Question, params: Any, ctx: RunContext) -> Answer: ...
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    name: str  # registry key, e.g. "sema"
+    label: str  # shown to users, e.g. "SEMA-RAG"
+    description: str  # one line: what it does
+    params: type[MethodParams]
+    run: Method
+    uses_retrieval: bool = True
+
+
+class Retriever(Protocol):
+    """What methods need from retrieval (core.retrieval implements it)."""
+
+    corpora: list[str]
+
+    def search(self, query: str, k: int, *, corpora: list[str] | None = None, balanced: bool = False,
+               exclude: frozenset[str] = frozenset()) -> list[Hit]: ...
+
+
+class RunCancelled(Exception):
+    pass
+
+
+class RunContext:
+    """The one door a method uses to think, retrieve and report. Thread-safe."""
+
+    def __init__(self, run: Run, llm: LLM, retriever: Retriever | None = None, sinks: Iterable[Sink] = (),
+                 exclude: Iterable[str] = (), max_workers: int = 4):
+        self.run = run
+        self.llm = llm
+        self.retriever = retriever
+        self.sinks = list(sinks)
+        self.exclude = frozenset(exclude)  # snippet ids a what-if re-run drops
+        self.max_workers = max_workers
+        self.cancel_event = threading.Event()
+        self._lock = threading.Lock()
+
+    # -- trace ---------------------------------------------------------------------
+    def emit(self, stage: str, agent: str, payload: Payload, usage: Usage | None = None) -> Event:
+        with self._lock:
+            event = Event(run_id=self.run.id, seq=len(self.run.events), stage=stage, agent=agent, payload=payload,
+                          usage=usage or Usage())
+            self.run.events.append(event)
+            for sink in self.sinks:
+                sink(event)
+        return event
+
+    def check_cancelled(self) -> None:
+        if self.cancel_event.is_set():
+            raise RunCancelled("the run was cancelled")
+
+    # -- thinking ------------------------------------------------------------------
+    def ask(self, messages: list[dict[str, str]], *, stage: str, agent: str, role: str, schema: type[BaseModel] | None = None,
+            temperature: float = 0.0, max_tokens: int = 512, turn: int | None = None) -> LLMResponse:
+        """One LLM call, recorded as an ``agent_message`` event with its usage."""
+        self.check_cancelled()
+        response = self.llm.complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens)
+        data = response.parsed.model_dump() if response.parsed is not None else None
+        self.emit(stage, agent, AgentMessage(role=role, text=response.text, data=data, turn=turn), response.usage)
+        return response
+
+    # -- retrieving ----------------------------------------------------------------
+    def retrieve(self, query: str, k: int, *, stage: str, agent: str, round: int | None = None,
+                 corpora: list[str] | None = None, balanced: bool = False) -> list[Hit]:
+        """One retrieval, recorded as a ``retrieval`` event; excluded snippets never come back."""
+        self.check_cancelled()
+        if self.retriever is None:
+            raise RuntimeError("this method needs a corpus, but none is configured")
+        started = time.perf_counter()
+        hits = self.retriever.search(query, k, corpora=corpora, balanced=balanced, exclude=self.exclude)
+        usage = Usage(retrievals=1, seconds=round(time.perf_counter() - started, 3))
+        self.emit(stage, agent, Retrieval(query=query, hits=hits, round=round), usage)
+        return hits
+
+    # -- concurrency ---------------------------------------------------------------
+    def parallel(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]:
+        """Calls the paper makes independently, made concurrently; results in input order."""
+        items = list(items)
+        if len(items) <= 1:
+            return [fn(item) for item in items]
+        with ThreadPoolExecutor(max_workers=min(self.max_workers, len(items))) as pool:
+            return list(pool.map(fn, items))
+
+
+# -- prompts ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=None)
+def _template(name: str) -> Template:
+    return Template((PROMPTS_DIR / f"{name}.txt").read_text(encoding="utf-8"))
+
+
+def prompt(name: str, **values: Any) -> str:
+    """Fill ``prompts/<name>.txt`` ($placeholders, so JSON braces need no escaping)."""
+    return _template(name).substitute(**{k: str(v) for k, v in values.items()})
+
+
+def messages(system: str, user: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+# -- documents and answers -------------------------------------------------------------
+
+
+def format_docs(hits: list[Hit], max_chars: int) -> str:
+    """Numbered documents by snippet id, cut to a character budget (about 4 characters a token)."""
+    parts, used = [], 0
+    for hit in hits:
+        block = f"[{hit.snippet_id}] {hit.title}\n{hit.text}".strip()
+        if used + len(block) > max_chars and parts:
+            break
+        parts.append(block[: max_chars - used])
+        used += len(block) + 2
+    return "\n\n".join(parts)
+
+
+class _AnswerBase(BaseModel):
+    reasoning: str = Field(description="two or three short sentences")
+
+
+def answer_schema(question: Question, cite: bool = False) -> type[BaseModel]:
+    """A reply schema whose answer field is an enum of the option letters when there are options,
+    so a grammar-constrained server cannot answer anything else. Reasoning comes first, kept short."""
+    answer_type: Any = Literal[tuple(question.options)] if question.options else str
+    fields: dict[str, Any] = {"answer": (answer_type, ...)}
+    if cite:
+        fields["cited_ids"] = (list[str], Field(default_factory=list, description="ids of the documents used"))
+    return create_model("FinalAnswer", __base__=_AnswerBase, **fields)
+
+
+def to_answer(parsed: BaseModel, question: Question, valid_ids: Iterable[str] = ()) -> Answer:
+    """The final answer event payload; citations restricted to ids the method actually showed."""
+    data = parsed.model_dump()
+    valid = set(valid_ids)
+    cited = [i for i in data.get("cited_ids", []) if i in valid]
+    if question.options:
+        choice = data["answer"]
+        return Answer(choice=choice, text=question.options[choice], rationale=data["reasoning"], cited=cited)
+    return Answer(text=data["answer"], rationale=data["reasoning"], cited=cited)

@@ -1,0 +1,64 @@
+"""Runs one method on one question: creates the run, streams its events to the store and to any
+listener, and always ends it with an ``answer`` or an ``error`` event."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import ValidationError
+
+from core.llm import LLM, LLMError
+from core.methods import get
+from core.methods.base import Retriever, RunCancelled, RunContext, Sink
+from core.question import Question
+from core.store import RunStore
+from core.trace import Error, Run
+
+
+def new_run(method: str, question: Question, params: dict[str, Any], *, llm: LLM,
+            retriever: Retriever | None, parent_id: str | None = None) -> Run:
+    spec = get(method)
+    checked = spec.params(**params)  # raises ValidationError for a bad knob, before anything is sent
+    return Run(method=method, params=checked.model_dump(), question=question.text, options=question.options,
+               model=llm.model_name, corpus=list(retriever.corpora) if retriever and spec.uses_retrieval else [],
+               parent_id=parent_id)
+
+
+def execute(method: str, question: Question, params: dict[str, Any] | None = None, *, llm: LLM,
+            retriever: Retriever | None = None, store: RunStore | None = None, sinks: Iterable[Sink] = (),
+            exclude: Iterable[str] = (), parent_id: str | None = None, ctx_hook=None) -> Run:
+    """Never raises for a failure inside the method: the run ends with status ``error`` and keeps its trace.
+
+    ``ctx_hook`` receives the context before the method starts (the UI keeps it to cancel the run).
+    """
+    spec = get(method)
+    run = new_run(method, question, params or {}, llm=llm, retriever=retriever, parent_id=parent_id)
+    all_sinks = ([store.append_event] if store else []) + list(sinks)
+    if store:
+        store.create_run(run)
+    ctx = RunContext(run, llm, retriever if spec.uses_retrieval else None, all_sinks, exclude=exclude)
+    if ctx_hook:
+        ctx_hook(ctx)
+    try:
+        answer = spec.run(question, spec.params(**run.params), ctx)
+        ctx.emit("final answer", "Answer", answer)
+        run.answer, run.status = answer, "ok"
+    except RunCancelled as exc:
+        ctx.emit("cancelled", spec.label, Error(message=str(exc), error_type="cancelled"))
+        run.status = "cancelled"
+    except (LLMError, ValidationError, ValueError, RuntimeError, KeyError, OSError) as exc:
+        ctx.emit("failed", spec.label, Error(message=_describe(exc), error_type=type(exc).__name__))
+        run.status = "error"
+    run.finished = time.time()
+    run.totals = run.compute_totals()
+    if store:
+        store.finish_run(run)
+    return run
+
+
+def _describe(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return "; ".join(e["msg"] for e in exc.errors()[:3])
+    return str(exc) or type(exc).__name__

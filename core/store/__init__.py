@@ -1,0 +1,3 @@
+from core.store.runs import RunStore
+
+__all__ = ["RunStore"]

@@ -1,0 +1,45 @@
+"""Numbered schema migrations. Append new ones; never edit an applied one."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import sqlite_utils
+
+
+def _m001_initial(db: sqlite_utils.Database) -> None:
+    db["runs"].create({
+        "id": str, "method": str, "params": str, "question": str, "options": str, "model": str, "corpus": str,
+        "started": float, "finished": float, "status": str, "answer": str, "totals": str, "parent_id": str,
+    }, pk="id")
+    db["runs"].create_index(["started"])
+    db["events"].create({
+        "run_id": str, "seq": int, "stage": str, "agent": str, "kind": str, "payload": str, "usage": str, "time": float,
+    }, pk=("run_id", "seq"), foreign_keys=[("run_id", "runs", "id")])
+    db["annotations"].create({
+        "id": int, "run_id": str, "event_seq": int, "snippet_id": str, "annotator": str, "label": str, "note": str,
+        "time": float,
+    }, pk="id", foreign_keys=[("run_id", "runs", "id")])
+    db["annotations"].create_index(["run_id", "snippet_id"])
+
+
+MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
+    (1, "runs, events, annotations", _m001_initial),
+]
+
+
+def migrate(db: sqlite_utils.Database) -> list[int]:
+    """Apply the migrations not yet applied, each in its own transaction; returns their numbers."""
+    if "_migrations" not in db.table_names():
+        db["_migrations"].create({"version": int, "name": str, "applied": float}, pk="version")
+    done = {row["version"] for row in db["_migrations"].rows}
+    applied = []
+    for version, name, step in MIGRATIONS:
+        if version in done:
+            continue
+        with db.conn:
+            step(db)
+            db["_migrations"].insert({"version": version, "name": name, "applied": time.time()})
+        applied.append(version)
+    return applied
