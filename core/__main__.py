@@ -1,0 +1,28 @@
+"""Command line: ``python -m core <command>``. Each module in core/cli with ``register`` adds a command."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+import core.cli
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m core", description="Multi-agent medical RAG studio, command line.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for info in sorted(pkgutil.iter_modules(core.cli.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"core.cli.{info.name}")
+        if hasattr(module, "register"):
+            module.register(commands)
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 0
+    return args.handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

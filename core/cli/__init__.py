@@ -1,0 +1,1 @@
+"""One module per command; each defines ``register(subparsers)`` and sets ``handler``."""
