@@ -22,12 +22,22 @@ def llm_cache_path() -> Path:
     return home() / "llm_cache.sqlite"
 
 
-def index_dir() -> Path:
-    return home() / "indexes"
-
-
-def model_dir() -> Path:
-    """Assembled model files are large and identical for every user: shared unless MEDRAG_MODEL_DIR says otherwise."""
-    path = Path(os.environ.get("MEDRAG_MODEL_DIR") or REPO_ROOT / ".cache" / "models")
+def _shared(env: str, name: str) -> Path:
+    path = Path(os.environ.get(env) or REPO_ROOT / ".cache" / name)
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+# Built artefacts are large and derived only from their inputs (keyed by fingerprint or hash),
+# so they are shared by every user state folder unless an environment variable moves them.
+def model_dir() -> Path:
+    return _shared("MEDRAG_MODEL_DIR", "models")
+
+
+def index_dir() -> Path:
+    return _shared("MEDRAG_INDEX_DIR", "indexes")
+
+
+def corpora_dir() -> Path:
+    """Corpora the setup generates (the HPO definitions)."""
+    return _shared("MEDRAG_CORPORA_DIR", "corpora")
