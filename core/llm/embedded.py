@@ -10,7 +10,6 @@ import hashlib
 import importlib
 import os
 import shutil
-import socket
 import threading
 import time
 import urllib.request
@@ -76,6 +75,9 @@ def assemble(progress: Progress | None = None) -> Path:
             and target.stat().st_size == MODEL_BYTES:
         return target
     parts = _part_paths()
+    if shutil.disk_usage(target.parent).free < MODEL_BYTES * 1.1:
+        raise ModelAssemblyError(f"not enough free disk in {target.parent} to assemble the model "
+                                 f"({MODEL_BYTES / 2**30:.1f} GiB needed)")
     tmp = target.with_suffix(".partial")
     digest, done = hashlib.sha256(), 0
     with open(tmp, "wb") as out:
@@ -106,12 +108,6 @@ def verify(path: Path, progress: Progress | None = None) -> None:
         raise ModelAssemblyError(f"{path} has sha256 {actual}, expected {MODEL_SHA256}; delete it and run setup again")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class EmbeddedServer:
     """llama.cpp's OpenAI-compatible server, in-process."""
 
@@ -121,12 +117,12 @@ class EmbeddedServer:
     def __init__(self, path: Path, threads: int | None = None):
         import xllamacpp
 
-        self.port = _free_port()
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
         params.model_alias = MODEL_NAME
         params.hostnames = ["127.0.0.1"]
-        params.port = self.port
+        params.port = 0  # the server picks a free port and reports it
+        params.verbosity = int(os.environ.get("MEDRAG_LLAMA_VERBOSITY", 0))  # llama.cpp's own log, quiet by default
         params.n_parallel = PARALLEL_SLOTS
         params.n_ctx = SLOT_CONTEXT * PARALLEL_SLOTS
         params.cache_prompt = True
@@ -135,13 +131,14 @@ class EmbeddedServer:
         params.cpuparams_batch.n_threads = n
         started = time.perf_counter()
         self._server = xllamacpp.Server(params)
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.root_url = self._server.listening_address.rstrip("/")
+        self.base_url = f"{self.root_url}/v1"
         self._wait_ready()
         self.load_seconds = time.perf_counter() - started
 
     def _wait_ready(self, timeout: float = 120) -> None:
         deadline = time.time() + timeout
-        url = f"http://127.0.0.1:{self.port}/health"
+        url = f"{self.root_url}/health"
         while time.time() < deadline:
             try:
                 with urllib.request.urlopen(url, timeout=2) as resp:
@@ -169,7 +166,3 @@ class EmbeddedServer:
             if cls._instance is not None:
                 cls._instance.stop()
                 cls._instance = None
-
-
-def disk_free_ok(path: Path) -> bool:
-    return shutil.disk_usage(path).free > MODEL_BYTES * 1.1

@@ -7,6 +7,7 @@ records it.
 
 from __future__ import annotations
 
+import builtins
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -110,7 +111,7 @@ class RunContext:
             raise RuntimeError("this method needs a corpus, but none is configured")
         started = time.perf_counter()
         hits = self.retriever.search(query, k, corpora=corpora, balanced=balanced, exclude=self.exclude)
-        usage = Usage(retrievals=1, seconds=round(time.perf_counter() - started, 3))
+        usage = Usage(retrievals=1, seconds=builtins.round(time.perf_counter() - started, 3))  # `round` is the keyword
         self.emit(stage, agent, Retrieval(query=query, hits=hits, round=round), usage)
         return hits
 
@@ -157,7 +158,8 @@ def format_docs(hits: list[Hit], max_chars: int) -> str:
 
 
 class _AnswerBase(BaseModel):
-    reasoning: str = Field(description="two or three short sentences")
+    # maxLength reaches the server's grammar only: a long reasoning from another backend still parses.
+    reasoning: str = Field(description="two or three short sentences", json_schema_extra={"maxLength": 400})
 
 
 def answer_schema(question: Question, cite: bool = False) -> type[BaseModel]:

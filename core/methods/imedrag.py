@@ -1,0 +1,101 @@
+"""i-MedRAG (Xiong et al., 2024): for R rounds the model writes Q follow-up queries from the question and
+the history so far; each query is answered by a small RAG step (retrieve, answer briefly); the history
+keeps query–answer pairs, not documents; the final answer comes from the question plus that history.
+
+Defaults follow the authors' code (4 rounds × 3 queries, k=32 per query). Their queries are written as
+free text and parsed by a second call; here one call returns them through a schema.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+
+from pydantic import BaseModel, Field, create_model
+
+from core.methods.base import MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, to_answer
+from core.methods.medrag import read_docs
+from core.question import Question
+from core.trace import Answer, Query
+
+_BRACKETED = re.compile(r"\[([^\[\]\n]{1,80})\]")
+
+
+class IMedRAGParams(MethodParams):
+    rounds: int = Field(4, ge=1, le=8, description="rounds of follow-up queries (R)")
+    queries: int = Field(3, ge=1, le=6, description="follow-up queries per round (Q)")
+    k: int = Field(32, ge=1, le=128, description="snippets retrieved per follow-up query")
+    max_doc_chars: int = Field(3000, ge=500, le=60000,
+                               description="character budget for each small RAG step's documents; "
+                                           "its reply is one short answer, so fewer documents serve")
+    answer_tokens: int = Field(160, ge=32, le=1024, description="budget for each follow-up answer")
+    max_tokens: int = Field(320, ge=32, le=4096, description="budget for the query-writing and final calls")
+
+
+class Lookup(BaseModel):
+    """One history entry: a follow-up query, its brief answer, and the snippets that answer cites."""
+
+    round: int
+    query: str
+    answer: str
+    cited: list[str]
+
+    def render(self) -> str:
+        return f"Query: {self.query}\nAnswer: {self.answer}"
+
+
+def queries_schema(n: int) -> type[BaseModel]:
+    return create_model(
+        "FollowUpQueries",
+        analysis=(str, Field(description="what is known so far and what is missing", json_schema_extra={"maxLength": 400})),
+        queries=(list[str], Field(min_length=n, max_length=n, description=f"{n} short search queries",
+                                  json_schema_extra={"items": {"type": "string", "maxLength": 200}})),
+    )
+
+
+def lookup(query: str, round_no: int, params: IMedRAGParams, ctx: RunContext) -> Lookup:
+    """The small RAG step: retrieve for the follow-up query and answer it briefly (free text, never unparseable)."""
+    stage = f"round {round_no}"
+    hits = ctx.retrieve(query, params.k, stage=stage, agent="Retriever", round=round_no)
+    documents, shown = read_docs(hits, params.max_doc_chars)
+    reply = ctx.ask(
+        messages(prompt("imedrag_lookup_system"), prompt("imedrag_lookup", documents=documents, query=query)),
+        stage=stage, agent="Responder", role="responder", max_tokens=params.answer_tokens, turn=round_no,
+    )
+    answer = " ".join(reply.text.split())
+    cited = [i for i in dict.fromkeys(_BRACKETED.findall(answer)) if i in shown]
+    return Lookup(round=round_no, query=query, answer=answer, cited=cited)
+
+
+def render_history(history: list[Lookup]) -> str:
+    return "\n\n".join(entry.render() for entry in history) or "(no follow-up queries asked yet)"
+
+
+def run(question: Question, params: IMedRAGParams, ctx: RunContext) -> Answer:
+    system = prompt("imedrag_system")
+    history: list[Lookup] = []
+    for round_no in range(1, params.rounds + 1):
+        reply = ctx.ask(
+            messages(system, prompt("imedrag_queries", history=render_history(history), question=question.render(),
+                                    n=params.queries)),
+            stage=f"round {round_no}", agent="Questioner", role="questioner",
+            schema=queries_schema(params.queries), temperature=0.0, max_tokens=params.max_tokens, turn=round_no,
+        )
+        queries = [q.strip() for q in reply.parsed.queries if q.strip()]
+        for q in queries:
+            ctx.emit(f"round {round_no}", "Questioner", Query(text=q, purpose="follow-up", round=round_no))
+        history += ctx.parallel(partial(lookup, round_no=round_no, params=params, ctx=ctx), queries)
+    reply = ctx.ask(
+        messages(system, prompt("imedrag_final", history=render_history(history), question=question.render())),
+        stage="final answer", agent="Answerer", role="answerer",
+        schema=answer_schema(question, cite=True), max_tokens=params.max_tokens,
+    )
+    return to_answer(reply.parsed, question, valid_ids={i for entry in history for i in entry.cited})
+
+
+SPEC = MethodSpec(
+    name="imedrag", label="i-MedRAG",
+    description="Iterative follow-up queries: R rounds × Q queries, each answered by a small RAG step; "
+                "the final answer reads the query–answer history.",
+    params=IMedRAGParams, run=run,
+)

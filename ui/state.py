@@ -1,0 +1,175 @@
+"""What the screens share: the LLM, retriever and run store (one per process, ``st.cache_resource``) and
+each user's settings (``st.session_state``).
+
+Tests inject a scripted LLM or a fixed retriever by putting it in ``st.session_state[LLM_OVERRIDE]`` or
+``st.session_state[RETRIEVER_OVERRIDE]`` before the page runs; nothing else changes for them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import streamlit as st
+from streamlit.errors import StreamlitSecretNotFoundError
+
+from core import paths
+from core.llm import LLM, Endpoint
+from core.methods.base import MethodSpec, Retriever
+from core.store import RunStore
+
+LLM_OVERRIDE = "llm_override"
+RETRIEVER_OVERRIDE = "retriever_override"
+ENDPOINT = "settings.endpoint"  # {"embedded": bool, "base_url": str, "model": str, "timeout": float}
+KNOB_DEFAULTS = "settings.knobs"  # {method name: {knob: value}}
+CORPORA = "settings.corpora"  # list of corpus paths; None means the default corpus
+KEY_NAMES = ("MEDRAG_API_KEY", "OPENAI_API_KEY")
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+# -- configuration: Streamlit secrets first, then the environment ---------------------------
+
+
+def _secrets() -> dict[str, str]:
+    try:
+        return {k: str(v) for k, v in st.secrets.items() if isinstance(v, str | int | float)}
+    except (FileNotFoundError, StreamlitSecretNotFoundError):
+        return {}
+
+
+def config() -> dict[str, str]:
+    return {**os.environ, **_secrets()}
+
+
+def api_key_source() -> str | None:
+    """Where the API key comes from ("secrets" or "environment"), never the key itself."""
+    secrets = _secrets()
+    if any(secrets.get(name) for name in KEY_NAMES):
+        return "Streamlit secrets"
+    if any(os.environ.get(name) for name in KEY_NAMES):
+        return "the environment"
+    return None
+
+
+def endpoint_settings() -> dict[str, Any]:
+    if ENDPOINT not in st.session_state:
+        start = Endpoint.from_env(config())
+        st.session_state[ENDPOINT] = {"embedded": start.embedded, "base_url": start.base_url or "",
+                                      "model": start.model, "timeout": start.timeout}
+    return st.session_state[ENDPOINT]
+
+
+def endpoint() -> Endpoint:
+    chosen = endpoint_settings()
+    env = Endpoint.from_env(config())
+    if chosen["embedded"]:
+        return Endpoint(timeout=chosen["timeout"], max_retries=env.max_retries)
+    return Endpoint(base_url=chosen["base_url"].strip() or None, model=chosen["model"].strip(),
+                    api_key=env.api_key, timeout=chosen["timeout"], max_retries=env.max_retries)
+
+
+# -- shared resources -----------------------------------------------------------------------
+
+
+@st.cache_resource(show_spinner=False)
+def _llm(base_url: str | None, model: str, api_key: str, timeout: float, max_retries: int) -> LLM:
+    return LLM(Endpoint(base_url=base_url, model=model, api_key=api_key, timeout=timeout, max_retries=max_retries))
+
+
+def llm() -> LLM:
+    if (override := st.session_state.get(LLM_OVERRIDE)) is not None:
+        return override
+    ep = endpoint()
+    return _llm(ep.base_url, ep.model, ep.api_key, ep.timeout, ep.max_retries)
+
+
+def uses_embedded_model() -> bool:
+    return st.session_state.get(LLM_OVERRIDE) is None and endpoint().embedded
+
+
+@st.cache_resource(show_spinner=False)
+def _store(path: str) -> RunStore:
+    return RunStore(path)
+
+
+def store() -> RunStore:
+    return _store(str(paths.db_path()))
+
+
+def retrieval() -> ModuleType | None:
+    """``core.retrieval`` when this installation has it; screens say so instead of failing."""
+    try:
+        module = importlib.import_module("core.retrieval")
+    except ImportError:
+        return None
+    return module if hasattr(module, "open_retriever") else None
+
+
+class RetrieverPool:
+    """Open retrievers by corpus selection, shared by every session; opening may build indexes."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._open: dict[tuple[str, ...], Retriever] = {}
+
+    def get(self, corpora: tuple[str, ...], progress: Progress | bool = False) -> Retriever:
+        module = retrieval()
+        if module is None:
+            raise RuntimeError("retrieval is not available in this installation (core.retrieval is missing)")
+        with self._lock:
+            if corpora not in self._open:
+                self._open[corpora] = module.open_retriever([Path(p) for p in corpora] or None, progress=progress)
+            return self._open[corpora]
+
+    def is_open(self, corpora: tuple[str, ...]) -> bool:
+        return corpora in self._open
+
+
+@st.cache_resource(show_spinner=False)
+def retriever_pool() -> RetrieverPool:
+    return RetrieverPool()
+
+
+def corpus_selection() -> tuple[str, ...]:
+    return tuple(st.session_state.get(CORPORA) or ())
+
+
+def retriever_for(spec: MethodSpec, progress: Progress | bool = False) -> Retriever | None:
+    if not spec.uses_retrieval:
+        return None
+    if (override := st.session_state.get(RETRIEVER_OVERRIDE)) is not None:
+        return override
+    return retriever_pool().get(corpus_selection(), progress)
+
+
+def retrieval_ready() -> bool:
+    return st.session_state.get(RETRIEVER_OVERRIDE) is not None or retrieval() is not None
+
+
+def knob_defaults(method: str) -> dict[str, Any]:
+    return st.session_state.setdefault(KNOB_DEFAULTS, {}).get(method, {})
+
+
+# -- widgets whose value survives a visit to another page ----------------------------------
+
+
+def kept(widget: Callable[..., Any], label: str, *, key: str, default: Any, **kwargs: Any) -> Any:
+    """Streamlit forgets a widget's value when its page is not shown; this keeps a copy and restores it."""
+    copy = f"kept:{key}"
+    if key not in st.session_state:
+        st.session_state[key] = st.session_state.get(copy, default)
+    value = widget(label, key=key, **kwargs)
+    st.session_state[copy] = value
+    return value
+
+
+def set_kept(key: str, value: Any) -> None:
+    """Change a kept widget's value from a callback (before the widget is drawn again)."""
+    st.session_state[key] = value
+    st.session_state[f"kept:{key}"] = value
