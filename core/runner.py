@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.llm import LLM, LLMError
+from core.llm import LLM
 from core.methods import get
 from core.methods.base import Retriever, RunCancelled, RunContext, Sink
 from core.question import Question
@@ -48,7 +48,7 @@ def execute(method: str, question: Question, params: dict[str, Any] | None = Non
     except RunCancelled as exc:
         ctx.emit("cancelled", spec.label, Error(message=str(exc), error_type="cancelled"))
         run.status = "cancelled"
-    except (LLMError, ValidationError, ValueError, RuntimeError, KeyError, OSError) as exc:
+    except Exception as exc:  # the run boundary: any failure becomes an error event, the trace is kept
         ctx.emit("failed", spec.label, Error(message=_describe(exc), error_type=type(exc).__name__))
         run.status = "error"
     run.finished = time.time()

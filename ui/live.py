@@ -20,6 +20,7 @@ from core.question import Question
 from core.runner import execute
 from core.store import RunStore
 from core.trace import Error, Event, Run
+from ui.text import md
 
 POLL_SECONDS = 0.4
 
@@ -126,7 +127,7 @@ def _state(live: LiveRun) -> str:
 
 
 def _line(event: Event) -> str:
-    return describe(event).replace("$", "\\$")
+    return md(describe(event))
 
 
 def follow(lives: list[LiveRun], slots: list[Any]) -> None:

@@ -69,9 +69,12 @@ def schema_format(schema: type[BaseModel]) -> dict[str, Any]:
 
 
 class LLM:
-    def __init__(self, endpoint: Endpoint | None = None, cache: ResponseCache | None = None, cache_mode: CacheMode = "auto"):
+    def __init__(self, endpoint: Endpoint | None = None, cache: ResponseCache | None = None,
+                 cache_mode: CacheMode | None = None):
         self.endpoint = endpoint or Endpoint.from_env()
-        self.cache_mode = cache_mode
+        self.cache_mode = cache_mode or os.environ.get("MEDRAG_CACHE", "auto")
+        if self.cache_mode not in ("auto", "always", "off"):
+            raise ValueError(f"MEDRAG_CACHE must be auto, always or off, not {self.cache_mode!r}")
         self._cache = cache
         self._client: openai.OpenAI | None = None
         self._base_url = self.endpoint.base_url
