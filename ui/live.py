@@ -77,29 +77,23 @@ class LiveRun:
         try:
             self.run = execute(method, question, params, llm=llm, retriever=retriever, store=store,
                                sinks=[self._sink], ctx_hook=self._hook)
-        except Exception as exc:  # noqa: BLE001 - a fault in a method must end its run, not the page
-            self._fail(exc, store)
+        except Exception as exc:  # noqa: BLE001 - the page must hear of it, whatever it is
+            self._fail(exc)
         finally:
             with self._changed:
                 self._done = True
                 self._changed.notify_all()
 
-    def _fail(self, exc: Exception, store: RunStore) -> None:
-        """Record an unexpected fault like the runner records an expected one: error event, finished run."""
-        if self._ctx is None:  # it failed before the run existed (e.g. a bad knob): nothing was stored
-            self.run = Run(method=self.spec.name, question=self.question.text, options=self.question.options,
-                           status="error", finished=time.time())
-            self._sink(Event(run_id=self.run.id, seq=0, stage="failed", agent=self.spec.label,
-                             payload=Error(message=str(exc) or type(exc).__name__, error_type=type(exc).__name__)))
-            self.run.events = list(self.events)
-            return
-        run = self._ctx.run
-        self._ctx.emit("failed", self.spec.label,
-                       Error(message=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__))
+    def _fail(self, exc: Exception) -> None:
+        """execute() keeps a method's failures in the trace itself; this covers one around it (a store error)."""
+        run = self._ctx.run if self._ctx else Run(method=self.spec.name, question=self.question.text,
+                                                  options=self.question.options)
+        event = Event(run_id=run.id, seq=len(run.events), stage="failed", agent=self.spec.label,
+                      payload=Error(message=f"{type(exc).__name__}: {exc}", error_type=type(exc).__name__))
+        run.events.append(event)
         run.status, run.finished = "error", time.time()
-        run.totals = run.compute_totals()
-        store.finish_run(run)
         self.run = run
+        self._sink(event)
 
 
 # -- showing progress ----------------------------------------------------------------------

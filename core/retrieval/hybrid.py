@@ -1,0 +1,128 @@
+"""Hybrid search over several corpora: BM25 and dense rankings fused by reciprocal rank.
+
+Each retriever ranks every selected corpus; its per-corpus lists are merged by raw score into one
+list (as MedRAG does), and the two lists are fused with RRF (k=60). Every hit carries its score and
+rank under each retriever. Source-balanced search (MedRGAG) takes the fused top-k of each corpus
+separately and re-scores the pool with a rerank hook, dense cosine similarity by default.
+Safe to call from many threads at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from core.retrieval.corpus_index import CorpusIndex
+from core.retrieval.dense import Embedder
+from core.retrieval.fusion import RRF_K, merge_by_score, rrf
+from core.trace import Hit
+
+Mode = Literal["hybrid", "bm25", "dense"]
+MODES: tuple[str, ...] = ("hybrid", "bm25", "dense")
+Reranker = Callable[[str, list[Hit]], Sequence[float]]
+Key = tuple[str, int]  # (corpus name, row in that corpus's index)
+
+
+def dense_rerank(query: str, hits: list[Hit]) -> list[float]:
+    """Re-score by cosine similarity between query and snippet embeddings (computed for every hit)."""
+    return [hit.scores["dense"] for hit in hits]
+
+
+@dataclass
+class _Query:
+    text: str
+    retrievers: tuple[str, ...]
+    vector: np.ndarray | None
+    excluded: dict[str, np.ndarray]
+    bm25: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+class HybridRetriever:
+    """Implements ``core.methods.base.Retriever`` over one or more indexed corpora."""
+
+    def __init__(self, indexes: list[CorpusIndex], embedder: Embedder, *, rrf_k: int = RRF_K, depth: int = 100,
+                 reranker: Reranker = dense_rerank):
+        self.indexes = {index.name: index for index in indexes}
+        self.corpora: list[str] = list(self.indexes)
+        self.embedder = embedder
+        self.rrf_k = rrf_k
+        self.depth = depth  # how deep each retriever's ranking goes before fusion
+        self.reranker = reranker
+
+    def search(self, query: str, k: int, *, corpora: list[str] | None = None, balanced: bool = False,
+               exclude: frozenset[str] = frozenset(), mode: Mode = "hybrid") -> list[Hit]:
+        """The k best snippets; ``exclude`` holds snippet ids that never come back."""
+        query = query.strip()
+        if not query:
+            raise ValueError("the query is empty")
+        if mode not in MODES:
+            raise ValueError(f"unknown retrieval mode {mode!r}; one of: {', '.join(MODES)}")
+        if k <= 0:
+            return []
+        names = self._select(corpora)
+        retrievers = ("bm25", "dense") if mode == "hybrid" else (mode,)
+        q = _Query(query, retrievers,
+                   vector=self.embedder.encode_query(query) if "dense" in retrievers or balanced else None,
+                   excluded={name: self.indexes[name].excluded_rows(frozenset(exclude)) for name in names})
+        if "bm25" in retrievers:
+            q.bm25 = {name: self.indexes[name].bm25.scores(query) for name in names}
+        if not balanced:
+            return self._fused(q, names, k)
+        pool = [hit for name in names for hit in self._fused(q, [name], k)]
+        return self._rerank(query, pool, k)
+
+    def _select(self, corpora: list[str] | None) -> list[str]:
+        if not corpora:
+            return self.corpora
+        unknown = [c for c in corpora if c not in self.indexes]
+        if unknown:
+            raise ValueError(f"unknown corpus {', '.join(map(repr, unknown))}; open corpora: {', '.join(self.corpora)}")
+        return [c for c in self.corpora if c in corpora]
+
+    def _rankings(self, q: _Query, names: list[str], n: int) -> dict[str, list[tuple[Key, float]]]:
+        per_corpus = {
+            "bm25": lambda name: self.indexes[name].bm25_top(q.bm25[name], n, q.excluded[name]),
+            "dense": lambda name: self.indexes[name].dense_top(q.vector, n, q.excluded[name]),
+        }
+        return {r: merge_by_score([[((name, row), s) for row, s in per_corpus[r](name)] for name in names], n)
+                for r in q.retrievers}
+
+    def _fused(self, q: _Query, names: list[str], k: int) -> list[Hit]:
+        rankings = self._rankings(q, names, max(k, self.depth))
+        if len(rankings) == 1:
+            fused = next(iter(rankings.values()))
+        else:
+            fused = rrf({r: [key for key, _ in ranking] for r, ranking in rankings.items()}, self.rrf_k)
+        return self._hits(q, fused[:k], rankings)
+
+    def _hits(self, q: _Query, top: list[tuple[Key, float]], rankings: dict[str, list[tuple[Key, float]]]) -> list[Hit]:
+        rank_of = {r: {key: i for i, (key, _) in enumerate(ranking, start=1)} for r, ranking in rankings.items()}
+        rows_by_corpus: dict[str, list[int]] = {}
+        for (name, row), _ in top:
+            rows_by_corpus.setdefault(name, []).append(row)
+        snippets, dense = {}, {}
+        for name, rows in rows_by_corpus.items():
+            index = self.indexes[name]
+            snippets.update({(name, row): s for row, s in index.snippets(rows).items()})
+            if q.vector is not None:
+                dense.update(zip(((name, r) for r in rows), index.dense_scores(q.vector, rows).tolist()))
+        hits = []
+        for rank, (key, score) in enumerate(top, start=1):
+            name, row = key
+            scores = {"bm25": float(q.bm25[name][row])} if q.bm25 else {}
+            if key in dense:
+                scores["dense"] = dense[key]
+            snippet = snippets[key]
+            hits.append(Hit(snippet_id=snippet.id, corpus=name, title=snippet.title, text=snippet.text, rank=rank,
+                            score=score, scores=scores, ranks={r: ranks[key] for r, ranks in rank_of.items() if key in ranks}))
+        return hits
+
+    def _rerank(self, query: str, pool: list[Hit], k: int) -> list[Hit]:
+        new_scores = [float(s) for s in self.reranker(query, pool)]
+        order = sorted(range(len(pool)), key=lambda i: -new_scores[i])[:k]
+        return [pool[i].model_copy(update={"rank": rank, "score": new_scores[i],
+                                           "scores": {**pool[i].scores, "fused": pool[i].score, "rerank": new_scores[i]}})
+                for rank, i in enumerate(order, start=1)]

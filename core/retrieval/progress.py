@@ -1,0 +1,48 @@
+"""Progress of long retrieval work as ``progress(stage, done, total)``: tqdm bars on the command line,
+any callback in the UI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tqdm import tqdm
+
+Progress = Callable[[str, int, int], None]
+
+
+def no_progress(stage: str, done: int, total: int) -> None:
+    return None
+
+
+class TqdmProgress:
+    """One tqdm bar per stage; a new stage closes the previous bar."""
+
+    def __init__(self) -> None:
+        self._stage: str | None = None
+        self._bar: tqdm | None = None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage != self._stage:
+            self.close()
+            self._stage = stage
+            bytes_stage = stage.startswith("read ")
+            self._bar = tqdm(total=total, desc=stage, unit="B" if bytes_stage else " snippets",
+                             unit_scale=bytes_stage, leave=True)
+        assert self._bar is not None
+        self._bar.update(done - self._bar.n)
+        if done >= total:
+            self.close()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+        self._bar, self._stage = None, None
+
+
+def as_progress(progress: bool | Progress | None) -> Progress:
+    """``True`` means tqdm bars, a callable is used as is, ``False``/``None`` shows nothing."""
+    if progress is True:
+        return TqdmProgress()
+    if callable(progress):
+        return progress
+    return no_progress

@@ -1,0 +1,10 @@
+"""MedRAG Studio: run multi-agent medical RAG methods and watch their traces. ``streamlit run streamlit_app.py``"""
+
+import streamlit as st
+
+from ui.chrome import frame
+from ui.pages import sections
+
+st.set_page_config(page_title="MedRAG Studio", page_icon="assets/icon.svg", layout="wide")
+frame()
+st.navigation(sections()).run()

@@ -1,0 +1,121 @@
+"""MASS-RAG control flow with a scripted model: concurrent views, the Extractor's spans checked word for
+word, the Answer Agent's automatic default, the single-view ablation, failures."""
+
+from __future__ import annotations
+
+from core.question import Question
+from core.runner import execute
+from tests.fakes import ListRetriever, ScriptedLLM, make_hits
+
+MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})
+OPEN = Question(text="What is the first-line drug for disease 1?")
+SPANS = {"spans": [
+    {"doc_id": "teaching-1", "text": "fact number 1 about disease 1"},  # verbatim
+    {"doc_id": "teaching-2", "text": "disease 2 is treated with metformin"},  # invented
+    {"doc_id": "teaching-3", "text": "fact number 4 about"},  # verbatim, but in teaching-4
+    {"doc_id": "teaching-0", "text": "fact  number 0\nabout disease 0"},  # verbatim up to whitespace
+]}
+
+
+def synthesis(messages):
+    text = messages[1]["content"]
+    return {"reasoning": "The views agree on B.", "answer": "B" if "Options:" in text else "metformin",
+            "cited_ids": ["teaching-1", "teaching-2", "teaching-4"], "followed_view": "Reasoner"}
+
+
+def scripted(delay: float = 0.0) -> ScriptedLLM:
+    return (ScriptedLLM(delay=delay)
+            .on("You are the Summarizer.", {"summary": "Disease 1 has a first-line drug.", "doc_ids": ["teaching-1"]})
+            .on("You are the Extractor.", SPANS)
+            .on("You are the Reasoner.", {"inference": "Combining documents, B fits.", "doc_ids": ["teaching-3"]})
+            .on("You are the Answer Agent.",
+                lambda m: {"reasoning": "From the view.",
+                           "answer": ("B" if "Options:" in m[1]["content"] else "metformin")})
+            .on("You are the Synthesis Agent.", synthesis))
+
+
+def events(run, kind):
+    return [e for e in run.events if e.kind == kind]
+
+
+def synthesis_prompt(llm) -> str:
+    return next(c for c in llm.calls if "You are the Synthesis Agent." in c["messages"][1]["content"])["messages"][1]["content"]
+
+
+def test_views_are_reconciled_and_a_span_that_is_not_verbatim_is_flagged():
+    llm = scripted()
+    run = execute("mass", MC, llm=llm, retriever=ListRetriever(make_hits(5)))
+
+    assert run.status == "ok" and run.answer.choice == "B"
+    assert {e.agent for e in run.events if e.stage == "views"} == {"Summarizer", "Extractor", "Reasoner"}
+    check = events(run, "verdict")[0]
+    assert check.stage == "span check"
+    assert [(i.doc_id, i.keep) for i in check.payload.items] == \
+        [("teaching-1", True), ("teaching-2", False), ("teaching-4", True), ("teaching-0", True)]
+    assert check.payload.items[1].reason == '"disease 2 is treated with metformin" not verbatim in teaching-2'
+    assert "not in teaching-3 as named" in check.payload.items[2].reason
+    assert check.payload.reason == "3 of 4 spans are verbatim"
+
+    prompt = synthesis_prompt(llm)
+    assert '[teaching-1] "fact number 1 about disease 1"' in prompt and "treated with metformin" not in prompt
+    assert "Candidate answers" not in prompt  # the Answer Agent is off for multiple choice by default
+    assert not any(e.agent == "Answer Agent" for e in run.events)
+    # cited: only ids the views rest on (teaching-2's span was invented, so teaching-2 is not among them)
+    assert run.answer.cited == ["teaching-1", "teaching-4"]
+    assert run.answer.note == "followed the Reasoner view"
+    assert (run.totals.calls, run.totals.retrievals) == (4, 1)
+
+
+def test_open_questions_get_an_answer_agent_per_view_by_default():
+    llm = scripted()
+    run = execute("mass", OPEN, llm=llm, retriever=ListRetriever(make_hits(5)))
+
+    assert run.status == "ok" and run.answer.text == "metformin" and run.answer.choice is None
+    candidates = [e for e in run.events if e.agent == "Answer Agent"]
+    assert sorted(e.payload.role for e in candidates) == \
+        ["answerer (extractor)", "answerer (reasoner)", "answerer (summarizer)"]
+    assert "Candidate answers:\n- Summarizer view: metformin" in synthesis_prompt(llm)
+    assert run.answer.note.startswith("followed the Reasoner view; candidates: Summarizer metformin")
+
+
+def test_answer_agent_can_be_forced_on_for_multiple_choice():
+    run = execute("mass", MC, {"answer_agent": True}, llm=scripted(), retriever=ListRetriever(make_hits(5)))
+
+    assert run.status == "ok" and sum(e.agent == "Answer Agent" for e in run.events) == 3
+    assert run.answer.note.endswith("candidates: Summarizer B, Extractor B, Reasoner B")
+
+
+def test_views_read_the_documents_concurrently():
+    delay = 0.3
+    llm = scripted(delay=delay)
+    run = execute("mass", MC, llm=llm, retriever=ListRetriever(make_hits(5)))
+
+    assert run.status == "ok" and llm.max_active == 3
+    retrieved = events(run, "retrieval")[0].time
+    assert max(e.time for e in run.events if e.stage == "views") - retrieved < 2 * delay  # one delay, not three
+
+
+def test_single_view_ablation():
+    llm = scripted()
+    run = execute("mass", MC, {"views": ["reasoner"]}, llm=llm, retriever=ListRetriever(make_hits(5)))
+
+    assert run.status == "ok" and [e.agent for e in run.events if e.stage == "views"] == ["Reasoner"]
+    assert not events(run, "verdict") and len(llm.calls) == 2
+    schema = llm.calls[-1]["schema"].model_json_schema()
+    assert schema["properties"]["followed_view"]["enum"] == ["Reasoner", "combined"]
+    assert run.answer.cited == []  # the synthesis cited none of the documents the Reasoner rests on
+
+
+def test_a_reply_that_never_parses_ends_in_an_error_event_with_the_trace_kept():
+    llm = scripted().on("You are the Synthesis Agent.", "B, clearly")
+    llm.rules.insert(0, llm.rules.pop())  # the first matching rule wins
+    run = execute("mass", MC, llm=llm, retriever=ListRetriever(make_hits(5)))
+
+    assert run.status == "error" and run.events[-1].kind == "error"
+    assert len(events(run, "retrieval")) == 1 and len(events(run, "verdict")) == 1
+
+
+def test_no_documents_is_a_clear_error():
+    run = execute("mass", MC, llm=scripted(), retriever=ListRetriever([]))
+
+    assert run.status == "error" and "retrieval returned no documents" in run.events[-1].payload.message

@@ -1,0 +1,25 @@
+"""The app shell: every page registered, the not-for-clinical-use notice and the stylesheet on every page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
+
+
+def test_the_app_opens_on_ask_with_the_notice_and_styles():
+    at = AppTest.from_file(APP, default_timeout=30).run()
+    assert not at.exception
+    assert "For research and teaching, not for clinical use." in at.markdown[0].value
+    assert at.title[0].value == "Ask"
+    assert any(".snip.cited" in h.value for h in at.html)
+
+
+def test_every_screen_is_in_the_navigation():
+    at = AppTest.from_string(
+        "import streamlit as st\nfrom ui.pages import sections\n"
+        "st.session_state['pages'] = {s: [p.title for p in ps] for s, ps in sections().items()}", default_timeout=10,
+    ).run()
+    assert at.session_state["pages"] == {"Run": ["Ask", "Compare"], "Review": ["History"], "Setup": ["Settings"]}

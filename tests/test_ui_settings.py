@@ -1,0 +1,82 @@
+"""The Settings page: the endpoint (key never shown), a connection test, the embedded model's status, knob defaults."""
+
+from __future__ import annotations
+
+import socket
+
+from streamlit.testing.v1 import AppTest
+
+from tests.fakes import ScriptedLLM
+from ui.state import ENDPOINT, KNOB_DEFAULTS, LLM_OVERRIDE
+
+SECRET = "sk-test-do-not-show-123"
+
+
+def settings_page(llm=None) -> AppTest:
+    at = AppTest.from_string("from ui.pages.settings import page\npage()", default_timeout=30)
+    if llm is not None:
+        at.session_state[LLM_OVERRIDE] = llm
+    return at.run()
+
+
+def everything_shown(at: AppTest) -> str:
+    parts = [e.value for kind in ("markdown", "caption", "info", "warning", "error", "success")
+             for e in getattr(at, kind)]
+    parts += [str(w.value) for w in at.text_input] + [str(w.value) for w in at.number_input]
+    return "\n".join(parts)
+
+
+def test_the_api_key_is_used_but_never_shown(monkeypatch):
+    monkeypatch.setenv("MEDRAG_API_KEY", SECRET)
+    monkeypatch.setenv("MEDRAG_BASE_URL", "http://localhost:8000/v1")
+    monkeypatch.setenv("MEDRAG_MODEL", "served-model")
+    at = settings_page()
+    assert at.radio(key="settings.mode").value == "OpenAI-compatible endpoint"
+    assert at.text_input(key="settings.base_url").value == "http://localhost:8000/v1"
+    shown = everything_shown(at)
+    assert ":green-badge[API key set] read from the environment" in shown
+    assert SECRET not in shown
+    endpoint = at.session_state[ENDPOINT]
+    assert SECRET not in repr(endpoint)  # the session keeps no copy of the key either
+
+
+def test_without_a_key_the_page_says_where_to_put_one():
+    at = settings_page()
+    at.radio(key="settings.mode").set_value("OpenAI-compatible endpoint").run()
+    assert ":gray-badge[no API key]" in everything_shown(at)
+    assert "Type the endpoint's base URL" in at.warning[0].value
+
+
+def test_connection_test_reports_success_and_an_unreachable_endpoint(monkeypatch):
+    at = settings_page(ScriptedLLM().enqueue("ready"))
+    at.button(key="settings.test").click().run()
+    assert "answered 'ready'" in at.success[0].value
+
+    monkeypatch.setenv("MEDRAG_MAX_RETRIES", "0")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    at = settings_page()
+    at.radio(key="settings.mode").set_value("OpenAI-compatible endpoint").run()
+    at.text_input(key="settings.base_url").input(f"http://127.0.0.1:{port}/v1").run()
+    at.button(key="settings.test").click().run()
+    assert not at.exception
+    assert f"could not reach the LLM endpoint at http://127.0.0.1:{port}/v1" in at.error[0].value
+
+
+def test_embedded_model_status_is_shown_without_starting_it():
+    at = settings_page()
+    shown = everything_shown(at)
+    assert "qwen2.5-coder-1.5b-instruct-q4_k_m" in shown
+    assert "server not started" in shown or "server running" in shown
+    assert "assembled" in shown
+
+
+def test_knob_defaults_are_kept_for_ask_and_compare_and_can_be_reset():
+    at = settings_page()
+    at.number_input(key="settings.knobs.cot.max_tokens").set_value(128).run()
+    assert at.session_state[KNOB_DEFAULTS] == {"cot": {"max_tokens": 128}}
+    assert "Changed from the paper: `max_tokens=128`" in everything_shown(at)
+    at.button(key="settings.reset").click().run()
+    assert at.session_state[KNOB_DEFAULTS] == {"cot": {}}
+    assert at.number_input(key="settings.knobs.cot.max_tokens").value == 256

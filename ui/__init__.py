@@ -1,0 +1,1 @@
+"""The studio's screens. ``ui`` imports ``core``; ``core`` never imports ``ui`` or Streamlit."""

@@ -1,0 +1,103 @@
+"""The Corpora part of Settings: which corpora the methods search, their sizes and index status, and
+building their indexes with a progress bar."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from ui import state
+
+ADDED = "settings.corpus_paths"  # corpora the user pointed at, besides the default ones
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2**20:,.1f} MB"
+
+
+def _status(info) -> str:
+    if info.built:
+        return f"built ({info.index_type})" if info.index_type else "built"
+    return "stale: rebuild" if info.stale else "not built"
+
+
+def _describe(module, paths: list[Path] | None):
+    """Corpora and their status, or the reason they cannot be read."""
+    try:
+        return module.describe_corpora(paths), None
+    except (module.CorpusError, OSError) as exc:
+        return [], str(exc)
+
+
+def _add_corpus(module) -> None:
+    typed = st.session_state.get("settings.new_corpus", "").strip()
+    if not typed:
+        return
+    found, problem = _describe(module, [Path(typed)])
+    if problem:
+        st.session_state["settings.corpus_problem"] = problem
+        return
+    added = st.session_state.setdefault(ADDED, [])
+    for info in found:
+        if str(info.path) not in added:
+            added.append(str(info.path))
+    st.session_state["settings.new_corpus"] = ""
+    st.session_state.pop("settings.corpus_problem", None)
+
+
+def _build(selection: tuple[str, ...] | None) -> None:
+    bar = st.progress(0.0, text="opening the corpora")
+
+    def building(stage: str, done: int, total: int) -> None:
+        bar.progress(min(done / total, 1.0) if total else 0.0, text=f"{stage}: {done:,} of {total:,}")
+
+    try:
+        retriever = state.retriever_pool().get(selection, progress=building)
+    except (OSError, ValueError, RuntimeError) as exc:
+        bar.empty()
+        st.error(f"The indexes could not be built: {exc}")
+        return
+    bar.empty()
+    st.success(f"Ready: {', '.join(retriever.corpora)}.")
+
+
+def corpora_section() -> None:
+    module = state.retrieval()
+    if module is None:
+        st.info("Retrieval is not available in this installation yet (core.retrieval is missing), so only "
+                "methods without a corpus, such as CoT, can run.")
+        return
+    defaults, problem = _describe(module, None)
+    if problem:
+        st.error(f"The default corpus cannot be read: {problem}")
+    added, _ = _describe(module, [Path(p) for p in st.session_state.get(ADDED, [])])
+    corpora = defaults + [info for info in added if info.path not in {d.path for d in defaults}]
+    if not defaults:
+        st.caption("The default corpus (HPO definitions and the teaching pack) is generated on first use.")
+    chosen = st.session_state.get(state.CORPORA)
+    enabled = []
+    for info in corpora:
+        on = st.checkbox(f"**{info.name}** · {info.snippets:,} snippets · {_status(info)}",
+                         value=chosen is None or str(info.path) in chosen, key=f"settings.corpus.{info.path}",
+                         help=info.description or str(info.path))
+        if on:
+            enabled.append(str(info.path))
+    if corpora:
+        st.session_state[state.CORPORA] = None if enabled == [str(d.path) for d in defaults] else enabled
+        st.dataframe([{"corpus": i.name, "snippets": i.snippets, "corpus size": _mb(i.corpus_bytes),
+                       "index": _status(i), "index size": _mb(i.index_bytes) if i.index_bytes else "—",
+                       "built in": f"{i.build_seconds:.0f} s" if i.build_seconds else "—", "path": str(i.path),
+                       "licence": i.license or "—"} for i in corpora], hide_index=True, key="settings.corpora")
+    if corpora and not enabled:
+        st.warning("No corpus is enabled: methods that retrieve will not run until you enable one.")
+    st.text_input("Add a corpus: a .jsonl / .jsonl.gz file or a folder of them (MedRAG chunk format)",
+                  key="settings.new_corpus", placeholder="/data/corpora/statpearls", on_change=_add_corpus,
+                  args=(module,))
+    if problem := st.session_state.get("settings.corpus_problem"):
+        st.error(problem)
+    selection = state.corpus_selection()
+    ready = state.retriever_pool().is_open(selection)
+    label = "Corpora are open" if ready else "Build missing indexes and open the corpora"
+    if st.button(label, icon=":material/build:", key="settings.build", disabled=ready or selection == ()):
+        _build(selection)

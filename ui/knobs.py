@@ -1,0 +1,98 @@
+"""Choosing a method, and widgets for its knobs built from its parameter class: type, default, bounds, description."""
+
+from __future__ import annotations
+
+import enum
+import json
+import types
+from typing import Any, Literal, Union, get_args, get_origin
+
+import annotated_types
+import streamlit as st
+from pydantic import ValidationError
+from pydantic.fields import FieldInfo
+
+from core.methods import registry
+from core.methods.base import MethodParams, MethodSpec
+from ui.state import kept
+
+
+def _unwrap_optional(annotation: Any) -> Any:
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
+def _bounds(info: FieldInfo) -> dict[str, Any]:
+    bounds: dict[str, Any] = {}
+    for item in info.metadata:
+        if isinstance(item, annotated_types.Ge | annotated_types.Gt):
+            bounds["min_value"] = getattr(item, "ge", None) if isinstance(item, annotated_types.Ge) else item.gt
+        if isinstance(item, annotated_types.Le | annotated_types.Lt):
+            bounds["max_value"] = getattr(item, "le", None) if isinstance(item, annotated_types.Le) else item.lt
+    return bounds
+
+
+def knob_widget(name: str, info: FieldInfo, value: Any, key: str) -> Any:
+    """One widget chosen by the field's type; what cannot be a widget is edited as JSON."""
+    label, help_ = name.replace("_", " ").capitalize(), info.description
+    kind = _unwrap_optional(info.annotation)
+    if kind is bool:
+        return st.toggle(label, value=bool(value), help=help_, key=key)
+    if kind is int:
+        return st.number_input(label, value=value, step=1, help=help_, key=key, **_bounds(info))
+    if kind is float:
+        bounds = {k: float(v) for k, v in _bounds(info).items()}
+        return st.number_input(label, value=None if value is None else float(value), step=0.1, format="%.2f",
+                               help=help_, key=key, **bounds)
+    choices: list[Any] | None = None
+    if get_origin(kind) is Literal:
+        choices = list(get_args(kind))
+    elif isinstance(kind, type) and issubclass(kind, enum.Enum):
+        choices = list(kind)
+    if choices is not None:
+        return st.selectbox(label, choices, index=choices.index(value) if value in choices else 0, help=help_, key=key)
+    if kind is str:
+        return st.text_input(label, value=value or "", help=help_, key=key)
+    text = st.text_input(f"{label} (JSON)", value=json.dumps(value), help=help_, key=key)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text  # the parameter class says what is wrong with it
+
+
+def knob_inputs(spec: MethodSpec, *, key: str, defaults: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A widget per knob, starting from ``defaults`` (the user's) or else the paper's default."""
+    defaults = defaults or {}
+    values = {}
+    for name, info in spec.params.model_fields.items():
+        start = defaults.get(name, info.get_default(call_default_factory=True))
+        values[name] = knob_widget(name, info, start, key=f"{key}.{spec.name}.{name}")
+    return values
+
+
+def check_knobs(spec: MethodSpec, values: dict[str, Any]) -> tuple[MethodParams | None, str | None]:
+    """The parameter object, or a message naming each bad knob."""
+    try:
+        return spec.params(**values), None
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'knobs'}: {e['msg']}" for e in exc.errors())
+        return None, f"{spec.label} knobs: {problems}"
+
+
+def method_picker(key: str, label: str = "Method") -> MethodSpec:
+    """A method from the registry, with its one-line description."""
+    methods = registry()
+    name = kept(st.selectbox, label, key=key, default=next(iter(methods)), options=list(methods),
+                format_func=lambda n: methods[n].label)
+    spec = methods[name]
+    st.caption(f"{spec.description} {'Uses the corpus.' if spec.uses_retrieval else 'No retrieval.'}")
+    return spec
+
+
+def method_label(name: str) -> str:
+    """A method's display name; a saved run may name a method this installation no longer has."""
+    spec = registry().get(name)
+    return spec.label if spec else name

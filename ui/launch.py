@@ -1,0 +1,96 @@
+"""Starting runs from a page: check the input, get the model and corpus ready (with progress), start threads.
+
+Every problem is said on the page in plain words and nothing is started; the page keeps working.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from core.llm.embedded import EmbeddedServer, ModelAssemblyError
+from core.methods.base import MethodSpec
+from ui import state
+from ui.knobs import check_knobs
+from ui.live import LiveRun
+from ui.question_form import parse_question
+
+
+def embedded_server() -> EmbeddedServer | None:
+    """The running embedded server, if this process started one (it is never started just to look)."""
+    return EmbeddedServer._instance
+
+
+def start_model() -> bool:
+    """Assemble (first time) and load the embedded model, with progress on the page; False if it cannot."""
+    with st.status("Starting the embedded model (once per server start)…", expanded=True) as box:
+        bar = st.progress(0.0, text="checking the model file")
+
+        def assembling(done: int, total: int) -> None:
+            bar.progress(min(done / total, 1.0), text=f"assembling the model: {done >> 20:,} of {total >> 20:,} MiB")
+
+        try:
+            server = EmbeddedServer.get(progress=assembling)
+        except (ModelAssemblyError, OSError) as exc:
+            box.update(label="The embedded model could not start", state="error")
+            st.error(f"{exc}")
+            return False
+        bar.progress(1.0, text="loaded")
+        box.update(label=f"Embedded model ready (loaded in {server.load_seconds:.0f} s)", state="complete",
+                   expanded=False)
+    return True
+
+
+def ensure_model() -> bool:
+    """Start the embedded model before the first run that needs it."""
+    if not state.uses_embedded_model() or embedded_server() is not None:
+        return True
+    return start_model()
+
+
+def _open_retriever(spec: MethodSpec) -> tuple[Any, str | None]:
+    if not spec.uses_retrieval:
+        return None, None
+    if not state.retrieval_ready():
+        return None, (f"{spec.label} needs retrieval, which this installation does not have yet (core.retrieval). "
+                      "Pick a method that works without a corpus, such as CoT.")
+    bar = st.empty()
+
+    def building(stage: str, done: int, total: int) -> None:
+        bar.progress(min(done / total, 1.0) if total else 0.0, text=f"{stage}: {done:,} of {total:,}")
+
+    try:
+        retriever = state.retriever_for(spec, progress=building)
+    except (OSError, ValueError, RuntimeError) as exc:
+        return None, f"The corpus could not be opened: {exc}"
+    finally:
+        bar.empty()
+    return retriever, None
+
+
+def start(chosen: list[tuple[MethodSpec, dict[str, Any]]], text: str, options: dict[str, str]) -> list[LiveRun]:
+    """One live run per (method, knob values) on the same question, or none and a message saying why."""
+    question, problems = parse_question(text, options)
+    params = {}
+    for spec, values in chosen:
+        checked, problem = check_knobs(spec, values)
+        if problem:
+            problems.append(problem)
+        else:
+            params[spec.name] = checked.model_dump()
+    if problems:
+        for problem in problems:
+            st.error(problem)
+        return []
+    retrievers = {}
+    for spec, _ in chosen:
+        retrievers[spec.name], problem = _open_retriever(spec)
+        if problem:
+            st.error(problem)
+            return []
+    if not ensure_model():
+        return []
+    llm, store = state.llm(), state.store()
+    return [LiveRun(spec.name, question, params[spec.name], llm=llm, retriever=retrievers[spec.name],
+                    store=store).start() for spec, _ in chosen]

@@ -1,0 +1,90 @@
+"""History: every saved run; reopen one and see exactly the trace it had, or delete it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import streamlit as st
+
+from ui import state
+from ui.chrome import header
+from ui.knobs import method_label
+from ui.text import short
+from ui.trace_view import render_run
+
+STATUSES = ("ok", "error", "cancelled", "running")
+CONFIRM = "history.confirm_delete"
+
+
+def _when(ts: float) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _answer(row: dict[str, Any]) -> str:
+    answer = row["answer"] or {}
+    return (f"{answer['choice']}. " if answer.get("choice") else "") + short(answer.get("text", ""), 60) or "—"
+
+
+def _table(rows: list[dict[str, Any]]) -> None:
+    st.dataframe([{
+        "started": _when(r["started"]), "method": method_label(r["method"]), "status": r["status"],
+        "question": short(r["question"], 90), "answer": _answer(r), "LLM calls": r["totals"].get("calls", 0),
+        "tokens": r["totals"].get("prompt_tokens", 0) + r["totals"].get("completion_tokens", 0),
+        "seconds": round(r["totals"].get("seconds", 0.0), 1), "run": r["id"],
+    } for r in rows], hide_index=True, key="history-table", height=min(38 + 35 * len(rows), 320))
+
+
+def _ask_to_delete(run_id: str) -> None:
+    st.session_state[CONFIRM] = run_id
+
+
+def _keep() -> None:
+    st.session_state.pop(CONFIRM, None)
+
+
+def _delete(run_id: str) -> None:
+    state.store().delete_run(run_id)
+    st.session_state.pop(CONFIRM, None)
+    st.session_state.pop("history.open", None)
+    st.toast(f"Deleted run {run_id}.")
+
+
+def page() -> None:
+    header("History", "Every run is saved with its whole trace. Reopen one to see exactly what it did.")
+    store = state.store()
+    every = store.list_runs(limit=1000)
+    if not every:
+        st.info("No runs yet. Ask a question on the Ask page and it will appear here.")
+        return
+    left, middle, right = st.columns(3)
+    method = left.selectbox("Method", [None, *sorted({r["method"] for r in every})], key="history.method",
+                            format_func=lambda m: "All methods" if m is None else method_label(m))
+    status = middle.selectbox("Status", [None, *STATUSES], key="history.status",
+                              format_func=lambda s: "Any status" if s is None else s)
+    words = right.text_input("Question contains", key="history.words").strip().lower()
+    rows = [r for r in store.list_runs(limit=1000, method=method)
+            if (status is None or r["status"] == status) and words in r["question"].lower()]
+    st.caption(f"{len(rows)} of {len(every)} runs")
+    if not rows:
+        st.info("No saved run matches these filters.")
+        return
+    _table(rows)
+    by_id = {r["id"]: r for r in rows}
+    run_id = st.selectbox("Open a run", list(by_id), key="history.open", format_func=lambda i: (
+        f"{_when(by_id[i]['started'])} · {method_label(by_id[i]['method'])} · {by_id[i]['status']} · "
+        f"{short(by_id[i]['question'], 70)}"))
+    run = store.load_run(run_id)
+    st.divider()
+    title, action = st.columns([4, 1], vertical_alignment="center")
+    title.subheader(f"{method_label(run.method)} · {_when(run.started)}")
+    if st.session_state.get(CONFIRM) == run.id:
+        action.button("Yes, delete it", type="primary", key="history.delete_yes", on_click=_delete, args=(run.id,))
+        st.warning(f"Delete run {run.id} and its {len(run.events)} events for good?")
+        st.button("Keep it", key="history.delete_no", on_click=_keep)
+    else:
+        action.button("Delete run", icon=":material/delete:", key="history.delete",
+                      on_click=_ask_to_delete, args=(run.id,))
+    knobs = ", ".join(f"{k}={v}" for k, v in run.params.items()) or "defaults"
+    st.caption(f"Run {run.id} · model {run.model or '—'} · corpus {', '.join(run.corpus) or 'none'} · knobs: {knobs}")
+    render_run(run, key="history", show_question=True)

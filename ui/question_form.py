@@ -1,0 +1,130 @@
+"""The question editor shared by Ask and Compare: free text or lettered options, or a teaching-pack case."""
+
+from __future__ import annotations
+
+import string
+from typing import Any
+
+import streamlit as st
+from pydantic import ValidationError
+
+from core.question import Question
+from ui.state import kept, set_kept
+
+FORMATS = ("Multiple choice", "Free text")
+LETTERS = string.ascii_uppercase[:10]
+START_OPTIONS = 4
+
+
+@st.cache_data(show_spinner=False)
+def teaching_pack() -> tuple[list[Any], str | None]:
+    """The teaching pack's cases, or none and why (not installed, or a file that cannot be read)."""
+    try:
+        from core.teaching import TeachingPackError, load_cases
+    except ImportError:
+        return [], "The teaching pack is not installed, so there are no example cases to pick from."
+    try:
+        return load_cases(), None
+    except TeachingPackError as exc:
+        return [], f"The teaching pack cannot be read: {exc}"
+
+
+def teaching_cases() -> list[Any]:
+    return teaching_pack()[0]
+
+
+def _case(case_id: str | None) -> Any | None:
+    return next((c for c in teaching_cases() if c.id == case_id), None)
+
+
+def case_for(text: str, case_id: str | None) -> Any | None:
+    """The teaching case a question came from, while its text is unchanged."""
+    case = _case(case_id)
+    return case if case is not None and case.question.strip() == text.strip() else None
+
+
+# -- lettered options -------------------------------------------------------------------------
+
+
+def _ids(key: str) -> list[int]:
+    if f"{key}.options" not in st.session_state:
+        st.session_state[f"{key}.options"] = list(range(START_OPTIONS))
+        st.session_state[f"{key}.next"] = START_OPTIONS
+    return st.session_state[f"{key}.options"]
+
+
+def _add_option(key: str) -> None:
+    ids = _ids(key)
+    ids.append(st.session_state[f"{key}.next"])
+    st.session_state[f"{key}.next"] += 1
+
+
+def _remove_option(key: str, uid: int) -> None:
+    _ids(key).remove(uid)
+    st.session_state.pop(f"kept:{key}.opt.{uid}", None)
+
+
+def _fill_options(key: str, texts: list[str]) -> None:
+    start = st.session_state.get(f"{key}.next", 0)
+    st.session_state[f"{key}.options"] = list(range(start, start + len(texts)))
+    st.session_state[f"{key}.next"] = start + len(texts)
+    for uid, text in zip(st.session_state[f"{key}.options"], texts):
+        set_kept(f"{key}.opt.{uid}", text)
+
+
+def option_editor(key: str) -> dict[str, str]:
+    ids = _ids(key)
+    options = {}
+    for letter, uid in zip(LETTERS, ids):
+        left, middle, right = st.columns([0.05, 0.85, 0.1], vertical_alignment="center")
+        left.markdown(f"**{letter}**")
+        with middle:
+            options[letter] = kept(st.text_input, f"Option {letter}", key=f"{key}.opt.{uid}", default="",
+                                   label_visibility="collapsed", placeholder=f"Option {letter}")
+        right.button("✕", key=f"{key}.remove.{uid}", help=f"Remove option {letter}", on_click=_remove_option,
+                     args=(key, uid))
+    st.button("Add option", icon=":material/add:", key=f"{key}.add", on_click=_add_option, args=(key,), disabled=len(ids) >= len(LETTERS))
+    return options
+
+
+# -- the whole form ---------------------------------------------------------------------------
+
+
+def _load_case(key: str) -> None:
+    case = _case(st.session_state.get(f"{key}.case"))
+    if case is None:
+        return
+    set_kept(f"{key}.text", case.question)
+    set_kept(f"{key}.format", FORMATS[0] if case.options else FORMATS[1])
+    _fill_options(key, list(case.options.values()))
+
+
+def case_picker(key: str) -> None:
+    cases, problem = teaching_pack()
+    if problem:
+        st.caption(problem)
+        return
+    by_id = {c.id: c for c in cases}
+    kept(st.selectbox, "Start from a teaching case (teaching material, not clinical guidance)", key=f"{key}.case",
+         default=None, options=[None, *by_id], on_change=_load_case, args=(key,),
+         format_func=lambda i: "—" if i is None else f"{by_id[i].specialty.capitalize()} · {by_id[i].title}")
+
+
+def question_form(key: str) -> tuple[str, dict[str, str]]:
+    """The question text and its options as typed (options empty for free text)."""
+    case_picker(key)
+    text = kept(st.text_area, "Question", key=f"{key}.text", default="", height=110,
+                placeholder="e.g. A 58-year-old with crushing chest pain and ST elevation in II, III and aVF: "
+                            "which artery is most likely occluded?")
+    answer_format = kept(st.radio, "Answer format", key=f"{key}.format", default=FORMATS[0], options=FORMATS,
+                         horizontal=True)
+    options = option_editor(key) if answer_format == FORMATS[0] else {}
+    return text, options
+
+
+def parse_question(text: str, options: dict[str, str]) -> tuple[Question | None, list[str]]:
+    """The checked question, or the reasons it cannot be asked (in the words of core.question)."""
+    try:
+        return Question(text=text, options=options), []
+    except ValidationError as exc:
+        return None, [e["msg"].removeprefix("Value error, ") for e in exc.errors()]
