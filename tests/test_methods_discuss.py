@@ -67,7 +67,8 @@ def test_accepted_snippets_answer_with_only_the_kept_ones():
     assert query.text == f"{MC.text}\n{DISTILLED}" and retriever.queries == [query.text]
     verdicts = [e.payload for e in run.events if e.kind == "verdict"]
     assert len(verdicts) == 1 and verdicts[0].accepted is True
-    assert len(verdicts[0].items) == 9 and {i.doc_id for i in verdicts[0].items if i.keep} == {"teaching-1", "teaching-4"}
+    assert len(verdicts[0].items) == 9
+    assert {i.doc_id for i in verdicts[0].items if i.keep} == {"teaching-1", "teaching-4"}
     reader_prompt = llm.calls[-1]["messages"][1]["content"]
     assert "[teaching-1]" in reader_prompt and "[teaching-4]" in reader_prompt and "[teaching-2]" not in reader_prompt
     assert run.answer.cited == ["teaching-1"]  # teaching-9 was dropped, so it cannot be cited

@@ -39,7 +39,8 @@ def events(run, kind):
 
 
 def synthesis_prompt(llm) -> str:
-    return next(c for c in llm.calls if "You are the Synthesis Agent." in c["messages"][1]["content"])["messages"][1]["content"]
+    prompts = [c["messages"][1]["content"] for c in llm.calls]
+    return next(p for p in prompts if "You are the Synthesis Agent." in p)
 
 
 def test_views_are_reconciled_and_a_span_that_is_not_verbatim_is_flagged():

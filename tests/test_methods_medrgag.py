@@ -85,7 +85,7 @@ def test_full_flow_keeps_generated_and_retrieved_apart_and_answers_from_the_sele
     assert len(retrieved) == 5 and [h.rank for h in retrieved] == [1, 2, 3, 4, 5]
     assert len(events(run, "retrieval")[0].payload.hits) == 10
 
-    # KGCC: one summary per document; the explorer reads only the useful ones; one document per gap, then from the question
+    # KGCC: a summary per document; the explorer reads the useful ones; a document per gap, then from the question
     summaries = [e for e in run.events if e.agent == "Summarizer"]
     assert sorted(e.payload.data["doc_id"] for e in summaries) == sorted(h.snippet_id for h in retrieved)
     explorer_prompt = next(c for c in llm.calls if "Identify the most important" in c["messages"][1]["content"])
@@ -102,7 +102,8 @@ def test_full_flow_keeps_generated_and_retrieved_apart_and_answers_from_the_sele
     assert len(verdict.items) == 10
     kept = [i.doc_id for i in verdict.items if i.keep]
     assert kept == [retrieved[0].snippet_id, "gen-1", "gen-2"]
-    assert all(i.reason.startswith("generated" if i.doc_id.startswith("gen-") else "retrieved from ") for i in verdict.items)
+    assert all(i.reason.startswith("generated" if i.doc_id.startswith("gen-") else "retrieved from ")
+               for i in verdict.items)
     assert all(i.reason.endswith("not selected") != i.keep for i in verdict.items)
     assert verdict.reason.startswith("selected 1 retrieved + 2 generated of 10 candidates")
 

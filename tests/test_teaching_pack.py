@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from core.teaching import (NOTICE, PACK_DIR, ROLES, TeachingPackError, load_cases, load_passages)
+from core.teaching import NOTICE, PACK_DIR, ROLES, TeachingPackError, load_cases, load_passages
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +113,8 @@ def _write_pack(folder, cases: list[dict], passage_lines: list[str]):
 
 
 def test_a_malformed_line_is_reported_with_file_and_line(tmp_path):
-    cases_path = _write_pack(tmp_path, [_case()], [json.dumps(_passage("tp-demo-k1")), '{"id": "tp-demo-k2", "title": '])
+    broken = '{"id": "tp-demo-k2", "title": '
+    cases_path = _write_pack(tmp_path, [_case()], [json.dumps(_passage("tp-demo-k1")), broken])
     with pytest.raises(TeachingPackError, match=r"passages\.jsonl, line 2: .*Invalid JSON"):
         load_cases(cases_path)
 

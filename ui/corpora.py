@@ -23,8 +23,13 @@ def _status(info) -> str:
 
 
 def _describe(module, paths: list[Path] | None):
-    """Corpora and their status, or the reason they cannot be read."""
+    """Corpora and their status (``None``: the default corpus, its generated part written first if missing),
+    or the reason they cannot be read."""
     try:
+        if paths is None:
+            from core.retrieval.default_corpus import ensure_default_corpus
+
+            paths = ensure_default_corpus()
         return module.describe_corpora(paths), None
     except (module.CorpusError, OSError) as exc:
         return [], str(exc)
@@ -68,13 +73,12 @@ def corpora_section() -> None:
         st.info("Retrieval is not available in this installation yet (core.retrieval is missing), so only "
                 "methods without a corpus, such as CoT, can run.")
         return
-    defaults, problem = _describe(module, None)
+    with st.spinner("Preparing the default corpus…"):
+        defaults, problem = _describe(module, None)
     if problem:
         st.error(f"The default corpus cannot be read: {problem}")
     added, _ = _describe(module, [Path(p) for p in st.session_state.get(ADDED, [])])
     corpora = defaults + [info for info in added if info.path not in {d.path for d in defaults}]
-    if not defaults:
-        st.caption("The default corpus (HPO definitions and the teaching pack) is generated on first use.")
     chosen = st.session_state.get(state.CORPORA)
     enabled = []
     for info in corpora:

@@ -88,7 +88,8 @@ def method_picker(key: str, label: str = "Method") -> MethodSpec:
     name = kept(st.selectbox, label, key=key, default=next(iter(methods)), options=list(methods),
                 format_func=lambda n: methods[n].label)
     spec = methods[name]
-    st.caption(f"{spec.description} {'Uses the corpus.' if spec.uses_retrieval else 'No retrieval.'}")
+    badge = ":blue-badge[searches the corpus]" if spec.uses_retrieval else ":gray-badge[no corpus needed]"
+    st.markdown(f"{badge} :gray[{spec.description}]")
     return spec
 
 

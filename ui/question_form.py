@@ -113,7 +113,7 @@ def case_picker(key: str) -> None:
 def question_form(key: str) -> tuple[str, dict[str, str]]:
     """The question text and its options as typed (options empty for free text)."""
     case_picker(key)
-    text = kept(st.text_area, "Question", key=f"{key}.text", default="", height=110,
+    text = kept(st.text_area, "Question", key=f"{key}.text", default="", height=150,
                 placeholder="e.g. A 58-year-old with crushing chest pain and ST elevation in II, III and aVF: "
                             "which artery is most likely occluded?")
     answer_format = kept(st.radio, "Answer format", key=f"{key}.format", default=FORMATS[0], options=FORMATS,

@@ -60,7 +60,7 @@ def verification_schema(ids: list[str]) -> type[BaseModel]:
     judgment = create_model(
         "SnippetJudgment",
         doc_id=(Literal[tuple(ids)], ...),
-        reason=(str, Field(description="a few words", json_schema_extra={"maxLength": 120})),
+        reason=(str, Field(description="a few words", json_schema_extra={"maxLength": 80})),
         keep=(bool, ...),
     )
     return create_model(
@@ -78,7 +78,7 @@ def recruit(question: Question, params: DiscussParams, ctx: RunContext) -> list[
     reply = ctx.ask(messages(prompt("discuss_system"), prompt("discuss_recruit", question=question.render(),
                                                               n=params.n_experts)),
                     stage="recruitment", agent="Recruiter", role="recruiter",
-                    schema=recruitment_schema(params.n_experts), max_tokens=40 + 70 * params.n_experts)
+                    schema=recruitment_schema(params.n_experts), max_tokens=40 + 90 * params.n_experts)
     experts, seen = [], set()
     for i, expert in enumerate(reply.parsed.experts, 1):
         role = " ".join(expert.role.split()) or f"Expert {i}"
@@ -132,7 +132,7 @@ def decide(question: Question, summary: str, hits: list[Hit], params: DiscussPar
     text = prompt("discuss_decide", documents=documents, question=question.render(),
                   summary=summary or "(no discussion: brainstorming is off)")
     reply = ctx.ask(messages(prompt("discuss_system"), text), stage=stage, agent=agent, role="decision-maker",
-                    schema=verification_schema(shown), max_tokens=80 + 50 * len(shown))
+                    schema=verification_schema(shown), max_tokens=80 + 60 * len(shown))
     judged: dict[str, Any] = {}
     for j in reply.parsed.judgments:
         judged.setdefault(j.doc_id, j)  # a repeated id keeps its first judgment
@@ -174,14 +174,14 @@ def run(question: Question, params: DiscussParams, ctx: RunContext) -> Answer:
     ctx.emit("retrieval", "Retriever", Query(text=query, purpose="question + distilled summary D" if summary
                                              else "question (no discussion)"))
     hits = ctx.retrieve(query, params.k, stage="retrieval", agent="Retriever")
+    read = partial(answer_from_documents, question, ctx=ctx, max_doc_chars=params.max_doc_chars,
+                   max_tokens=params.max_tokens)
     if not params.verify:
-        return answer_from_documents(question, hits, ctx, max_doc_chars=params.max_doc_chars, max_tokens=params.max_tokens,
-                                     note=f"verification off: answered from all {len(hits)} snippets")
+        return read(hits, note=f"verification off: answered from all {len(hits)} snippets")
     kept, reason = decide(question, summary, hits, params, ctx)
     if not kept:
         return fall_back(question, reason, params, ctx)
-    return answer_from_documents(question, kept, ctx, max_doc_chars=params.max_doc_chars, max_tokens=params.max_tokens,
-                                 note=f"answered from the {len(kept)} of {len(hits)} snippets the decision-maker kept")
+    return read(kept, note=f"answered from the {len(kept)} of {len(hits)} snippets the decision-maker kept")
 
 
 SPEC = MethodSpec(

@@ -24,6 +24,9 @@ from core.trace import Answer, Hit, Verdict, VerdictItem
 
 View = Literal["summarizer", "extractor", "reasoner"]
 VIEWS: tuple[str, ...] = ("summarizer", "extractor", "reasoner")
+# Token budgets that fit the longest reply the schemas allow: a reply cut off by its budget does not parse.
+VIEW_TOKENS = 300
+SPAN_TOKENS = 90
 
 
 class MassParams(MethodParams):
@@ -32,9 +35,8 @@ class MassParams(MethodParams):
                               description="filtering agents, run concurrently; a single one is the paper's ablation")
     answer_agent: bool | None = Field(None, description="an Answer Agent per view before synthesis; "
                                                         "None = on for open questions, off for multiple choice")
-    n_spans: int = Field(6, ge=1, le=12, description="most verbatim spans the Extractor copies")
+    n_spans: int = Field(4, ge=1, le=12, description="most verbatim spans the Extractor copies")
     max_doc_chars: int = Field(6000, ge=500, le=60000, description="character budget for the documents a view reads")
-    view_tokens: int = Field(240, ge=64, le=2048, description="budget for each view")
     max_tokens: int = Field(320, ge=64, le=4096, description="budget for each answer and the synthesis")
 
     @field_validator("views")
@@ -48,11 +50,11 @@ def view_schema(view: str, ids: list[str], n_spans: int) -> type[BaseModel]:
     doc_ids = (list[doc_id], Field(default_factory=list, description="ids of the documents used"))
     if view == "extractor":
         span = create_model("Span", doc_id=(doc_id, ...), text=(str, Field(
-            description="copied word for word", json_schema_extra={"maxLength": 300})))
+            description="copied word for word", json_schema_extra={"maxLength": 200})))
         return create_model("ExtractorView", spans=(list[span], Field(max_length=n_spans)))
     field = "summary" if view == "summarizer" else "inference"
     return create_model(f"{view.title()}View", **{field: (str, Field(
-        description="at most four sentences", json_schema_extra={"maxLength": 600})), "doc_ids": doc_ids})
+        description="at most four sentences", json_schema_extra={"maxLength": 500})), "doc_ids": doc_ids})
 
 
 # -- the three views -----------------------------------------------------------------------
@@ -61,8 +63,9 @@ def view_schema(view: str, ids: list[str], n_spans: int) -> type[BaseModel]:
 def filter_view(question: Question, documents: str, shown: list[str], params: MassParams, ctx: RunContext,
                 view: str) -> BaseModel:
     text = prompt(f"mass_{view}", documents=documents, question=question.render(), n=params.n_spans)
+    budget = 20 + SPAN_TOKENS * params.n_spans if view == "extractor" else VIEW_TOKENS
     return ctx.ask(messages(prompt("mass_system"), text), stage="views", agent=view.title(), role=view,
-                   schema=view_schema(view, shown, params.n_spans), max_tokens=params.view_tokens).parsed
+                   schema=view_schema(view, shown, params.n_spans), max_tokens=budget).parsed
 
 
 def _plain(text: str) -> str:
@@ -90,8 +93,9 @@ def check_spans(spans: list[Any], hits: list[Hit], ctx: RunContext) -> list[tupl
     return kept
 
 
-def render_views(views: list[str], outputs: list[BaseModel], hits: list[Hit], ctx: RunContext) -> tuple[dict[str, str], set[str]]:
-    """Each view as the next agents read it, and the document ids the views rest on."""
+def evidence_from_views(views: list[str], outputs: list[BaseModel], hits: list[Hit],
+                        ctx: RunContext) -> tuple[dict[str, str], set[str]]:
+    """Each view as the next agents read it (the Extractor's spans checked on the way), and the ids it rests on."""
     rendered, used = {}, set()
     for view, out in zip(views, outputs):
         if view == "extractor":
@@ -121,6 +125,22 @@ def synthesis_schema(question: Question, views: list[str]) -> type[BaseModel]:
     return create_model("Synthesis", __base__=answer_schema(question, cite=True), followed_view=(followed, ...))
 
 
+def synthesize(question: Question, views: dict[str, str], candidates: dict[str, Answer], used: set[str],
+               params: MassParams, ctx: RunContext) -> Answer:
+    """Reconcile the views (and their candidate answers, when the Answer Agent ran) into one answer."""
+    lines = [f"- {v.title()} view: {a.choice or a.text} ({a.rationale})" for v, a in candidates.items()]
+    text = prompt("mass_synthesize", views="\n\n".join(f"{v.title()} view:\n{t}" for v, t in views.items()),
+                  candidates="\nCandidate answers:\n" + "\n".join(lines) + "\n" if lines else "",
+                  question=question.render(), compared="views and candidate answers" if lines else "views")
+    reply = ctx.ask(messages(prompt("mass_system"), text), stage="synthesis", agent="Synthesis Agent",
+                    role="synthesizer", schema=synthesis_schema(question, list(views)), max_tokens=params.max_tokens)
+    followed = reply.parsed.followed_view
+    note = "combined the views" if followed == "combined" else f"followed the {followed} view"
+    if candidates:
+        note += "; candidates: " + ", ".join(f"{v.title()} {a.choice or a.text[:40]}" for v, a in candidates.items())
+    return to_answer(reply.parsed, question, valid_ids=used).model_copy(update={"note": note})
+
+
 def run(question: Question, params: MassParams, ctx: RunContext) -> Answer:
     hits = ctx.retrieve(question.text, params.k, stage="retrieval", agent="Retriever")
     if not hits:
@@ -128,20 +148,10 @@ def run(question: Question, params: MassParams, ctx: RunContext) -> Answer:
     documents, shown = read_docs(hits, params.max_doc_chars)
     read = [h for h in hits if h.snippet_id in shown]
     outputs = ctx.parallel(partial(filter_view, question, documents, shown, params, ctx), params.views)
-    rendered, used = render_views(params.views, outputs, read, ctx)
+    rendered, used = evidence_from_views(params.views, outputs, read, ctx)
     with_answers = params.answer_agent if params.answer_agent is not None else not question.is_multiple_choice
     candidates = ctx.parallel(partial(answer_view, question, params, ctx), rendered.items()) if with_answers else []
-    candidate_lines = [f"- {v.title()} view: {a.choice or a.text} ({a.rationale})" for v, a in zip(rendered, candidates)]
-    text = prompt("mass_synthesize", views="\n\n".join(f"{v.title()} view:\n{t}" for v, t in rendered.items()),
-                  candidates="\nCandidate answers:\n" + "\n".join(candidate_lines) + "\n" if candidates else "",
-                  question=question.render(), compared="views and candidate answers" if candidates else "views")
-    reply = ctx.ask(messages(prompt("mass_system"), text), stage="synthesis", agent="Synthesis Agent",
-                    role="synthesizer", schema=synthesis_schema(question, params.views), max_tokens=params.max_tokens)
-    note = f"followed the {reply.parsed.followed_view} view" if reply.parsed.followed_view != "combined" \
-        else "combined the views"
-    if candidates:
-        note += "; candidates: " + ", ".join(f"{v.title()} {a.choice or a.text[:40]}" for v, a in zip(rendered, candidates))
-    return to_answer(reply.parsed, question, valid_ids=used).model_copy(update={"note": note})
+    return synthesize(question, rendered, dict(zip(rendered, candidates)), used, params, ctx)
 
 
 SPEC = MethodSpec(

@@ -99,7 +99,7 @@ def explore(question: Question, summaries: list[BaseModel], params: MedRGAGParam
     text = prompt("medrgag_explore", summaries=useful or "(no retrieved document had useful information)",
                   question=question.render(), n=params.n_generated)
     reply = ctx.ask(messages(prompt("medrgag_system"), text), stage="KGCC: explore", agent="Explorer",
-                    role="explorer", schema=missing_schema(params.n_generated), max_tokens=60 + 45 * params.n_generated)
+                    role="explorer", schema=missing_schema(params.n_generated), max_tokens=60 + 55 * params.n_generated)
     return [m.strip() for m in reply.parsed.missing if m.strip()]
 
 
@@ -141,7 +141,7 @@ def complete_context(question: Question, retrieved: list[Hit], params: MedRGAGPa
 def selection_schema(ids: list[str], n: int) -> type[BaseModel]:
     candidate_id = Literal[tuple(ids)]  # an enum: the integrator can only name candidates
     mapping = create_model("KnowledgeMapping", doc_id=(candidate_id, ...), covers=(str, Field(
-        description="the knowledge point it covers, or none", json_schema_extra={"maxLength": 100})))
+        description="the knowledge point it covers, or none", json_schema_extra={"maxLength": 80})))
     return create_model(
         "Selection",
         requirements=(list[str], Field(min_length=1, max_length=4, description="knowledge points the question needs",
@@ -161,7 +161,7 @@ def select(question: Question, candidates: list[Hit], params: MedRGAGParams, ctx
     documents, shown = _documents(candidates, params)
     text = prompt("medrgag_integrate", documents=documents, question=question.render(), n=params.n_selected)
     reply = ctx.ask(messages(prompt("medrgag_system"), text), stage=stage, agent=agent, role="integrator",
-                    schema=selection_schema(shown, params.n_selected), max_tokens=120 + 45 * len(shown))
+                    schema=selection_schema(shown, params.n_selected), max_tokens=240 + 55 * len(shown))
     covers: dict[str, str] = {}
     for m in reply.parsed.mapping:
         covers.setdefault(m.doc_id, m.covers.strip() or "none")

@@ -33,7 +33,8 @@ class SemaParams(MethodParams):
     use_e_agent: bool = Field(True, description="off: one retrieval, no sufficiency loop (ablation w/o E-Agent)")
     use_a_agent: bool = Field(True, description="off: answer straight from the evidence (ablation w/o A-Agent)")
     max_doc_chars: int = Field(6000, ge=500, le=60000, description="character budget for the evidence an agent reads")
-    max_tokens: int = Field(384, ge=64, le=4096, description="budget for each agent's reply")
+    max_tokens: int = Field(512, ge=64, le=4096, description="budget for each agent's reply (the schemas' length "
+                                                             "limits keep replies within it)")
 
 
 def _text(limit: int, description: str) -> Any:
@@ -47,10 +48,10 @@ def _texts(most: int, limit: int, description: str, least: int = 0) -> Any:
 
 
 class ClinicalSchema(BaseModel):
-    intent: str = _text(200, "what the question asks for")
-    entities: list[str] = _texts(8, 80, "key findings, conditions, drugs, tests")
-    constraints: list[str] = _texts(6, 120, "age, sex, timing, setting, history: anything that narrows the answer")
-    initial_query: str = _text(200, "one search query for a medical knowledge base")
+    intent: str = _text(150, "what the question asks for")
+    entities: list[str] = _texts(8, 60, "key findings, conditions, drugs, tests")
+    constraints: list[str] = _texts(5, 100, "facts given in the question that narrow the answer")
+    initial_query: str = _text(150, "one search query for a medical knowledge base")
 
     def linearize(self) -> str:
         """The retrieval entry point: the schema's parts joined into one query."""
@@ -64,24 +65,24 @@ class ClinicalSchema(BaseModel):
 def judgment_schema(m: int) -> type[BaseModel]:
     """The E-Agent's reply; on the last turn (m=0) there is nothing left to query."""
     fields: dict[str, Any] = {
-        "gaps": (list[str], _texts(4, 160, "facts still missing; empty when the evidence suffices")),
+        "gaps": (list[str], _texts(3, 120, "facts still missing; empty when the evidence suffices")),
         "sufficient": (bool, Field(description="the evidence is enough to answer with confidence")),
     }
     if m:  # exactly m, as in the paper; they are only run when the evidence is judged insufficient
-        fields["follow_up_queries"] = (list[str], _texts(m, 200, f"{m} search queries that fill the gaps", least=m))
+        fields["follow_up_queries"] = (list[str], _texts(m, 120, f"{m} search queries that fill the gaps", least=m))
     return create_model("SufficiencyJudgment", **fields)
 
 
 def report_schema(shown: list[str]) -> type[BaseModel]:
     ids: Any = list[Literal[tuple(shown)]] if shown else list[str]  # enum: only ids the Arbiter was shown
-    claim = create_model("Claim", claim=(str, _text(200, "one claim, naming the option it bears on")),
+    claim = create_model("Claim", claim=(str, _text(150, "one claim, naming the option it bears on")),
                          ids=(ids, Field(description="ids of the documents behind it")))
     return create_model(
         "EvidenceReport",
-        supporting=(list[claim], Field(max_length=4, description="claims that support an answer")),
-        refuting=(list[claim], Field(max_length=4, description="claims that rule an answer out")),
-        conflicts=(list[str], _texts(3, 200, "where documents disagree")),
-        summary=(str, _text(300, "one sentence")),
+        supporting=(list[claim], Field(max_length=3, description="claims that support an answer")),
+        refuting=(list[claim], Field(max_length=3, description="claims that rule an answer out")),
+        conflicts=(list[str], _texts(2, 150, "where documents disagree")),
+        summary=(str, _text(200, "one sentence")),
     )
 
 

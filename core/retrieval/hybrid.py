@@ -2,8 +2,9 @@
 
 Each retriever ranks every selected corpus; its per-corpus lists are merged by raw score into one
 list (as MedRAG does), and the two lists are fused with RRF (k=60). Every hit carries its score and
-rank under each retriever. Source-balanced search (MedRGAG) takes the fused top-k of each corpus
-separately and re-scores the pool with a rerank hook, dense cosine similarity by default.
+rank under each retriever. Source-balanced search (MedRGAG) takes an equal share of k from each
+corpus (its own fused top k/n), pools them and re-scores the pool with a rerank hook, dense cosine
+similarity by default; so a caller wanting the top m of every one of n corpora asks for k = m * n.
 Safe to call from many threads at once.
 """
 
@@ -71,7 +72,8 @@ class HybridRetriever:
             q.bm25 = {name: self.indexes[name].bm25.scores(query) for name in names}
         if not balanced:
             return self._fused(q, names, k)
-        pool = [hit for name in names for hit in self._fused(q, [name], k)]
+        share = -(-k // len(names))  # each corpus contributes ceil(k / corpora) candidates
+        pool = [hit for name in names for hit in self._fused(q, [name], share)]
         return self._rerank(query, pool, k)
 
     def _select(self, corpora: list[str] | None) -> list[str]:

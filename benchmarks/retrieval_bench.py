@@ -1,0 +1,180 @@
+"""Retrieval benchmark: build time, disk and memory, query latency, and recall on the teaching pack.
+
+    .venv/bin/python -m benchmarks.retrieval_bench [--queries 100] [--synthetic 300000] [--skip-synthetic]
+
+1. The shared corpora together (../shared/data/corpora, about 23k snippets): indexes are built in the
+   studio's index folder if missing (minutes on two cores) and loaded otherwise; the build time shown
+   is the one recorded when they were built.
+2. A synthetic corpus (300k snippets of words drawn from the shared corpora's word frequencies),
+   built in a temporary folder. Embedding 300k snippets would take hours on two cores, so its snippet
+   vectors are random unit vectors: latency and size are real (HNSW index, real query encoding),
+   dense relevance is meaningless.
+3. Recall@1/5/10 of BM25, dense and hybrid on the teaching pack: each case's question against its key
+   passages, over the teaching pack alone and over the whole default corpus (HPO definitions too).
+Latency is per query (k=32, MedRAG's default), one thread, as methods run it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import tempfile
+import time
+from collections import Counter
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from core.paths import REPO_ROOT
+from core.retrieval import HybridRetriever, open_retriever
+from core.retrieval.catalog import human_bytes
+from core.retrieval.dense import Embedder, default_embedder
+from core.retrieval.hybrid import MODES
+from core.retrieval.progress import no_progress
+
+SHARED = REPO_ROOT.parent / "shared" / "data"
+K = 32
+
+
+def rss_bytes() -> int:
+    """Resident memory of this process (Linux); 0 where /proc is not available."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def mirage_questions(n: int) -> list[str]:
+    """Questions of the MIRAGE development split, a fair sample of what methods search for."""
+    bench = json.load(gzip.open(SHARED / "mirage" / "benchmark.json.gz", "rt", encoding="utf-8"))
+    dev = json.loads((SHARED / "mirage" / "dev_ids.json").read_text())
+    questions = [bench[dataset][qid]["question"] for dataset, ids in dev.items() for qid in ids]
+    return questions[:n]
+
+
+def latency(retriever: HybridRetriever, queries: list[str], label: str) -> None:
+    for query in queries[:3]:  # warm-up: first-use costs are not query latency
+        retriever.search(query, K)
+    for mode in MODES:
+        seconds = []
+        for query in tqdm(queries, desc=f"{label} {mode}", leave=False):
+            started = time.perf_counter()
+            retriever.search(query, K, mode=mode)
+            seconds.append(time.perf_counter() - started)
+        p50, p95 = np.percentile(seconds, [50, 95]) * 1000
+        print(f"  {mode:<7} latency p50 {p50:7.1f} ms   p95 {p95:7.1f} ms   ({len(seconds)} queries, k={K})")
+
+
+def open_measured(paths: list[Path], label: str, **kwargs) -> HybridRetriever:
+    default_embedder().encode_query("warm up")  # the model's memory is not the index's
+    before, started = rss_bytes(), time.perf_counter()
+    retriever = open_retriever(paths, progress=True, **kwargs)
+    opened = time.perf_counter() - started
+    indexes = list(retriever.indexes.values())
+    built_now = any(index.built_now for index in indexes)
+    build = sum(index.manifest["build_seconds"] for index in indexes)
+    snippets = sum(index.size for index in indexes)
+    print(f"\n{label}: {len(indexes)} corpora, {snippets} snippets, {indexes[0].manifest['index_type']}")
+    print(f"  build {build:.0f}s ({'now' if built_now else 'recorded when built'}); "
+          + ("" if built_now else f"load {opened:.1f}s; ")
+          + f"disk {human_bytes(sum(index.disk_bytes for index in indexes))}; "
+          f"memory +{human_bytes(rss_bytes() - before)} (process {human_bytes(rss_bytes())})")
+    return retriever
+
+
+class RandomVectors(Embedder):
+    """Random unit vectors for the synthetic corpus's snippets; real encoding for queries."""
+
+    name = "random unit vectors (benchmark only)"
+
+    def encode(self, texts, progress=no_progress, stage="embed", batch=256) -> np.ndarray:
+        vectors = np.random.default_rng(0).standard_normal((len(texts), self.dim), dtype=np.float32)
+        progress(stage, len(texts), len(texts))
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def write_synthetic(path: Path, n: int, sources: list[Path]) -> None:
+    """n snippets of 40-120 words drawn with the word frequencies of the shared corpora."""
+    counts: Counter[str] = Counter()
+    for source in sources:
+        with gzip.open(source, "rt", encoding="utf-8") as fh:
+            for line in islice(fh, 3000):
+                counts.update(json.loads(line)["content"].split())
+    words = list(counts)
+    p = np.array(list(counts.values()), dtype=np.float64)
+    rng = np.random.default_rng(0)
+    ends = np.cumsum(rng.integers(40, 121, size=n))
+    drawn = rng.choice(len(words), size=int(ends[-1]), p=p / p.sum())  # one draw: cheap per word
+    with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as out:
+        for i in tqdm(range(n), desc="write synthetic corpus", unit=" snippets"):
+            text = " ".join(words[w] for w in drawn[ends[i - 1] if i else 0:ends[i]])
+            out.write(json.dumps({"id": f"syn{i}", "title": f"Synthetic {i}", "content": text}) + "\n")
+
+
+def teaching_cases(pack: Path) -> list[tuple[str, set[str]]]:
+    """(question, key passage ids) for every case of the teaching pack."""
+    data = json.loads((pack / "cases.json").read_text(encoding="utf-8"))
+    cases = data["cases"] if isinstance(data, dict) else data
+    return [(case["question"], set(case["key_passages"])) for case in cases]
+
+
+def recall(retriever: HybridRetriever, cases: list[tuple[str, set[str]]], label: str) -> None:
+    print(f"  {label}: recall@1 / @5 / @10 (share of key passages found), hit@5 (a key passage in the top 5)")
+    for mode in MODES:
+        found = {1: [], 5: [], 10: []}
+        hit5 = []
+        for question, keys in cases:
+            ids = [h.snippet_id for h in retriever.search(question, 10, mode=mode)]
+            for k in found:
+                found[k].append(len(keys & set(ids[:k])) / len(keys))
+            hit5.append(bool(keys & set(ids[:5])))
+        print(f"    {mode:<7} {np.mean(found[1]):.2f} / {np.mean(found[5]):.2f} / {np.mean(found[10]):.2f}   "
+              f"hit@5 {np.mean(hit5):.2f}   ({len(cases)} cases)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--queries", type=int, default=100, help="queries per latency measurement")
+    parser.add_argument("--synthetic", type=int, default=300_000, help="snippets in the synthetic corpus")
+    parser.add_argument("--skip-shared", action="store_true")
+    parser.add_argument("--skip-synthetic", action="store_true")
+    parser.add_argument("--skip-recall", action="store_true")
+    args = parser.parse_args()
+    shared_paths = sorted((SHARED / "corpora").glob("*.jsonl.gz"))
+    queries = mirage_questions(args.queries) if SHARED.is_dir() else []
+    if not SHARED.is_dir():
+        print(f"{SHARED} is absent: skipping the shared and synthetic corpora")
+
+    if queries and not args.skip_shared:
+        latency(open_measured(shared_paths, "shared corpora"), queries, "shared")
+
+    if queries and not args.skip_synthetic:
+        with tempfile.TemporaryDirectory(prefix="retrieval-bench-") as tmp:
+            corpus = Path(tmp) / "synthetic.jsonl.gz"
+            write_synthetic(corpus, args.synthetic, shared_paths)
+            retriever = open_measured([corpus], "synthetic corpus (snippet vectors are random, see above)",
+                                      embedder=RandomVectors(), cache_dir=Path(tmp) / "indexes")
+            latency(retriever, queries, "synthetic")
+
+    if not args.skip_recall:
+        from core.retrieval.default_corpus import ensure_default_corpus, teaching_pack_dir
+
+        pack = teaching_pack_dir()
+        if not (pack / "cases.json").is_file():
+            print(f"\nteaching pack: {pack}/cases.json is absent, no recall figures")
+            return
+        cases = teaching_cases(pack)
+        print("\nteaching pack recall (each case's question; its key passages)")
+        recall(open_retriever([pack], progress=True), cases, "teaching pack alone")
+        recall(open_measured(ensure_default_corpus(progress=True), "default corpus"), cases,
+               "default corpus (HPO definitions + teaching pack)")
+
+
+if __name__ == "__main__":
+    main()

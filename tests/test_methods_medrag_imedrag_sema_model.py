@@ -1,0 +1,67 @@
+"""MedRAG, i-MedRAG and SEMA-RAG on the real embedded model and the real hybrid retriever (over the teaching
+pack), one multiple-choice case each, with small budgets. Slow on two cores: marked ``model``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.question import Question
+from core.retrieval import open_retriever
+from core.retrieval.default_corpus import teaching_pack_dir
+from core.runner import execute
+from core.store import RunStore
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def teaching():
+    cases = json.loads((teaching_pack_dir() / "cases.json").read_text(encoding="utf-8"))
+    case = next(c for c in cases if c["id"] == "stemi")
+    return Question(text=case["question"], options=case["options"]), open_retriever([teaching_pack_dir()])
+
+
+def check(run, store: RunStore):
+    """Ends with an answer among the options, citing only snippets the run retrieved; the store has it all."""
+    assert run.status == "ok", run.events[-1].payload
+    assert run.events[-1].kind == "answer" and run.answer.choice in "ABCD"
+    retrieved = {h.snippet_id for e in run.events if e.kind == "retrieval" for h in e.payload.hits}
+    assert set(run.answer.cited) <= retrieved
+    assert run.totals.prompt_tokens > 0 and run.totals.completion_tokens > 0
+    assert len(store.load_run(run.id).events) == len(run.events)
+    print(f"\n{run.method}: {run.answer.choice} cited {run.answer.cited}; {run.totals.calls} calls, "
+          f"{run.totals.retrievals} retrievals, {run.totals.prompt_tokens}+{run.totals.completion_tokens} tokens, "
+          f"{run.totals.seconds:.0f}s")
+
+
+def test_medrag_smoke(embedded_llm, teaching):
+    question, retriever = teaching
+    store = RunStore()
+    run = execute("medrag", question, {"k": 8, "max_doc_chars": 3000}, llm=embedded_llm, retriever=retriever,
+                  store=store)
+    check(run, store)
+    assert (run.totals.calls, run.totals.retrievals) == (1, 1)
+
+
+def test_imedrag_smoke(embedded_llm, teaching):
+    question, retriever = teaching
+    store = RunStore()
+    run = execute("imedrag", question, {"rounds": 1, "queries": 2, "k": 4, "max_doc_chars": 1500},
+                  llm=embedded_llm, retriever=retriever, store=store)
+    check(run, store)
+    assert (run.totals.calls, run.totals.retrievals) == (4, 2)
+    assert sum(e.kind == "query" for e in run.events) == 2
+
+
+def test_sema_smoke(embedded_llm, teaching):
+    question, retriever = teaching
+    store = RunStore()
+    run = execute("sema", question, {"k": 8, "m": 2, "max_doc_chars": 3000}, llm=embedded_llm, retriever=retriever,
+                  store=store)
+    check(run, store)
+    turns = [e.payload for e in run.events if e.kind == "sufficiency"]
+    assert 1 <= len(turns) <= 2 and run.totals.calls == 3 + len(turns)
+    assert run.totals.retrievals == (1 if turns[0].sufficient else 3)
+    assert any(e.kind == "report" for e in run.events)
