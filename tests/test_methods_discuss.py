@@ -9,7 +9,7 @@ import pytest
 
 from core.question import Question
 from core.runner import execute
-from core.trace import Hit
+from core.teaching import load_cases
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})
@@ -34,16 +34,17 @@ def verdict(keep: set[str], accept: bool):
 def scripted(keep: set[str] = frozenset({"teaching-1", "teaching-4"}), accept: bool = True,
              nothing_to_add_in_turn: int | None = None, delay: float = 0.0) -> ScriptedLLM:
     def expert(messages):
-        later = "(none yet)" not in messages[1]["content"]
-        done = nothing_to_add_in_turn == 2 and later
-        return {"nothing_to_add": done, "insight": "" if done else "Know the drug classes."}
+        if "(none yet)" in messages[1]["content"]:  # the first turn
+            return {"insight": "Know the drug classes."}
+        done = nothing_to_add_in_turn == 2
+        return {"nothing_to_add": done, "insight": "" if done else "Know the drug doses."}
 
     return (ScriptedLLM(delay=delay)
             .on("You are the recruiter", EXPERTS)
             .on("You are the summarizer", {"summary": SUMMARY})
             .on("You are the verifier", {"summary": DISTILLED})
             .on("You are the decision-maker", verdict(set(keep), accept))
-            .on("name the medical knowledge", expert)
+            .on("Do not answer the question or pick an option.", expert)
             .on("the ids of the documents you used", ANSWER)
             .on("commit to one answer", {"reasoning": "From memory.", "answer": "A"}))
 
@@ -147,34 +148,25 @@ def test_a_reply_that_never_parses_ends_in_an_error_event_with_the_trace_kept():
     assert [e.kind for e in run.events].count("retrieval") == 1  # everything before the failure is kept
 
 
-ANAPHYLAXIS = Question(
-    text="A 24-year-old develops hives, wheezing and low blood pressure minutes after a bee sting. "
-         "What is the first-line treatment?",
-    options={"A": "Intramuscular epinephrine", "B": "Oral cetirizine", "C": "Intravenous hydrocortisone",
-             "D": "Nebulized salbutamol"})
-ANAPHYLAXIS_PASSAGES = [
-    ("ana-1", "Anaphylaxis", "Anaphylaxis is a severe, rapidly progressing allergic reaction. Insect stings, foods "
-     "and drugs are common triggers. Hives, wheezing from bronchospasm and low blood pressure are typical signs."),
-    ("ana-2", "Anaphylaxis treatment", "Intramuscular epinephrine injected into the outer thigh is the first-line "
-     "treatment of anaphylaxis and is given without delay; the dose may be repeated after five minutes."),
-    ("ana-3", "Antihistamines", "H1 antihistamines such as cetirizine ease itching and hives but do not reverse "
-     "airway narrowing or shock, so in anaphylaxis they are only an add-on."),
-    ("asthma-1", "Acute asthma", "In an acute asthma attack, an inhaled short-acting beta-agonist such as salbutamol "
-     "is the first-line reliever."),
-]
+
+@pytest.fixture(scope="module")
+def default_retriever():
+    from core.retrieval import open_retriever
+
+    return open_retriever()  # the default corpus: HPO definitions and the teaching pack
 
 
 @pytest.mark.model
-def test_smoke_on_the_embedded_model(embedded_llm):
-    hits = [Hit(snippet_id=i, corpus="teaching", title=t, text=x, rank=n, score=1.0)
-            for n, (i, t, x) in enumerate(ANAPHYLAXIS_PASSAGES, 1)]
-    run = execute("discuss", ANAPHYLAXIS, {"n_experts": 2, "turns": 1, "k": 3}, llm=embedded_llm,
-                  retriever=ListRetriever(hits))
+def test_smoke_on_the_embedded_model(embedded_llm, default_retriever):
+    case = next(c for c in load_cases() if c.id == "paracetamol")
+    run = execute("discuss", case.to_question(), {"n_experts": 2, "turns": 1, "k": 4}, llm=embedded_llm,
+                  retriever=default_retriever)
 
     assert run.status == "ok", run.events[-1].payload
-    assert run.answer.choice in ANAPHYLAXIS.options
-    assert [e.agent for e in run.events][:1] == ["Recruiter"] and len(run.events[0].payload.data["experts"]) == 2
+    assert run.answer.choice in case.options
+    assert run.events[0].agent == "Recruiter" and len(run.events[0].payload.data["experts"]) == 2
+    assert next(e.payload for e in run.events if e.kind == "query").text.startswith(case.question)
     verdict = next(e.payload for e in run.events if e.kind == "verdict")
-    assert len(verdict.items) == 3 and verdict.accepted is not None
-    assert (run.answer.note.startswith("CoT fallback")) == (not verdict.accepted)
+    assert len(verdict.items) == 4 and verdict.accepted is not None
+    assert run.answer.note.startswith("CoT fallback") == (not verdict.accepted)
     assert set(run.answer.cited) <= {i.doc_id for i in verdict.items if i.keep}

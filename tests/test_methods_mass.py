@@ -3,8 +3,11 @@ word, the Answer Agent's automatic default, the single-view ablation, failures."
 
 from __future__ import annotations
 
+import pytest
+
 from core.question import Question
 from core.runner import execute
+from core.teaching import load_cases
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})
@@ -120,3 +123,24 @@ def test_no_documents_is_a_clear_error():
     run = execute("mass", MC, llm=scripted(), retriever=ListRetriever([]))
 
     assert run.status == "error" and "retrieval returned no documents" in run.events[-1].payload.message
+
+
+@pytest.fixture(scope="module")
+def default_retriever():
+    from core.retrieval import open_retriever
+
+    return open_retriever()  # the default corpus: HPO definitions and the teaching pack
+
+
+@pytest.mark.model
+def test_smoke_on_the_embedded_model(embedded_llm, default_retriever):
+    case = next(c for c in load_cases() if c.id == "safe-sleep")
+    run = execute("mass", case.to_question(), {"k": 3, "n_spans": 2}, llm=embedded_llm, retriever=default_retriever)
+
+    assert run.status == "ok", run.events[-1].payload
+    assert run.answer.choice in case.options
+    assert {e.agent for e in run.events if e.stage == "views"} == {"Summarizer", "Extractor", "Reasoner"}
+    check = events(run, "verdict")[0].payload
+    assert all("verbatim in" in i.reason for i in check.items)
+    assert run.answer.note.startswith(("followed the", "combined the views"))
+    assert set(run.answer.cited) <= {h.snippet_id for h in events(run, "retrieval")[0].payload.hits}

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from core.question import Question
 from core.runner import execute
+from core.teaching import load_cases
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})
@@ -159,3 +162,27 @@ def test_a_reply_that_never_parses_ends_in_an_error_event_with_the_trace_kept():
 
     assert run.status == "error" and run.events[-1].kind == "error"
     assert len(events(run, "generated_doc")) == 5  # everything before the failure is kept
+
+
+@pytest.fixture(scope="module")
+def default_retriever():
+    from core.retrieval import open_retriever
+
+    return open_retriever()  # the default corpus: HPO definitions and the teaching pack
+
+
+@pytest.mark.model
+def test_smoke_on_the_embedded_model(embedded_llm, default_retriever):
+    case = next(c for c in load_cases() if c.id == "warfarin")
+    params = {"per_source_k": 2, "n_retrieved": 3, "n_generated": 2, "n_selected": 3, "max_doc_chars": 500,
+              "generate_tokens": 100}
+    run = execute("medrgag", case.to_question(), params, llm=embedded_llm, retriever=default_retriever)
+
+    assert run.status == "ok", run.events[-1].payload
+    assert run.answer.choice in case.options
+    assert [e.payload.doc_id for e in events(run, "generated_doc")] == ["gen-1", "gen-2"]
+    verdict = events(run, "verdict")[0].payload
+    retrieved = {h.snippet_id for h in events(run, "retrieval")[-1].payload.hits}
+    assert {i.doc_id for i in verdict.items} <= retrieved | {"gen-1", "gen-2"} and len(retrieved) == 3
+    selected = {i.doc_id for i in verdict.items if i.keep}
+    assert 1 <= len(selected) <= 3 and set(run.answer.cited) <= selected

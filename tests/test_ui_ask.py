@@ -53,7 +53,8 @@ def test_a_cot_run_shows_its_answer_trace_and_is_saved():
 
 def test_option_editor_adds_and_removes_lettered_options():
     at = ask_page(ScriptedLLM())
-    assert [m.value for m in at.markdown if m.value in ("**A**", "**B**", "**C**", "**D**")] == ["**A**", "**B**", "**C**", "**D**"]
+    letters = ["**A**", "**B**", "**C**", "**D**"]
+    assert [m.value for m in at.markdown if m.value in letters] == letters
     at.text_input(key="ask.opt.1").input("second").run()
     at.button(key="ask.remove.0").click().run()  # B moves up to A and keeps its text
     assert at.text_input(key="ask.opt.1").value == "second"

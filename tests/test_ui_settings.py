@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
 from tests.fakes import ScriptedLLM
-from ui.state import ENDPOINT, KNOB_DEFAULTS, LLM_OVERRIDE
+from ui.state import CORPORA, ENDPOINT, KNOB_DEFAULTS, LLM_OVERRIDE
 
 SECRET = "sk-test-do-not-show-123"
 
@@ -80,3 +81,21 @@ def test_knob_defaults_are_kept_for_ask_and_compare_and_can_be_reset():
     at.button(key="settings.reset").click().run()
     assert at.session_state[KNOB_DEFAULTS] == {"cot": {}}
     assert at.number_input(key="settings.knobs.cot.max_tokens").value == 256
+
+
+def test_corpora_are_listed_limited_and_added_by_path(tmp_path):
+    at = settings_page()
+    boxes = {c.label.split(" · ")[0]: c for c in at.checkbox}
+    assert {"**hpo**", "**teaching_pack**"} <= set(boxes) and all(c.value for c in boxes.values())
+    assert at.session_state[CORPORA] is None  # untouched: the default corpus
+    boxes["**hpo**"].uncheck().run()
+    assert [Path(p).name for p in at.session_state[CORPORA]] == ["teaching_pack"]
+
+    at.text_input(key="settings.new_corpus").input(str(tmp_path / "missing")).run()
+    assert "no such corpus file or folder" in at.error[0].value and "missing" in at.error[0].value
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text('{"id": "m1", "title": "T", "content": "Some text.", "contents": "T. Some text."}\n')
+    at.text_input(key="settings.new_corpus").input(str(mine)).run()
+    assert not at.error
+    assert any(c.label.startswith("**mine** · 1 snippets · not built") for c in at.checkbox)
+    assert [Path(p).name for p in at.session_state[CORPORA]] == ["teaching_pack", "mine.jsonl"]

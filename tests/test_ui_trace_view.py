@@ -4,8 +4,22 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from core.trace import (AgentMessage, Answer, Error, Event, GeneratedDoc, Hit, Query, Report, Retrieval, Run,
-                        Sufficiency, Usage, Verdict, VerdictItem)
+from core.trace import (
+    AgentMessage,
+    Answer,
+    Error,
+    Event,
+    GeneratedDoc,
+    Hit,
+    Query,
+    Report,
+    Retrieval,
+    Run,
+    Sufficiency,
+    Usage,
+    Verdict,
+    VerdictItem,
+)
 from ui.trace_view import role_style
 
 

@@ -7,46 +7,48 @@ from pathlib import Path
 
 import streamlit as st
 
+from core.retrieval import CorpusError, CorpusInfo, describe_corpora
+from core.retrieval.default_corpus import ensure_default_corpus
 from ui import state
 
 ADDED = "settings.corpus_paths"  # corpora the user pointed at, besides the default ones
+READY = "settings.corpora_ready"  # the message of the last build, shown once after the redraw
 
 
 def _mb(n: int) -> str:
     return f"{n / 2**20:,.1f} MB"
 
 
-def _status(info) -> str:
+def _status(info: CorpusInfo) -> str:
     if info.built:
         return f"built ({info.index_type})" if info.index_type else "built"
     return "stale: rebuild" if info.stale else "not built"
 
 
-def _describe(module, paths: list[Path] | None):
+def _describe(paths: list[Path] | None) -> tuple[list[CorpusInfo], str | None]:
     """Corpora and their status (``None``: the default corpus, its generated part written first if missing),
     or the reason they cannot be read."""
     try:
-        if paths is None:
-            from core.retrieval.default_corpus import ensure_default_corpus
-
-            paths = ensure_default_corpus()
-        return module.describe_corpora(paths), None
-    except (module.CorpusError, OSError) as exc:
+        return describe_corpora(ensure_default_corpus() if paths is None else paths), None
+    except (CorpusError, OSError) as exc:
         return [], str(exc)
 
 
-def _add_corpus(module) -> None:
+def _add_corpus() -> None:
     typed = st.session_state.get("settings.new_corpus", "").strip()
     if not typed:
         return
-    found, problem = _describe(module, [Path(typed)])
+    found, problem = _describe([Path(typed)])
     if problem:
         st.session_state["settings.corpus_problem"] = problem
         return
     added = st.session_state.setdefault(ADDED, [])
-    for info in found:
-        if str(info.path) not in added:
-            added.append(str(info.path))
+    chosen = st.session_state.get(state.CORPORA)  # None: every listed corpus is on, the new one too
+    for path in (str(info.path) for info in found):
+        if path not in added:
+            added.append(path)
+        if chosen is not None and path not in chosen:
+            chosen.append(path)
     st.session_state["settings.new_corpus"] = ""
     st.session_state.pop("settings.corpus_problem", None)
 
@@ -64,20 +66,16 @@ def _build(selection: tuple[str, ...] | None) -> None:
         st.error(f"The indexes could not be built: {exc}")
         return
     bar.empty()
-    st.success(f"Ready: {', '.join(retriever.corpora)}.")
+    st.session_state[READY] = f"Ready: {', '.join(retriever.corpora)}."
+    st.rerun()  # redraw the statuses above, now built
 
 
 def corpora_section() -> None:
-    module = state.retrieval()
-    if module is None:
-        st.info("Retrieval is not available in this installation yet (core.retrieval is missing), so only "
-                "methods without a corpus, such as CoT, can run.")
-        return
     with st.spinner("Preparing the default corpus…"):
-        defaults, problem = _describe(module, None)
+        defaults, problem = _describe(None)
     if problem:
         st.error(f"The default corpus cannot be read: {problem}")
-    added, _ = _describe(module, [Path(p) for p in st.session_state.get(ADDED, [])])
+    added, _ = _describe([Path(p) for p in st.session_state.get(ADDED, [])])
     corpora = defaults + [info for info in added if info.path not in {d.path for d in defaults}]
     chosen = st.session_state.get(state.CORPORA)
     enabled = []
@@ -96,8 +94,7 @@ def corpora_section() -> None:
     if corpora and not enabled:
         st.warning("No corpus is enabled: methods that retrieve will not run until you enable one.")
     st.text_input("Add a corpus: a .jsonl / .jsonl.gz file or a folder of them (MedRAG chunk format)",
-                  key="settings.new_corpus", placeholder="/data/corpora/statpearls", on_change=_add_corpus,
-                  args=(module,))
+                  key="settings.new_corpus", placeholder="/data/corpora/statpearls", on_change=_add_corpus)
     if problem := st.session_state.get("settings.corpus_problem"):
         st.error(problem)
     selection = state.corpus_selection()
@@ -105,3 +102,5 @@ def corpora_section() -> None:
     label = "Corpora are open" if ready else "Build missing indexes and open the corpora"
     if st.button(label, icon=":material/build:", key="settings.build", disabled=ready or selection == ()):
         _build(selection)
+    if message := st.session_state.pop(READY, None):
+        st.success(message)

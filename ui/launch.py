@@ -52,9 +52,6 @@ def ensure_model() -> bool:
 def _open_retriever(spec: MethodSpec) -> tuple[Any, str | None]:
     if not spec.uses_retrieval:
         return None, None
-    if not state.retrieval_ready():
-        return None, (f"{spec.label} needs retrieval, which this installation does not have yet (core.retrieval). "
-                      "Pick a method that works without a corpus, such as CoT.")
     bar = st.empty()
 
     def building(stage: str, done: int, total: int) -> None:

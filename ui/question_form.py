@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import string
-from typing import Any
 
 import streamlit as st
 from pydantic import ValidationError
 
 from core.question import Question
+from core.teaching import TeachingCase, TeachingPackError, load_cases
 from ui.state import kept, set_kept
 
 FORMATS = ("Multiple choice", "Free text")
@@ -17,27 +17,23 @@ START_OPTIONS = 4
 
 
 @st.cache_data(show_spinner=False)
-def teaching_pack() -> tuple[list[Any], str | None]:
-    """The teaching pack's cases, or none and why (not installed, or a file that cannot be read)."""
-    try:
-        from core.teaching import TeachingPackError, load_cases
-    except ImportError:
-        return [], "The teaching pack is not installed, so there are no example cases to pick from."
+def teaching_pack() -> tuple[list[TeachingCase], str | None]:
+    """The teaching pack's cases, or none and the file problem that keeps them out."""
     try:
         return load_cases(), None
     except TeachingPackError as exc:
         return [], f"The teaching pack cannot be read: {exc}"
 
 
-def teaching_cases() -> list[Any]:
+def teaching_cases() -> list[TeachingCase]:
     return teaching_pack()[0]
 
 
-def _case(case_id: str | None) -> Any | None:
+def _case(case_id: str | None) -> TeachingCase | None:
     return next((c for c in teaching_cases() if c.id == case_id), None)
 
 
-def case_for(text: str, case_id: str | None) -> Any | None:
+def case_for(text: str, case_id: str | None) -> TeachingCase | None:
     """The teaching case a question came from, while its text is unchanged."""
     case = _case(case_id)
     return case if case is not None and case.question.strip() == text.strip() else None
@@ -83,7 +79,8 @@ def option_editor(key: str) -> dict[str, str]:
                                    label_visibility="collapsed", placeholder=f"Option {letter}")
         right.button("✕", key=f"{key}.remove.{uid}", help=f"Remove option {letter}", on_click=_remove_option,
                      args=(key, uid))
-    st.button("Add option", icon=":material/add:", key=f"{key}.add", on_click=_add_option, args=(key,), disabled=len(ids) >= len(LETTERS))
+    st.button("Add option", icon=":material/add:", key=f"{key}.add", on_click=_add_option, args=(key,),
+              disabled=len(ids) >= len(LETTERS))
     return options
 
 

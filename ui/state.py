@@ -7,12 +7,10 @@ Tests inject a scripted LLM or a fixed retriever by putting it in ``st.session_s
 
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import streamlit as st
@@ -21,6 +19,7 @@ from streamlit.errors import StreamlitSecretNotFoundError
 from core import paths
 from core.llm import LLM, Endpoint
 from core.methods.base import MethodSpec, Retriever
+from core.retrieval import open_retriever
 from core.store import RunStore
 
 LLM_OVERRIDE = "llm_override"
@@ -89,6 +88,13 @@ def llm() -> LLM:
     return _llm(ep.base_url, ep.model, ep.api_key, ep.timeout, ep.max_retries)
 
 
+def probe_llm() -> LLM:
+    """The configured LLM without the response cache, so a connection test really reaches the endpoint."""
+    if (override := st.session_state.get(LLM_OVERRIDE)) is not None:
+        return override
+    return LLM(endpoint(), cache_mode="off")
+
+
 def uses_embedded_model() -> bool:
     return st.session_state.get(LLM_OVERRIDE) is None and endpoint().embedded
 
@@ -102,15 +108,6 @@ def store() -> RunStore:
     return _store(str(paths.db_path()))
 
 
-def retrieval() -> ModuleType | None:
-    """``core.retrieval`` when this installation has it; screens say so instead of failing."""
-    try:
-        module = importlib.import_module("core.retrieval")
-    except ImportError:
-        return None
-    return module if hasattr(module, "open_retriever") else None
-
-
 class RetrieverPool:
     """Open retrievers by corpus selection, shared by every session; opening may build indexes."""
 
@@ -120,15 +117,12 @@ class RetrieverPool:
 
     def get(self, corpora: tuple[str, ...] | None, progress: Progress | bool = False) -> Retriever:
         """``None`` is the default corpus."""
-        module = retrieval()
-        if module is None:
-            raise RuntimeError("retrieval is not available in this installation (core.retrieval is missing)")
         if corpora == ():
             raise RuntimeError("no corpus is enabled; enable one in Settings → Corpora")
         with self._lock:
             if corpora not in self._open:
                 paths_ = None if corpora is None else [Path(p) for p in corpora]
-                self._open[corpora] = module.open_retriever(paths_, progress=progress)
+                self._open[corpora] = open_retriever(paths_, progress=progress)
             return self._open[corpora]
 
     def is_open(self, corpora: tuple[str, ...] | None) -> bool:
@@ -154,10 +148,6 @@ def retriever_for(spec: MethodSpec, progress: Progress | bool = False) -> Retrie
     return retriever_pool().get(corpus_selection(), progress)
 
 
-def retrieval_ready() -> bool:
-    return st.session_state.get(RETRIEVER_OVERRIDE) is not None or retrieval() is not None
-
-
 def knob_defaults(method: str) -> dict[str, Any]:
     return st.session_state.setdefault(KNOB_DEFAULTS, {}).get(method, {})
 
@@ -179,10 +169,3 @@ def set_kept(key: str, value: Any) -> None:
     """Change a kept widget's value from a callback (before the widget is drawn again)."""
     st.session_state[key] = value
     st.session_state[f"kept:{key}"] = value
-
-
-def probe_llm() -> LLM:
-    """The configured LLM without the response cache, so a connection test really reaches the endpoint."""
-    if (override := st.session_state.get(LLM_OVERRIDE)) is not None:
-        return override
-    return LLM(endpoint(), cache_mode="off")

@@ -8,8 +8,22 @@ from typing import Any
 
 import streamlit as st
 
-from core.trace import (AgentMessage, Answer, Error, Event, GeneratedDoc, Hit, Query, Report, Retrieval, Run,
-                        Sufficiency, Usage, Verdict, VerdictItem)
+from core.trace import (
+    AgentMessage,
+    Answer,
+    Error,
+    Event,
+    GeneratedDoc,
+    Hit,
+    Query,
+    Report,
+    Retrieval,
+    Run,
+    Sufficiency,
+    Usage,
+    Verdict,
+    VerdictItem,
+)
 from ui.cost import render_cost
 from ui.text import esc, md, short
 
@@ -99,12 +113,12 @@ def hit_card(hit: Hit, evidence: Evidence) -> str:
     verdict = evidence.verdicts.get(hit.snippet_id)
     cited = hit.snippet_id in evidence.cited
     classes = "snip" + (" cited" if cited else "") + (" dropped" if verdict and not verdict.keep else "")
-    scores = [f"fused {hit.score:.4g}"] + [
-        f"{name} {value:.3g}" + (f" (#{hit.ranks[name]})" if name in hit.ranks else "") for name, value in hit.scores.items()
-    ]
+    scores = [f"fused {hit.score:.4g}"] + [f"{name} {value:.3g}" + (f" (#{hit.ranks[name]})" if name in hit.ranks else "")
+                                            for name, value in hit.scores.items()]
     return (
         f'<div class="{classes}"><div class="snip-head"><span class="tag rank">#{hit.rank}</span>'
-        f'<span class="tag corpus">{esc(hit.corpus)}</span><span class="title">{esc(hit.title or hit.snippet_id)}</span>'
+        f'<span class="tag corpus">{esc(hit.corpus)}</span>'
+        f'<span class="title">{esc(hit.title or hit.snippet_id)}</span>'
         f'{_verdict_tag(verdict, False)}{CITED_TAG if cited else ""}</div>'
         f'<div class="snip-meta">{esc(hit.snippet_id)} · {esc(" · ".join(scores))}</div>{_body(hit.text)}</div>'
     )
@@ -115,7 +129,8 @@ def generated_card(doc: GeneratedDoc, evidence: Evidence) -> str:
     cited = doc.doc_id in evidence.cited
     gap = f'<div class="snip-gap">fills the gap: {esc(doc.gap)}</div>' if doc.gap else ""
     return (
-        f'<div class="snip gen{" cited" if cited else ""}"><div class="snip-head"><span class="tag generated">generated</span>'
+        f'<div class="snip gen{" cited" if cited else ""}">'
+        f'<div class="snip-head"><span class="tag generated">generated</span>'
         f'<span class="title">{esc(doc.doc_id)}</span>{_verdict_tag(verdict, True)}'
         f'{CITED_TAG if cited else ""}</div>{gap}{_body(doc.text)}</div>'
     )
@@ -175,9 +190,9 @@ def _agent_message(event: Event, p: AgentMessage) -> None:
 def _retrieval(event: Event, p: Retrieval, evidence: Evidence) -> None:
     round_ = f" · round {p.round}" if p.round is not None else ""
     corpora = sorted({h.corpus for h in p.hits})
-    st.markdown(f":material/library_books: **{md(event.agent)}** retrieved **{len(p.hits)}** snippets ({md(p.retriever)}{round_}, "
-                f"{md(', '.join(corpora) or 'no corpus')}) for: {md(short(p.query, 200))} "
-                f":gray[· {usage_text(event.usage)}]")
+    st.markdown(f":material/library_books: **{md(event.agent)}** retrieved **{len(p.hits)}** snippets "
+                f"({md(p.retriever)}{round_}, {md(', '.join(corpora) or 'no corpus')}) for: "
+                f"{md(short(p.query, 200))} :gray[· {usage_text(event.usage)}]")
     if p.hits:
         with st.expander(f"The {len(p.hits)} snippets, best first"):
             cards([hit_card(h, evidence) for h in p.hits])
@@ -192,8 +207,9 @@ def _verdict(event: Event, p: Verdict, evidence: Evidence) -> None:
     for item in p.items:
         doc = evidence.hits.get(item.doc_id)
         name = doc.title if doc and doc.title else item.doc_id
-        rows.append(f'<div class="row"><span class="tag {"keep" if item.keep else "drop"}">{"keep" if item.keep else "drop"}'
-                    f'</span><b>{esc(name)}</b><span class="why">{esc(item.reason)}</span></div>')
+        word = "keep" if item.keep else "drop"
+        rows.append(f'<div class="row"><span class="tag {word}">{word}</span><b>{esc(name)}</b>'
+                    f'<span class="why">{esc(item.reason)}</span></div>')
     if rows:
         st.markdown(f'<div class="verdicts">{"".join(rows)}</div>', unsafe_allow_html=True)
 
@@ -229,7 +245,8 @@ def render_event(event: Event, evidence: Evidence) -> None:
             _agent_message(event, p)
         case Query():
             purpose = f" ({md(p.purpose)})" if p.purpose else ""
-            st.markdown(f':material/search: **Query**{purpose}: <span class="query-chip">{esc(p.text)}</span>', unsafe_allow_html=True)
+            st.markdown(f':material/search: **Query**{purpose}: <span class="query-chip">{esc(p.text)}</span>',
+                        unsafe_allow_html=True)
         case Retrieval():
             _retrieval(event, p, evidence)
         case GeneratedDoc():
@@ -257,8 +274,8 @@ def stages(events: Iterable[Event]) -> list[tuple[str, list[Event]]]:
 
 def stage_head(name: str, events: list[Event]) -> None:
     cost = usage_text(sum((e.usage for e in events), Usage()))
-    st.markdown(f'<div class="stage-head"><span class="name">{esc(name)}</span><span class="cost">{esc(cost)}</span></div>',
-                unsafe_allow_html=True)
+    st.markdown(f'<div class="stage-head"><span class="name">{esc(name)}</span>'
+                f'<span class="cost">{esc(cost)}</span></div>', unsafe_allow_html=True)
 
 
 def render_timeline(events: list[Event], evidence: Evidence) -> None:

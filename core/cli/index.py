@@ -15,7 +15,8 @@ def register(commands) -> None:
                    help="a .jsonl / .jsonl.gz file or a folder of them (default: the default corpus)")
     p.add_argument("--strict", action="store_true", help="stop at the first unusable line instead of skipping it")
     p.add_argument("--rebuild", action="store_true", help="build even when an up-to-date index exists")
-    p.add_argument("--cache-dir", type=Path, default=None, help="where indexes live (default: the studio's index folder)")
+    p.add_argument("--cache-dir", type=Path, default=None,
+                   help="where indexes live (default: the studio's index folder)")
     p.set_defaults(handler=handle)
 
 
@@ -40,7 +41,8 @@ def handle(args) -> int:
             for file, line, reason in m[kind][:_SHOWN_PROBLEMS]:
                 print(f"  {kind}: {file}:{line}: {reason}")
             if m[f"{kind}_count"] > _SHOWN_PROBLEMS:
-                print(f"  ... {m[f'{kind}_count'] - _SHOWN_PROBLEMS} more {kind} (listed in {index.folder}/manifest.json)")
+                print(f"  ... and {m[f'{kind}_count'] - _SHOWN_PROBLEMS} more "
+                      f"(the first {len(m[kind])} are listed in {index.folder / 'manifest.json'})")
     total = sum(index.size for index in retriever.indexes.values())
     print(f"{len(retriever.corpora)} corpora, {total} snippets, {time.perf_counter() - started:.1f}s")
     return 0

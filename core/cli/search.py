@@ -6,7 +6,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-
 # The same names as core.retrieval.MODES, spelled out so that listing commands does not load the retrieval stack.
 MODES = ("hybrid", "bm25", "dense")
 
@@ -22,7 +21,8 @@ def register(commands) -> None:
                    help="source-balanced: an equal share of k from each corpus, then re-scored together")
     p.add_argument("--mode", choices=MODES, default="hybrid", help="retrievers to use (default hybrid)")
     p.add_argument("--exclude", action="append", default=[], metavar="ID", help="snippet id never to return (repeat)")
-    p.add_argument("--cache-dir", type=Path, default=None, help="where indexes live (default: the studio's index folder)")
+    p.add_argument("--cache-dir", type=Path, default=None,
+                   help="where indexes live (default: the studio's index folder)")
     p.set_defaults(handler=handle)
 
 

@@ -42,7 +42,15 @@ class Expert(BaseModel):
 
 
 class Insight(BaseModel):
-    nothing_to_add: bool = Field(description="true when the summary already covers your specialty's part")
+    """An expert's first contribution."""
+
+    insight: str = Field(description="at most three sentences", json_schema_extra={"maxLength": 500})
+
+
+class Addition(BaseModel):
+    """A later contribution, which an expert may decline (the discussion ends when all do)."""
+
+    nothing_to_add: bool = Field(description="true when the summary is sufficient")
     insight: str = Field(description="at most three sentences; empty when nothing to add",
                          json_schema_extra={"maxLength": 500})
 
@@ -88,11 +96,14 @@ def recruit(question: Question, params: DiscussParams, ctx: RunContext) -> list[
     return experts
 
 
-def speak(question: Question, summary: str, turn: int, ctx: RunContext, expert: Expert) -> Insight:
-    text = prompt("discuss_expert", question=question.render(), summary=summary or NO_SUMMARY,
-                  role=expert.role, why=expert.why)
-    return ctx.ask(messages(prompt("discuss_system"), text), stage=f"brainstorm turn {turn}", agent=expert.role,
-                   role="expert", schema=Insight, max_tokens=INSIGHT_TOKENS, turn=turn).parsed
+def speak(question: Question, summary: str, turn: int, ctx: RunContext, expert: Expert) -> str:
+    """The expert's insight for this turn; empty when, after the first turn, it has nothing to add."""
+    first = turn == 1
+    text = prompt("discuss_expert", question=question.render(), summary=summary or NO_SUMMARY, role=expert.role,
+                  why=expert.why, task=prompt("discuss_expert_first" if first else "discuss_expert_more").strip())
+    reply = ctx.ask(messages(prompt("discuss_system"), text), stage=f"brainstorm turn {turn}", agent=expert.role,
+                    role="expert", schema=Insight if first else Addition, max_tokens=INSIGHT_TOKENS, turn=turn).parsed
+    return "" if getattr(reply, "nothing_to_add", False) else reply.insight.strip()
 
 
 def discuss(question: Question, params: DiscussParams, ctx: RunContext) -> str:
@@ -101,8 +112,7 @@ def discuss(question: Question, params: DiscussParams, ctx: RunContext) -> str:
     summary = ""
     for turn in range(1, params.turns + 1):
         insights = ctx.parallel(partial(speak, question, summary, turn, ctx), experts)
-        said = [f"({e.role}) {i.insight.strip()}" for e, i in zip(experts, insights)
-                if not i.nothing_to_add and i.insight.strip()]
+        said = [f"({e.role}) {insight}" for e, insight in zip(experts, insights) if insight]
         if not said:  # every expert declined to add: the discussion is over
             break
         text = prompt("discuss_summarize", question=question.render(), summary=summary or NO_SUMMARY,

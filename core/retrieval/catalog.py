@@ -8,14 +8,13 @@ from pathlib import Path
 
 from core.retrieval.corpus import CorpusError, CorpusSource, corpus_sources, count_lines
 from core.retrieval.corpus_index import CorpusIndex, IndexParams, fingerprint, folder_bytes, index_folder, read_manifest
+from core.retrieval.default_corpus import default_corpus_paths, ensure_default_corpus
 from core.retrieval.dense import Embedder, default_embedder, query_threads_only
 from core.retrieval.hybrid import HybridRetriever
 from core.retrieval.progress import Progress, as_progress
 
 
 def _default_paths(progress: Progress | None = None) -> list[Path]:
-    from core.retrieval.default_corpus import ensure_default_corpus
-
     found = ensure_default_corpus(progress)
     if not found:
         raise CorpusError("the default corpus could not be generated; give corpus paths instead")
@@ -24,7 +23,7 @@ def _default_paths(progress: Progress | None = None) -> list[Path]:
 
 def open_retriever(paths: list[Path] | None = None, *, progress: bool | Progress = False, strict: bool = False,
                    cache_dir: Path | None = None, rebuild: bool = False, embedder: Embedder | None = None,
-                   params: IndexParams = IndexParams()) -> HybridRetriever:
+                   params: IndexParams | None = None) -> HybridRetriever:
     """A hybrid retriever over the given corpus files or folders (None: the default corpus).
 
     Indexes are loaded from ``cache_dir`` (default ``core.paths.index_dir()``) or built there first.
@@ -34,8 +33,8 @@ def open_retriever(paths: list[Path] | None = None, *, progress: bool | Progress
     report = as_progress(progress)
     sources = corpus_sources(paths if paths else _default_paths(report))
     embedder = embedder or default_embedder()
-    indexes = [CorpusIndex.open(s, embedder, cache_dir=cache_dir, params=params, strict=strict, progress=report,
-                                rebuild=rebuild) for s in sources]
+    indexes = [CorpusIndex.open(s, embedder, cache_dir=cache_dir, params=params or IndexParams(), strict=strict,
+                                progress=report, rebuild=rebuild) for s in sources]
     query_threads_only()
     return HybridRetriever(indexes, embedder)
 
@@ -67,13 +66,11 @@ class CorpusInfo:
 
 
 def describe_corpora(paths: list[Path] | None = None, *, cache_dir: Path | None = None,
-                     embedder_name: str = Embedder.name, params: IndexParams = IndexParams()) -> list[CorpusInfo]:
+                     embedder_name: str = Embedder.name, params: IndexParams | None = None) -> list[CorpusInfo]:
     """Sizes and index status of corpora (None: the default corpus as it is now), for the Settings screen."""
     if paths is None:
-        from core.retrieval.default_corpus import default_corpus_paths
-
         paths = default_corpus_paths()
-    return [_describe(source, cache_dir, embedder_name, params) for source in corpus_sources(paths)]
+    return [_describe(source, cache_dir, embedder_name, params or IndexParams()) for source in corpus_sources(paths)]
 
 
 def _describe(source: CorpusSource, cache_dir: Path | None, embedder_name: str, params: IndexParams) -> CorpusInfo:
@@ -89,5 +86,6 @@ def _describe(source: CorpusSource, cache_dir: Path | None, embedder_name: str, 
         renamed_ids=manifest.get("renamed_count", 0) if built else 0,
         index_type=manifest.get("index_type", "") if built else "",
         build_seconds=manifest.get("build_seconds") if built else None,
-        description=meta.get("description", ""), license=meta.get("license", ""), attribution=meta.get("attribution", ""),
+        description=meta.get("description", ""), license=meta.get("license", ""),
+        attribution=meta.get("attribution", ""),
     )

@@ -89,7 +89,8 @@ class CorpusIndex:
     @property
     def report(self) -> LoadReport:
         m = self.manifest
-        return LoadReport(m["snippets"], [LineProblem(*p) for p in m["skipped"]], [LineProblem(*p) for p in m["renamed"]])
+        return LoadReport(m["snippets"], skipped=[LineProblem(*p) for p in m["skipped"]],
+                          renamed=[LineProblem(*p) for p in m["renamed"]])
 
     # -- opening and building -------------------------------------------------------------
 
@@ -168,7 +169,7 @@ class CorpusIndex:
         fetch = min(n + excluded.size, self.size)
         sims, rows = self.dense.search(query_vector.reshape(1, -1), fetch)
         banned = set(excluded.tolist())
-        return [(int(r), float(s)) for r, s in zip(rows[0], sims[0]) if r >= 0 and r not in banned][:n]
+        return [(int(r), float(s)) for r, s in zip(rows[0], sims[0], strict=True) if r >= 0 and r not in banned][:n]
 
     def dense_scores(self, query_vector: np.ndarray, rows: list[int]) -> np.ndarray:
         if not rows:

@@ -110,7 +110,7 @@ class HybridRetriever:
             index = self.indexes[name]
             snippets.update({(name, row): s for row, s in index.snippets(rows).items()})
             if q.vector is not None:
-                dense.update(zip(((name, r) for r in rows), index.dense_scores(q.vector, rows).tolist()))
+                dense.update(zip(((name, r) for r in rows), index.dense_scores(q.vector, rows).tolist(), strict=True))
         hits = []
         for rank, (key, score) in enumerate(top, start=1):
             name, row = key
@@ -118,13 +118,16 @@ class HybridRetriever:
             if key in dense:
                 scores["dense"] = dense[key]
             snippet = snippets[key]
+            ranks = {r: ranks[key] for r, ranks in rank_of.items() if key in ranks}
             hits.append(Hit(snippet_id=snippet.id, corpus=name, title=snippet.title, text=snippet.text, rank=rank,
-                            score=score, scores=scores, ranks={r: ranks[key] for r, ranks in rank_of.items() if key in ranks}))
+                            score=score, scores=scores, ranks=ranks))
         return hits
 
     def _rerank(self, query: str, pool: list[Hit], k: int) -> list[Hit]:
         new_scores = [float(s) for s in self.reranker(query, pool)]
         order = sorted(range(len(pool)), key=lambda i: -new_scores[i])[:k]
-        return [pool[i].model_copy(update={"rank": rank, "score": new_scores[i],
-                                           "scores": {**pool[i].scores, "fused": pool[i].score, "rerank": new_scores[i]}})
-                for rank, i in enumerate(order, start=1)]
+        reranked = []
+        for rank, i in enumerate(order, start=1):
+            scores = {**pool[i].scores, "fused": pool[i].score, "rerank": new_scores[i]}
+            reranked.append(pool[i].model_copy(update={"rank": rank, "score": new_scores[i], "scores": scores}))
+        return reranked

@@ -22,7 +22,8 @@ class SnippetStore:
     @classmethod
     def write(cls, folder: Path, snippets: Iterable[Snippet]) -> None:
         with sqlite3.connect(folder / cls.FILE) as db:
-            db.execute("CREATE TABLE snippets (row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, title TEXT, text TEXT)")
+            db.execute("CREATE TABLE snippets "
+                       "(row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, title TEXT, text TEXT)")
             db.executemany("INSERT INTO snippets VALUES (?, ?, ?, ?)",
                            ((row, s.id, s.title, s.text) for row, s in enumerate(snippets)))
         db.close()

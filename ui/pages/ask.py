@@ -37,8 +37,6 @@ def page() -> None:
         spec = method_picker("ask.method")
         with st.expander("Knobs", expanded=False):
             values = knob_inputs(spec, key="ask.knobs", defaults=state.knob_defaults(spec.name))
-        if spec.uses_retrieval and not state.retrieval_ready():
-            st.warning(f"{spec.label} needs retrieval, which this installation does not have yet.")
     with ask:
         text, options = question_form("ask")
         go, stop = st.columns([1, 1])

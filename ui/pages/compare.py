@@ -35,11 +35,18 @@ def agreement(runs: list[Run]) -> str:
         groups.setdefault(keys[r.id], []).append(method_label(r.method))
     if len(groups) == 1:
         choice = answered[0].answer.choice
-        return f":green-badge[agree] All {len(answered)} answers are the same" + (f": **{md(choice)}**." if choice else ".")
+        same = f": **{md(choice)}**." if choice else "."
+        return f":green-badge[agree] All {len(answered)} answers are the same{same}"
     if not answered[0].answer.choice:
         return ":orange-badge[differ] The free-text answers differ in wording; read them side by side below."
     split = " · ".join(f"**{md(k)}** ({', '.join(v)})" for k, v in groups.items())
     return f":red-badge[disagree] {split}"
+
+
+def _answer(run: Run) -> str:
+    if run.answer is None:
+        return "—"
+    return (f"{run.answer.choice}. " if run.answer.choice else "") + short(run.answer.text, 80)
 
 
 def summary(runs: list[Run]) -> None:
@@ -47,7 +54,7 @@ def summary(runs: list[Run]) -> None:
     st.dataframe([{
         "method": method_label(r.method),
         "status": r.status,
-        "answer": (f"{r.answer.choice}. " if r.answer and r.answer.choice else "") + short(r.answer.text, 80) if r.answer else "—",
+        "answer": _answer(r),
         "LLM calls": r.totals.calls, "retrievals": r.totals.retrievals, "tokens": r.totals.tokens,
         "seconds": round(r.totals.seconds, 1),
     } for r in runs], hide_index=True, key="compare-summary")

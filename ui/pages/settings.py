@@ -10,8 +10,7 @@ import time
 
 import streamlit as st
 
-from core.llm import LLMError
-from core.llm import embedded
+from core.llm import LLMError, embedded
 from ui import state
 from ui.chrome import header
 from ui.corpora import corpora_section
