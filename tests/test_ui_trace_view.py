@@ -36,29 +36,34 @@ def full_run() -> Run:
     run = Run(method="sema", question="Which artery is occluded in an inferior STEMI?",
               options={"A": "Left anterior descending", "B": "Right coronary", "C": "Left circumflex"},
               model="scripted")
+    llm_call = Usage(calls=1, prompt_tokens=300, completion_tokens=40, seconds=2.5)
+    query = "inferior STEMI culprit artery"
+    verdicts = [VerdictItem(doc_id="teach-0", keep=True, reason="on point"),
+                VerdictItem(doc_id="teach-1", keep=False, reason="near miss: anterior"),
+                VerdictItem(doc_id="gen-1", keep=True, reason="fills the gap")]
     payloads = [
         ("interpretation", "I-Agent", AgentMessage(role="interpreter", text="{}", data={
             "intent": "localise the culprit artery", "entities": ["inferior STEMI", "ECG leads II, III, aVF"],
-            "initial_query": "inferior STEMI culprit artery"}), Usage(calls=1, prompt_tokens=300, completion_tokens=40, seconds=2.5)),
-        ("exploration turn 1", "E-Agent", Query(text="inferior STEMI culprit artery", purpose="initial", round=1), None),
-        ("exploration turn 1", "E-Agent", Retrieval(query="inferior STEMI culprit artery", hits=_hits(), round=1),
+            "initial_query": query}), llm_call),
+        ("exploration turn 1", "E-Agent", Query(text=query, purpose="initial", round=1), None),
+        ("exploration turn 1", "E-Agent", Retrieval(query=query, hits=_hits(), round=1),
          Usage(retrievals=1, seconds=0.2)),
         ("sufficiency round 1", "E-Agent", Sufficiency(round=1, sufficient=False, gaps=["coronary dominance"],
-                                                       follow_up_queries=["right dominant circulation"], new_hits=2), None),
+                                                       follow_up_queries=["right dominant circulation"], new_hits=2),
+         None),
         ("generation", "Generator", GeneratedDoc(doc_id="gen-1", text="Most people are right dominant.",
-                                                 gap="coronary dominance"), Usage(calls=1, prompt_tokens=200,
-                                                                                  completion_tokens=30, seconds=1.5)),
-        ("selection", "Integrator", Verdict(items=[VerdictItem(doc_id="teach-0", keep=True, reason="on point"),
-                                                   VerdictItem(doc_id="teach-1", keep=False, reason="near miss: anterior"),
-                                                   VerdictItem(doc_id="gen-1", keep=True, reason="fills the gap")],
-                                            accepted=True, reason="enough to answer"), None),
-        ("arbitration", "A-Agent", Report(supporting=["II, III, aVF map to the RCA"], refuting=["LAD gives anterior changes"],
+                                                 gap="coronary dominance"),
+         Usage(calls=1, prompt_tokens=200, completion_tokens=30, seconds=1.5)),
+        ("selection", "Integrator", Verdict(items=verdicts, accepted=True, reason="enough to answer"), None),
+        ("arbitration", "A-Agent", Report(supporting=["II, III, aVF map to the RCA"],
+                                          refuting=["LAD gives anterior changes"],
                                           conflicts=["oxygen advice is outdated"], summary="RCA best supported"), None),
         ("final answer", "Answer", Answer(choice="B", text="Right coronary", rationale="Inferior leads map to the RCA.",
                                           cited=["teach-0", "gen-1"]), None),
     ]
     for seq, (stage, agent, payload, usage) in enumerate(payloads):
-        run.events.append(Event(run_id=run.id, seq=seq, stage=stage, agent=agent, payload=payload, usage=usage or Usage()))
+        run.events.append(Event(run_id=run.id, seq=seq, stage=stage, agent=agent, payload=payload,
+                                usage=usage or Usage()))
     run.answer, run.status, run.finished = run.events[-1].payload, "ok", run.started + 4.5
     run.totals = run.compute_totals()
     return run
@@ -113,8 +118,8 @@ def test_every_event_kind_is_drawn():
 def test_a_failed_run_shows_the_error_and_the_partial_trace():
     run = full_run()
     run.events = run.events[:3]
-    run.events.append(Event(run_id=run.id, seq=3, stage="failed", agent="SEMA-RAG",
-                            payload=Error(message="could not reach the LLM endpoint at http://x/v1", error_type="LLMError")))
+    error = Error(message="could not reach the LLM endpoint at http://x/v1", error_type="LLMError")
+    run.events.append(Event(run_id=run.id, seq=3, stage="failed", agent="SEMA-RAG", payload=error))
     run.answer, run.status = None, "error"
     at = _render(run)
     assert not at.exception

@@ -12,10 +12,11 @@ TEAL, AMBER, SLATE = "#0f766e", "#f59e0b", "#94a3b8"
 
 
 def stage_usage(events: list[Event]) -> dict[str, Usage]:
-    """Usage summed by stage, stages in order of first appearance."""
+    """Usage summed by stage, stages in order of first appearance; stages that cost nothing are left out."""
     totals: dict[str, Usage] = {}
     for event in events:
-        totals[event.stage] = totals.get(event.stage, Usage()) + event.usage
+        if event.usage.calls or event.usage.retrievals:
+            totals[event.stage] = totals.get(event.stage, Usage()) + event.usage
     return totals
 
 

@@ -26,6 +26,8 @@ POLL_SECONDS = 0.4
 
 
 class LiveRun:
+    """One method on one question in its own thread; ``events`` grows as the method emits them."""
+
     def __init__(self, method: str, question: Question, params: dict[str, Any], *, llm: LLM,
                  retriever: Retriever | None, store: RunStore):
         self.spec = get(method)
@@ -111,7 +113,8 @@ def _label(live: LiveRun) -> str:
     if run.status == "cancelled":
         return f"{live.spec.label}: stopped after {seconds}"
     t = run.totals
-    return f"{live.spec.label}: done in {seconds} · {t.calls} calls · {t.tokens:,} tokens"
+    calls = f"{t.calls} call" + ("" if t.calls == 1 else "s")
+    return f"{live.spec.label}: done in {seconds} · {calls} · {t.tokens:,} tokens"
 
 
 def _state(live: LiveRun) -> str:

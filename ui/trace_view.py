@@ -113,8 +113,9 @@ def hit_card(hit: Hit, evidence: Evidence) -> str:
     verdict = evidence.verdicts.get(hit.snippet_id)
     cited = hit.snippet_id in evidence.cited
     classes = "snip" + (" cited" if cited else "") + (" dropped" if verdict and not verdict.keep else "")
-    scores = [f"fused {hit.score:.4g}"] + [f"{name} {value:.3g}" + (f" (#{hit.ranks[name]})" if name in hit.ranks else "")
-                                            for name, value in hit.scores.items()]
+    scores = [f"fused {hit.score:.4g}"]
+    for name, value in hit.scores.items():
+        scores.append(f"{name} {value:.3g}" + (f" (#{hit.ranks[name]})" if name in hit.ranks else ""))
     return (
         f'<div class="{classes}"><div class="snip-head"><span class="tag rank">#{hit.rank}</span>'
         f'<span class="tag corpus">{esc(hit.corpus)}</span>'

@@ -37,7 +37,7 @@ def _line(method: str, dataset: str, rows: list[dict[str, Any]]) -> dict[str, An
 
 
 def format_table(summary: list[dict[str, Any]]) -> str:
-    header = ["method", "dataset", "accuracy", "calls", "retrievals", "prompt tok", "compl. tok", "s/question", "errors"]
+    header = ["method", "dataset", "accuracy", "calls", "retrievals", "prompt tok", "compl. tok", "s/question", "ended in error"]
     body = [[s["method"], s["dataset"], f"{s['accuracy']:.1%} ({s['correct']}/{s['n']})", f"{s['mean_calls']:.1f}",
              f"{s['mean_retrievals']:.1f}", f"{s['mean_prompt_tokens']:,.0f}", f"{s['mean_completion_tokens']:,.0f}",
              f"{s['mean_seconds']:.1f}", f"{s['error_rate']:.0%} ({s['errors']})"] for s in summary]
