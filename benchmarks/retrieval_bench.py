@@ -2,15 +2,16 @@
 
     .venv/bin/python -m benchmarks.retrieval_bench [--queries 100] [--synthetic 300000] [--skip-synthetic]
 
-1. The shared corpora together (../shared/data/corpora, about 23k snippets): indexes are built in the
-   studio's index folder if missing (minutes on two cores) and loaded otherwise; the build time shown
-   is the one recorded when they were built.
-2. A synthetic corpus (300k snippets of words drawn from the shared corpora's word frequencies),
+1. Recall@1/5/10 of BM25, dense and hybrid on the teaching pack: each case's question against its key
+   passages, over the teaching pack alone and over the whole default corpus (HPO definitions too).
+2. The shared corpora together (../shared/data/corpora, about 23k snippets): indexes are built in the
+   studio's index folder if missing (an hour on two busy cores) and loaded otherwise; the build time
+   shown is the one recorded when they were built.
+3. A synthetic corpus (300k snippets of words drawn from the shared corpora's word frequencies),
    built in a temporary folder. Embedding 300k snippets would take hours on two cores, so its snippet
    vectors are random unit vectors: latency and size are real (HNSW index, real query encoding),
    dense relevance is meaningless.
-3. Recall@1/5/10 of BM25, dense and hybrid on the teaching pack: each case's question against its key
-   passages, over the teaching pack alone and over the whole default corpus (HPO definitions too).
+Memory is the growth of this process when a corpus opens, so the smallest run first.
 Latency is per query (k=32, MedRAG's default), one thread, as methods run it.
 """
 
@@ -31,6 +32,7 @@ from tqdm import tqdm
 from core.paths import REPO_ROOT
 from core.retrieval import HybridRetriever, open_retriever
 from core.retrieval.catalog import human_bytes
+from core.retrieval.default_corpus import ensure_default_corpus, teaching_pack_dir
 from core.retrieval.dense import Embedder, default_embedder
 from core.retrieval.hybrid import MODES
 from core.retrieval.progress import no_progress
@@ -84,7 +86,7 @@ def open_measured(paths: list[Path], label: str, **kwargs) -> HybridRetriever:
     loaded = open_retriever(paths, **kwargs)  # what every later start costs
     load = time.perf_counter() - started
     del loaded
-    print(f"\n{label}: {len(indexes)} corpora, {sum(index.size for index in indexes)} snippets, "
+    print(f"{label}: {len(indexes)} corpora, {sum(index.size for index in indexes)} snippets, "
           f"{indexes[0].manifest['index_type']}")
     print(f"  build {sum(index.manifest['build_seconds'] for index in indexes):.0f}s "
           f"({'now' if built_now else 'as recorded when built'}); load {load:.1f}s; "
@@ -144,6 +146,18 @@ def recall(retriever: HybridRetriever, cases: list[tuple[str, set[str]]], label:
               f"hit@1 {np.mean(hits[1]):.2f}  hit@5 {np.mean(hits[5]):.2f}   ({len(cases)} cases)")
 
 
+def recall_section() -> None:
+    pack = teaching_pack_dir()
+    if not (pack / "cases.json").is_file():
+        print(f"teaching pack: {pack / 'cases.json'} is absent, no recall figures")
+        return
+    cases = teaching_cases(pack)
+    print("teaching pack recall (each case's question; its key passages)")
+    recall(open_retriever([pack], progress=True), cases, "teaching pack alone")
+    recall(open_measured(ensure_default_corpus(progress=True), "default corpus"), cases,
+           "default corpus (HPO definitions + teaching pack)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, default=100, help="queries per latency measurement")
@@ -152,34 +166,23 @@ def main() -> None:
     parser.add_argument("--skip-synthetic", action="store_true")
     parser.add_argument("--skip-recall", action="store_true")
     args = parser.parse_args()
-    shared_paths = sorted((SHARED / "corpora").glob("*.jsonl.gz"))
-    queries = mirage_questions(args.queries) if SHARED.is_dir() else []
+    # Smallest first: memory is measured as the growth of this process.
+    if not args.skip_recall:
+        recall_section()
     if not SHARED.is_dir():
-        print(f"{SHARED} is absent: skipping the shared and synthetic corpora")
-
-    if queries and not args.skip_shared:
+        print(f"{SHARED} is absent: no figures for the shared and synthetic corpora")
+        return
+    shared_paths = sorted((SHARED / "corpora").glob("*.jsonl.gz"))
+    queries = mirage_questions(args.queries)
+    if not args.skip_shared:
         latency(open_measured(shared_paths, "shared corpora"), queries, "shared")
-
-    if queries and not args.skip_synthetic:
+    if not args.skip_synthetic:
         with tempfile.TemporaryDirectory(prefix="retrieval-bench-") as tmp:
             corpus = Path(tmp) / "synthetic.jsonl.gz"
             write_synthetic(corpus, args.synthetic, shared_paths)
-            retriever = open_measured([corpus], "synthetic corpus (snippet vectors are random, see above)",
-                                      embedder=RandomVectors(), cache_dir=Path(tmp) / "indexes")
+            label = "synthetic corpus with random snippet vectors (for size and latency only)"
+            retriever = open_measured([corpus], label, embedder=RandomVectors(), cache_dir=Path(tmp) / "indexes")
             latency(retriever, queries, "synthetic")
-
-    if not args.skip_recall:
-        from core.retrieval.default_corpus import ensure_default_corpus, teaching_pack_dir
-
-        pack = teaching_pack_dir()
-        if not (pack / "cases.json").is_file():
-            print(f"\nteaching pack: {pack}/cases.json is absent, no recall figures")
-            return
-        cases = teaching_cases(pack)
-        print("\nteaching pack recall (each case's question; its key passages)")
-        recall(open_retriever([pack], progress=True), cases, "teaching pack alone")
-        recall(open_measured(ensure_default_corpus(progress=True), "default corpus"), cases,
-               "default corpus (HPO definitions + teaching pack)")
 
 
 if __name__ == "__main__":

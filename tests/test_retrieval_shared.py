@@ -63,7 +63,7 @@ def test_repeated_ids_in_the_shared_corpus_are_kept_under_new_ids_and_reported(r
 
 def test_balanced_search_draws_from_every_shared_corpus(retriever):
     hits = retriever.search("cells of the immune system", 6, balanced=True)
-    assert sorted(h.corpus for h in hits) == sorted(FIRST_LINES) * 2
+    assert sorted(h.corpus for h in hits) == sorted(list(FIRST_LINES) * 2)
 
 
 def test_describe_lists_the_shared_corpora_as_built(retriever, shared_subset):

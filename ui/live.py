@@ -101,20 +101,23 @@ class LiveRun:
 # -- showing progress ----------------------------------------------------------------------
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _label(live: LiveRun) -> str:
     seconds = f"{live.elapsed:.0f} s"
     if not live.done:
         last = live.events[-1] if live.events else None
         doing = f"after {last.stage} · {last.agent}" if last else "waiting for the first step"
-        return f"{live.spec.label}: running, {doing} · {len(live.events)} events · {seconds}"
+        return f"{live.spec.label}: running, {doing} · {_count(len(live.events), 'event')} · {seconds}"
     run = live.run
     if run is None or run.status == "error":
         return f"{live.spec.label}: failed after {seconds}"
     if run.status == "cancelled":
         return f"{live.spec.label}: stopped after {seconds}"
     t = run.totals
-    calls = f"{t.calls} call" + ("" if t.calls == 1 else "s")
-    return f"{live.spec.label}: done in {seconds} · {calls} · {t.tokens:,} tokens"
+    return f"{live.spec.label}: done in {seconds} · {_count(t.calls, 'call')} · {t.tokens:,} tokens"
 
 
 def _state(live: LiveRun) -> str:

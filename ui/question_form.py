@@ -103,7 +103,7 @@ def case_picker(key: str) -> None:
         return
     by_id = {c.id: c for c in cases}
     kept(st.selectbox, "Start from a teaching case (teaching material, not clinical guidance)", key=f"{key}.case",
-         default=None, options=[None, *by_id], on_change=_load_case, args=(key,),
+         default=None, options=[None, *by_id], on_change=_load_case, args=(key,), placeholder="—",
          format_func=lambda i: "—" if i is None else f"{by_id[i].specialty.capitalize()} · {by_id[i].title}")
 
 

@@ -2,14 +2,15 @@
 (corpora), Compare (CoT and MedRAG at once) and History. Screenshots go to artifacts/screenshots/, timings
 to artifacts/screenshots/timings.json.
 
-Slow by nature (the model reads ~45 tokens/s on two cores), so budgets are small: CoT and MedRAG write at
-most 160 tokens, MedRAG reads 8 snippets within 1,500 characters from the teaching pack alone.
+Slow by nature (the model reads ~45 tokens/s on two cores), so budgets are small: every answer has at most
+160 tokens, and MedRAG reads 4 snippets within 1,000 characters from the teaching pack alone.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(1800)]
 
 REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "artifacts" / "screenshots"
@@ -28,7 +29,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 CASE = "Cardiology · Acute inferior ST-elevation myocardial infarction"
-MODEL_SECONDS = 600_000  # ms: a whole run on a busy two-core machine
+MODEL_SECONDS = 1_200_000  # ms: a whole run when other work shares the two cores
 timings: dict[str, float] = {}
 
 
@@ -133,7 +134,7 @@ def test_ask_shows_the_run_live_then_its_trace(page, app):
     open_page(page, app_url, "Ask")
     expect(page.get_by_text("For research and teaching, not for clinical use.")).to_be_visible()
     pick(page, "Start from a teaching case", CASE)
-    assert "crushing central chest pain" in page.get_by_label("Question").input_value()
+    expect(page.get_by_label("Question")).to_have_value(re.compile("crushing central chest pain"))
     page.get_by_text("Knobs", exact=True).click()
     set_number(page, "Max tokens", 160)
     settle(page)
@@ -199,7 +200,7 @@ def test_compare_runs_two_methods_at_once(page, app):
         expect(remove).to_have_count(left)
         settle(page)
     expect(page.get_by_label("Option C")).to_have_count(0)
-    for method, knobs in (("CoT", {"Max tokens": 160}), ("MedRAG", {"K": 8, "Max doc chars": 1500, "Max tokens": 160})):
+    for method, knobs in (("CoT", {"Max tokens": 160}), ("MedRAG", {"K": 4, "Max doc chars": 1000, "Max tokens": 160})):
         expander = page.locator('[data-testid="stExpander"]', has_text=f"{method} knobs")
         expander.get_by_text(f"{method} knobs").click()
         for label, value in knobs.items():
