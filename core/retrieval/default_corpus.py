@@ -23,7 +23,9 @@ def hpo_dir() -> Path:
 
 
 def teaching_pack_dir() -> Path:
-    return paths.REPO_ROOT / "data" / "teaching_pack"
+    from core.teaching import PACK_DIR
+
+    return PACK_DIR
 
 
 def _hpo_source() -> dict:
