@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from ui.chrome import frame
+from ui.chrome import ASSETS, frame
 from ui.pages import sections
 
-st.set_page_config(page_title="MedRAG Studio", page_icon="assets/icon.svg", layout="wide")
+st.set_page_config(page_title="MedRAG Studio", page_icon=str(ASSETS / "icon.svg"), layout="wide")
 frame()
 st.navigation(sections()).run()

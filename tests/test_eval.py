@@ -7,12 +7,13 @@ import gzip
 import json
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
 from core.__main__ import main
 from core.eval import BenchmarkError, EvalPlan, evaluate, load_benchmark, load_ids, select, summarize
-from core.llm import LLMError
+from core.llm import LLM, Endpoint, LLMError
 from core.store import RunStore
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
@@ -175,3 +176,25 @@ def test_command_rejects_bad_input_before_running(bench_files, monkeypatch, caps
     monkeypatch.setattr("core.cli.eval.LLM", lambda: ScriptedLLM())  # any call would fail: none may happen
     assert main(["eval", "--methods", "cot", "--bench", str(bench), "--ids", str(ids), *extra]) == 2
     assert message in capsys.readouterr().err
+
+
+class SlowEndpointLLM(LLM):
+    """The real client, response cache included, over a stand-in endpoint that always answers "A" after a pause."""
+
+    def __init__(self):
+        super().__init__(Endpoint(base_url="http://stand-in.invalid/v1", model="stand-in"))
+
+    def _connect(self):
+        def create(**_kw):
+            time.sleep(0.2)
+            message = SimpleNamespace(content=json.dumps({"reasoning": "r", "answer": "A"}))
+            return SimpleNamespace(choices=[SimpleNamespace(message=message)],
+                                   usage=SimpleNamespace(prompt_tokens=10, completion_tokens=5))
+
+        return SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+
+
+def test_concurrent_runs_share_a_fresh_response_cache(bench_files):
+    """Four questions at once on a new studio folder: the cache is created once, not raced by the threads."""
+    outcome = evaluate(plan(bench_files), llm=SlowEndpointLLM(), retriever=None, store=RunStore(), concurrency=4)
+    assert sorted(r["status"] for r in outcome.rows) == ["ok"] * 4

@@ -13,7 +13,8 @@ from core.retrieval.default_corpus import teaching_pack_dir
 from core.runner import execute
 from core.store import RunStore
 
-pytestmark = pytest.mark.model
+# A few minutes each on two free cores; far longer when other work shares them, hence more than the default limit.
+pytestmark = [pytest.mark.model, pytest.mark.timeout(2400)]
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +49,8 @@ def test_medrag_smoke(embedded_llm, teaching):
 def test_imedrag_smoke(embedded_llm, teaching):
     question, retriever = teaching
     store = RunStore()
-    run = execute("imedrag", question, {"rounds": 1, "queries": 2, "k": 4, "max_doc_chars": 1500},
+    run = execute("imedrag", question, {"rounds": 1, "queries": 2, "k": 4, "max_doc_chars": 1500,
+                                         "answer_tokens": 96, "max_tokens": 256},
                   llm=embedded_llm, retriever=retriever, store=store)
     check(run, store)
     assert (run.totals.calls, run.totals.retrievals) == (4, 2)
@@ -58,7 +60,7 @@ def test_imedrag_smoke(embedded_llm, teaching):
 def test_sema_smoke(embedded_llm, teaching):
     question, retriever = teaching
     store = RunStore()
-    run = execute("sema", question, {"k": 8, "m": 2, "max_doc_chars": 3000}, llm=embedded_llm, retriever=retriever,
+    run = execute("sema", question, {"k": 6, "m": 2, "max_doc_chars": 2500}, llm=embedded_llm, retriever=retriever,
                   store=store)
     check(run, store)
     turns = [e.payload for e in run.events if e.kind == "sufficiency"]

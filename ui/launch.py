@@ -19,7 +19,7 @@ from ui.question_form import parse_question
 
 def embedded_server() -> EmbeddedServer | None:
     """The running embedded server, if this process started one (it is never started just to look)."""
-    return EmbeddedServer._instance
+    return EmbeddedServer.current()
 
 
 def start_model() -> bool:

@@ -141,13 +141,14 @@ def follow(lives: list[LiveRun], slots: list[Any]) -> None:
             boxes.append(st.status(_label(live), state=_state(live), expanded=not live.done))
     shown = [0] * len(lives)
     while True:
+        ended = [live.done for live in lives]  # read first: once a run has ended, all its events are in
         for i, (live, box) in enumerate(zip(lives, boxes)):
             new = live.events[shown[i]:]
             for event in new:
                 box.markdown(_line(event))
             shown[i] += len(new)
             box.update(label=_label(live), state=_state(live), expanded=not live.done)
-        if all(live.done and shown[i] == len(live.events) for i, live in enumerate(lives)):
+        if all(ended):
             return
-        running = next(i for i, live in enumerate(lives) if not live.done or shown[i] < len(live.events))
+        running = ended.index(False)
         lives[running].wait(shown[running])

@@ -62,6 +62,7 @@ def evaluate(plan: EvalPlan, *, llm: LLM, retriever: Retriever | None, store: Ru
     if on_start:
         on_start(len(pending), skipped)
     stop = stop or threading.Event()
+    _ = llm.cache  # opened here, once: threads that open it together race on creating its table
     live: set[RunContext] = set()
     lock = threading.Lock()
 

@@ -161,6 +161,11 @@ class EmbeddedServer:
             return cls._instance
 
     @classmethod
+    def current(cls) -> EmbeddedServer | None:
+        """The running server, without starting one (status screens)."""
+        return cls._instance
+
+    @classmethod
     def shutdown(cls) -> None:
         with cls._lock:
             if cls._instance is not None:

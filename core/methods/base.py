@@ -159,7 +159,8 @@ def format_docs(hits: list[Hit], max_chars: int) -> str:
 
 class _AnswerBase(BaseModel):
     # maxLength reaches the server's grammar only: a long reasoning from another backend still parses.
-    reasoning: str = Field(description="two or three short sentences", json_schema_extra={"maxLength": 400})
+    reasoning: str = Field(description="two or three short sentences (at most 600 characters)",
+                           json_schema_extra={"maxLength": 600})
 
 
 def answer_schema(question: Question, cite: bool = False) -> type[BaseModel]:
