@@ -149,18 +149,13 @@ def test_a_reply_that_never_parses_ends_in_an_error_event_with_the_trace_kept():
 
 
 
-@pytest.fixture(scope="module")
-def default_retriever():
-    from core.retrieval import open_retriever
-
-    return open_retriever()  # the default corpus: HPO definitions and the teaching pack
-
-
 @pytest.mark.model
-def test_smoke_on_the_embedded_model(embedded_llm, default_retriever):
+def test_smoke_on_the_embedded_model(embedded_llm):
+    from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
+
     case = next(c for c in load_cases() if c.id == "paracetamol")
     run = execute("discuss", case.to_question(), {"n_experts": 2, "turns": 1, "k": 4}, llm=embedded_llm,
-                  retriever=default_retriever)
+                  retriever=open_retriever())
 
     assert run.status == "ok", run.events[-1].payload
     assert run.answer.choice in case.options

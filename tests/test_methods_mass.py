@@ -125,17 +125,13 @@ def test_no_documents_is_a_clear_error():
     assert run.status == "error" and "retrieval returned no documents" in run.events[-1].payload.message
 
 
-@pytest.fixture(scope="module")
-def default_retriever():
-    from core.retrieval import open_retriever
-
-    return open_retriever()  # the default corpus: HPO definitions and the teaching pack
-
-
 @pytest.mark.model
-def test_smoke_on_the_embedded_model(embedded_llm, default_retriever):
+def test_smoke_on_the_embedded_model(embedded_llm):
+    from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
+
     case = next(c for c in load_cases() if c.id == "safe-sleep")
-    run = execute("mass", case.to_question(), {"k": 3, "n_spans": 2}, llm=embedded_llm, retriever=default_retriever)
+    run = execute("mass", case.to_question(), {"k": 3, "n_spans": 2}, llm=embedded_llm,
+                  retriever=open_retriever())
 
     assert run.status == "ok", run.events[-1].payload
     assert run.answer.choice in case.options

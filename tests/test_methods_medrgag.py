@@ -164,19 +164,14 @@ def test_a_reply_that_never_parses_ends_in_an_error_event_with_the_trace_kept():
     assert len(events(run, "generated_doc")) == 5  # everything before the failure is kept
 
 
-@pytest.fixture(scope="module")
-def default_retriever():
-    from core.retrieval import open_retriever
-
-    return open_retriever()  # the default corpus: HPO definitions and the teaching pack
-
-
 @pytest.mark.model
-def test_smoke_on_the_embedded_model(embedded_llm, default_retriever):
+def test_smoke_on_the_embedded_model(embedded_llm):
+    from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
+
     case = next(c for c in load_cases() if c.id == "warfarin")
     params = {"per_source_k": 2, "n_retrieved": 3, "n_generated": 2, "n_selected": 3, "max_doc_chars": 500,
               "generate_tokens": 100}
-    run = execute("medrgag", case.to_question(), params, llm=embedded_llm, retriever=default_retriever)
+    run = execute("medrgag", case.to_question(), params, llm=embedded_llm, retriever=open_retriever())
 
     assert run.status == "ok", run.events[-1].payload
     assert run.answer.choice in case.options

@@ -31,16 +31,18 @@ def _bar(desc: str) -> tuple[tqdm, callable]:
 def handle(args) -> int:
     started = time.perf_counter()
     fresh = not embedded.model_path().with_suffix(".verified").is_file()
-    bar, update = _bar("assembling model" if fresh else "model")
+    bar, update = _bar("assembling model") if fresh else (None, None)
     try:
         path = embedded.assemble(update)
-        bar.close()
+        if bar:
+            bar.close()
         if args.reverify:
             bar, update = _bar("verifying sha256")
             embedded.verify(path, update)
             bar.close()
     except embedded.ModelAssemblyError as exc:
-        bar.close()
+        if bar:
+            bar.close()
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print(f"model: {path} ({'assembled and verified' if fresh else 'already verified'}, "

@@ -30,6 +30,7 @@ SPAN_TOKENS = 90
 
 
 class MassParams(MethodParams):
+    # The paper does not fix k; five documents keep three concurrent reads short on the embedded model.
     k: int = Field(5, ge=1, le=32, description="documents retrieved once and read by every view")
     views: list[View] = Field(default_factory=lambda: list(VIEWS), min_length=1,
                               description="filtering agents, run concurrently; a single one is the paper's ablation")
@@ -47,7 +48,8 @@ class MassParams(MethodParams):
 
 def view_schema(view: str, ids: list[str], n_spans: int) -> type[BaseModel]:
     doc_id: Any = Literal[tuple(ids)] if ids else str  # an enum of the ids the view was shown
-    doc_ids = (list[doc_id], Field(default_factory=list, description="ids of the documents used"))
+    doc_ids = (list[doc_id], Field(default_factory=list, max_length=max(len(ids), 1),
+                                   description="ids of the documents used"))
     if view == "extractor":
         span = create_model("Span", doc_id=(doc_id, ...), text=(str, Field(
             description="copied word for word", json_schema_extra={"maxLength": 200})))
