@@ -157,6 +157,9 @@ def format_docs(hits: list[Hit], max_chars: int) -> str:
     return "\n\n".join(parts)
 
 
+MAX_CITED = 8
+
+
 class _AnswerBase(BaseModel):
     # maxLength reaches the server's grammar only: a long reasoning from another backend still parses.
     reasoning: str = Field(description="two or three short sentences (at most 600 characters)",
@@ -169,7 +172,12 @@ def answer_schema(question: Question, cite: bool = False) -> type[BaseModel]:
     answer_type: Any = Literal[tuple(question.options)] if question.options else str
     fields: dict[str, Any] = {"answer": (answer_type, ...)}
     if cite:
-        fields["cited_ids"] = (list[str], Field(default_factory=list, description="ids of the documents used"))
+        # Bounded in the grammar (like reasoning) so a small model cannot loop on ids until the token
+        # budget cuts the JSON off; a longer list from another backend still parses.
+        fields["cited_ids"] = (list[str], Field(default_factory=list,
+                                                description=f"ids of the documents used (at most {MAX_CITED})",
+                                                json_schema_extra={"maxItems": MAX_CITED,
+                                                                   "items": {"type": "string", "maxLength": 80}}))
     return create_model("FinalAnswer", __base__=_AnswerBase, **fields)
 
 
