@@ -232,11 +232,13 @@ def test_index_and_search_commands(corpus_paths, tmp_path, capsys):
     assert main(["index", str(corpus_paths[0]), "--cache-dir", cache]) == 0
     assert "up to date" in capsys.readouterr().out
 
-    assert main(["search", "levothyroxine for a high TSH", "--k", "2", "--cache-dir", cache,
-                 *sum((["--path", str(p)] for p in corpus_paths), [])]) == 0
-    out = capsys.readouterr().out
-    assert out.splitlines()[0].startswith("  1. [endo] hypo  Hypothyroidism")
-    assert "bm25 " in out and "dense " in out and "(#1)" in out
+    repeated = sum((["--path", str(p)] for p in corpus_paths), [])
+    globbed = ["--path", *map(str, corpus_paths)]  # what `--path folder/*.jsonl.gz` gives
+    for paths in (repeated, globbed):
+        assert main(["search", "levothyroxine for a high TSH", "--k", "2", "--cache-dir", cache, *paths]) == 0
+        out = capsys.readouterr().out
+        assert out.splitlines()[0].startswith("  1. [endo] hypo  Hypothyroidism")
+        assert "bm25 " in out and "dense " in out and "(#1)" in out
 
 
 def test_commands_report_bad_input_with_file_and_line(tmp_path, capsys):

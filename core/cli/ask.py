@@ -32,8 +32,8 @@ def register(commands) -> None:
     p.add_argument("--method", default="cot", help=f"one of: {', '.join(registry())}")
     p.add_argument("--param", action="append", type=_key_value, default=[], metavar="KNOB=VALUE",
                    help="a method knob (JSON values, e.g. rounds=2)")
-    p.add_argument("--corpus", action="append", type=Path, default=[], metavar="PATH",
-                   help="corpus file or folder (repeat); default: the embedded corpus")
+    p.add_argument("--corpus", action="extend", nargs="+", type=Path, default=[], metavar="PATH",
+                   help="corpus files or folders (several, or repeat); default: the embedded corpus")
     p.add_argument("--json", action="store_true", help="print the whole run as JSON at the end")
     p.set_defaults(handler=handle)
 

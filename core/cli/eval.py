@@ -28,8 +28,8 @@ def register(commands) -> None:
     p.add_argument("--bench", type=Path, required=True, help="benchmark .json or .json.gz: {dataset: {id: {question, "
                                                                "options, answer}}}")
     p.add_argument("--ids", type=Path, help="question ids to run, {dataset: [id, ...]} (default: every question)")
-    p.add_argument("--corpus", action="append", type=Path, default=[], metavar="PATH",
-                   help="corpus file or folder (repeat); default: the embedded corpus")
+    p.add_argument("--corpus", action="extend", nargs="+", type=Path, default=[], metavar="PATH",
+                   help="corpus files or folders (several, or repeat); default: the embedded corpus")
     p.add_argument("--datasets", help="comma-separated datasets (default: all in the ids file or benchmark)")
     p.add_argument("--limit", type=int, help="first N questions of each dataset")
     p.add_argument("--concurrency", type=int, default=2, help="questions in flight at once (default 2)")

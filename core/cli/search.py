@@ -15,8 +15,8 @@ def register(commands) -> None:
     p.add_argument("query", help="the query text")
     p.add_argument("--k", type=int, default=10, help="number of hits (default 10)")
     p.add_argument("--corpus", action="append", default=[], metavar="NAME", help="search only this corpus (repeat)")
-    p.add_argument("--path", action="append", type=Path, default=[], metavar="PATH",
-                   help="corpus file or folder to open (repeat; default: the default corpus)")
+    p.add_argument("--path", action="extend", nargs="+", type=Path, default=[], metavar="PATH",
+                   help="corpus files or folders to open (several, or repeat; default: the default corpus)")
     p.add_argument("--balanced", action="store_true",
                    help="source-balanced: an equal share of k from each corpus, then re-scored together")
     p.add_argument("--mode", choices=MODES, default="hybrid", help="retrievers to use (default hybrid)")
