@@ -63,10 +63,10 @@ def integrate(select: list[str] | None = None, outside_first: bool = False):
     return reply
 
 
-def scripted(integrator=None) -> ScriptedLLM:
+def scripted(integrator=None, missing: list[str] = GAPS) -> ScriptedLLM:
     return (ScriptedLLM()
             .on("Retrieved document:", summary)
-            .on("Identify the most important knowledge that is missing", {"missing": GAPS})
+            .on("Identify the most important knowledge that is missing", {"missing": missing})
             .on("short, accurate background document", background)
             .on("Select the most useful documents", integrator or integrate())
             .on("the ids of the documents you used",
@@ -88,34 +88,46 @@ def test_full_flow_keeps_generated_and_retrieved_apart_and_answers_from_the_sele
     assert len(retrieved) == 5 and [h.rank for h in retrieved] == [1, 2, 3, 4, 5]
     assert len(events(run, "retrieval")[0].payload.hits) == 10
 
-    # KGCC: a summary per document; the explorer reads the useful ones; a document per gap, then from the question
+    # KGCC: a summary per document; the explorer reads the useful ones; one document per gap it names, no filler
     summaries = [e for e in run.events if e.agent == "Summarizer"]
     assert sorted(e.payload.data["doc_id"] for e in summaries) == sorted(h.snippet_id for h in retrieved)
     explorer_prompt = next(c for c in llm.calls if "Identify the most important" in c["messages"][1]["content"])
     useless = [e.payload.data["doc_id"] for e in summaries if not e.payload.data["useful"]]
     assert all(f"[{i}]" not in explorer_prompt["messages"][1]["content"] for i in useless)
     generated = [e.payload for e in events(run, "generated_doc")]
-    assert [g.doc_id for g in generated] == ["gen-1", "gen-2", "gen-3", "gen-4", "gen-5"]
-    assert [g.gap for g in generated] == GAPS + [FROM_QUESTION] * 3
+    assert [g.doc_id for g in generated] == ["gen-1", "gen-2"]
+    assert [g.gap for g in generated] == GAPS
     assert generated[0].text == f"Background on {GAPS[0]}."
+    assert all(c["temperature"] == 0.0 for c in llm.calls if "background document" in c["messages"][1]["content"])
     assert not {g.doc_id for g in generated} & {h.snippet_id for h in retrieved}
 
     # KADS: one verdict item per candidate, each marked retrieved or generated and selected or not
     verdict = events(run, "verdict")[0].payload
-    assert len(verdict.items) == 10
+    assert len(verdict.items) == 7
     kept = [i.doc_id for i in verdict.items if i.keep]
     assert kept == [retrieved[0].snippet_id, "gen-1", "gen-2"]
     assert all(i.reason.startswith("generated" if i.doc_id.startswith("gen-") else "retrieved from ")
                for i in verdict.items)
     assert all(i.reason.endswith("not selected") != i.keep for i in verdict.items)
-    assert verdict.reason.startswith("selected 1 retrieved + 2 generated of 10 candidates")
+    assert verdict.reason.startswith("selected 1 retrieved + 2 generated of 7 candidates")
 
     reader = llm.calls[-1]["messages"][1]["content"]
     assert ids_in(reader) == kept
     assert set(run.answer.cited) <= set(kept) and "gen-1" in run.answer.cited
-    assert run.answer.note == "selected 1 retrieved + 2 generated of 10 candidates"
-    # 5 summaries, explorer, 5 generated documents, integrator, reader
-    assert (run.totals.calls, run.totals.retrievals) == (13, 1)
+    assert run.answer.note == "selected 1 retrieved + 2 generated of 7 candidates"
+    # 5 summaries, explorer, 2 generated documents, integrator, reader
+    assert (run.totals.calls, run.totals.retrievals) == (10, 1)
+
+
+def test_no_missing_knowledge_means_one_sampled_document_from_the_question():
+    llm = scripted(integrate(select=["gen-1"]), missing=[])
+    run = execute("medrgag", MC, llm=llm, retriever=two_corpora())
+
+    assert run.status == "ok"
+    assert [(e.payload.doc_id, e.payload.gap) for e in events(run, "generated_doc")] == [("gen-1", FROM_QUESTION)]
+    writes = [c for c in llm.calls if "background document" in c["messages"][1]["content"]]
+    assert len(writes) == 1 and writes[0]["temperature"] == 0.7
+    assert len(events(run, "verdict")[0].payload.items) == 6
 
 
 def test_selection_outside_the_candidate_pool_is_refused():
@@ -135,6 +147,8 @@ def test_without_kgcc_every_document_is_written_from_the_question():
     assert not any(e.agent in ("Summarizer", "Explorer") for e in run.events)
     assert [(g.payload.doc_id, g.payload.gap, g.stage) for g in events(run, "generated_doc")] == \
         [(f"gen-{i}", FROM_QUESTION, "generation") for i in (1, 2, 3)]
+    # written from one prompt, so sampled: at temperature 0 they would repeat each other
+    assert [c["temperature"] for c in llm.calls if "background document" in c["messages"][1]["content"]] == [0.7] * 3
 
 
 def test_without_kads_the_top_candidates_by_bm25_reach_the_reader():
@@ -161,7 +175,7 @@ def test_a_reply_that_never_parses_ends_in_an_error_event_with_the_trace_kept():
     run = execute("medrgag", MC, llm=llm, retriever=two_corpora())
 
     assert run.status == "error" and run.events[-1].kind == "error"
-    assert len(events(run, "generated_doc")) == 5  # everything before the failure is kept
+    assert len(events(run, "generated_doc")) == 2  # everything before the failure is kept
 
 
 @pytest.mark.model
@@ -175,9 +189,10 @@ def test_smoke_on_the_embedded_model(embedded_llm):
 
     assert run.status == "ok", run.events[-1].payload
     assert run.answer.choice in case.options
-    assert [e.payload.doc_id for e in events(run, "generated_doc")] == ["gen-1", "gen-2"]
+    generated = [e.payload.doc_id for e in events(run, "generated_doc")]
+    assert generated in (["gen-1"], ["gen-1", "gen-2"])  # one per missing point the explorer named (at most 2)
     verdict = events(run, "verdict")[0].payload
     retrieved = {h.snippet_id for h in events(run, "retrieval")[-1].payload.hits}
-    assert {i.doc_id for i in verdict.items} <= retrieved | {"gen-1", "gen-2"} and len(retrieved) == 3
+    assert {i.doc_id for i in verdict.items} <= retrieved | set(generated) and len(retrieved) == 3
     selected = {i.doc_id for i in verdict.items if i.keep}
     assert 1 <= len(selected) <= 3 and set(run.answer.cited) <= selected

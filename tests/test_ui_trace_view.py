@@ -55,6 +55,9 @@ def full_run() -> Run:
                                                  gap="coronary dominance"),
          Usage(calls=1, prompt_tokens=200, completion_tokens=30, seconds=1.5)),
         ("selection", "Integrator", Verdict(items=verdicts, accepted=True, reason="enough to answer"), None),
+        ("arbitration", "A-Agent", AgentMessage(role="arbiter", text="{}", data={
+            "supporting": [{"claim": "II, III, aVF map to the RCA", "ids": ["teach-0", "gen-1"]}], "refuting": [],
+            "deeper": [{"nested": {"kept": "as JSON"}}]}), llm_call),
         ("arbitration", "A-Agent", Report(supporting=["II, III, aVF map to the RCA"],
                                           refuting=["LAD gives anterior changes"],
                                           conflicts=["oxygen advice is outdated"], summary="RCA best supported"), None),
@@ -95,8 +98,12 @@ def test_every_event_kind_is_drawn():
     assert 'class="snip cited"' in text and "Passage 0" in text
     assert 'class="snip gen cited"' in text and "fills the gap: coronary dominance" in text
     # agent messages as a conversation; structured replies as fields, not raw JSON
-    assert len(at.chat_message) == 1 and at.chat_message[0].avatar == ":material/psychology:"
+    assert len(at.chat_message) == 2 and at.chat_message[0].avatar == ":material/psychology:"
     assert "inferior STEMI" in text and "localise the culprit artery" in text
+    # a list of objects (the arbiter's claims) as one readable line each; deeper nesting as JSON
+    assert "- :gray[claim] II, III, aVF map to the RCA · :gray[ids] teach\\-0, gen\\-1" in text
+    assert "**refuting:**\n- (none)" in text
+    assert len(at.json) == 1 and "as JSON" in at.json[0].value
     # query, retrieval with per-retriever scores, sufficiency timeline
     assert "inferior STEMI culprit artery" in text and "bm25 9.5 (#1)" in text
     assert "Round 1: not sufficient yet" in text and "right dominant circulation" in text
@@ -110,9 +117,9 @@ def test_every_event_kind_is_drawn():
     assert "**Retrieved** · 3" in text and "**Generated** · 1" in text
     # cost: totals and the chart by stage
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["LLM calls"] == "2" and metrics["Tokens"] == "570" and metrics["Retrievals"] == "1"
+    assert metrics["LLM calls"] == "3" and metrics["Tokens"] == "910" and metrics["Retrievals"] == "1"
     assert len(at.get("plotly_chart")) == 1
-    assert [t.label for t in at.tabs][0] == "Trace · 8 events"
+    assert [t.label for t in at.tabs][0] == "Trace · 9 events"
 
 
 def test_a_failed_run_shows_the_error_and_the_partial_trace():

@@ -153,8 +153,20 @@ def doc_card(doc_id: str, evidence: Evidence) -> str:
 # -- one event -------------------------------------------------------------------------------
 
 
+def _flat(value: Any) -> bool:
+    scalar = (str, int, float, bool)
+    return isinstance(value, scalar) or (isinstance(value, list) and all(isinstance(v, scalar) for v in value))
+
+
+def _record(item: dict[str, Any]) -> str:
+    """One object of a list (a claim and its ids, an expert and why, a snippet's judgment) as one line."""
+    return " · ".join(f":gray[{md(k.replace('_', ' '))}] "
+                      f"{md(', '.join(map(str, v)) if isinstance(v, list) else str(v)) or '–'}" for k, v in item.items())
+
+
 def _structured(data: dict[str, Any]) -> None:
-    """A parsed reply, compactly: short fields as one line of chips, long text as paragraphs, lists as bullets."""
+    """A parsed reply, compactly: short fields as one line of chips, long text as paragraphs, lists as bullets
+    (a list of flat objects too, one line each); only deeper nesting falls back to a JSON view."""
     chips, blocks = [], []
     for key, value in data.items():
         name = key.replace("_", " ")
@@ -164,6 +176,9 @@ def _structured(data: dict[str, Any]) -> None:
             blocks.append(f"**{md(name)}:** {md(value)}")
         elif isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
             items = "\n".join(f"- {md(str(v))}" for v in value) or "- (none)"
+            blocks.append(f"**{md(name)}:**\n{items}")
+        elif isinstance(value, list) and all(isinstance(v, dict) and all(map(_flat, v.values())) for v in value):
+            items = "\n".join(f"- {_record(v)}" for v in value)
             blocks.append(f"**{md(name)}:**\n{items}")
         else:
             blocks.append((name, value))

@@ -2,12 +2,13 @@
 
 Source-balanced retrieval takes the top documents from each corpus separately, merged and re-scored,
 and keeps k=5. KGCC: a summarizer condenses each document for the question (or finds no useful
-information), an explorer lists the knowledge still missing, and a generator writes one background
-document per missing point, topped up from the question alone to k generated documents. KADS: an
-integrator identifies the knowledge the question needs, maps the 2k candidates to it and selects up to
-k that cover it without redundancy; the reader answers from that selection only. Ablations as in the
-paper: w/o KGCC generates every document from the question alone; w/o KADS ranks the candidates
-against the question (BM25 here) and passes the top k on.
+information), an explorer lists up to k points of knowledge still missing, and a generator writes one
+background document per point (one from the question alone when none is named: filler written from the
+same prompt would only repeat itself). KADS: an integrator identifies the knowledge the question needs,
+maps the candidates (at most 2k) to it and selects up to k that cover it without redundancy; the reader
+answers from that selection only. Ablations as in the paper: w/o KGCC generates k documents from the
+question alone, sampled so that they differ; w/o KADS ranks the candidates against the question (BM25
+here) and passes the top k on.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ FROM_QUESTION = "(none: written from the question alone)"
 class MedRGAGParams(MethodParams):
     per_source_k: int = Field(5, ge=1, le=32, description="documents taken from each corpus before re-scoring")
     n_retrieved: int = Field(5, ge=1, le=16, description="retrieved documents kept after re-scoring (k)")
-    n_generated: int = Field(5, ge=0, le=8, description="background documents generated (k); 0 = w/o generation")
+    n_generated: int = Field(5, ge=0, le=8, description="most background documents generated (k): one per missing "
+                                                         "point; 0 = w/o generation")
+    sample_temperature: float = Field(0.7, ge=0.0, le=2.0, description="temperature for documents written from "
+                                                                        "the question alone, so several differ")
     n_selected: int = Field(5, ge=1, le=16, description="documents the selection passes to the reader")
     kgcc: bool = Field(True, description="off: generate from the question alone (ablation w/o KGCC)")
     kads: bool = Field(True, description="off: pass the top candidates by BM25 to the reader (ablation w/o KADS)")
@@ -107,14 +111,14 @@ def write_background(question: Question, stage: str, params: MedRGAGParams, ctx:
     task = (f"Explain this knowledge needed for the question: {gap}." if gap != FROM_QUESTION
             else "Give background knowledge useful for answering the question.")
     text = prompt("medrgag_generate", question=question.render(), task=task)
+    temperature = 0.0 if gap != FROM_QUESTION else params.sample_temperature
     reply = ctx.ask(messages(prompt("medrgag_system"), text), stage=stage, agent="Generator", role="generator",
-                    max_tokens=params.generate_tokens)
+                    temperature=temperature, max_tokens=params.generate_tokens)
     return " ".join(reply.text.split())
 
 
 def generate(question: Question, gaps: list[str], stage: str, params: MedRGAGParams, ctx: RunContext) -> list[Hit]:
     """One background document per gap, written concurrently; each recorded with the gap it fills."""
-    gaps = gaps[: params.n_generated] + [FROM_QUESTION] * (params.n_generated - len(gaps))
     texts = ctx.parallel(partial(write_background, question, stage, params, ctx), gaps)
     docs = []
     for i, (gap, text) in enumerate(zip(gaps, texts), 1):
@@ -129,10 +133,10 @@ def complete_context(question: Question, retrieved: list[Hit], params: MedRGAGPa
     if not params.n_generated:
         return []
     if not params.kgcc:
-        return generate(question, [], "generation", params, ctx)
+        return generate(question, [FROM_QUESTION] * params.n_generated, "generation", params, ctx)
     summaries = ctx.parallel(partial(summarize, question, params, ctx), retrieved)
-    gaps = explore(question, summaries, params, ctx)
-    return generate(question, gaps, "KGCC: generate", params, ctx)
+    gaps = explore(question, summaries, params, ctx)[: params.n_generated]
+    return generate(question, gaps or [FROM_QUESTION], "KGCC: generate", params, ctx)
 
 
 # -- stage 3: knowledge-aware document selection ---------------------------------------------
