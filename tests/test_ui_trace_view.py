@@ -137,6 +137,17 @@ def test_a_failed_run_shows_the_error_and_the_partial_trace():
     assert any("could not reach" in e.value for e in at.error)
 
 
+def test_a_run_still_being_written_is_not_called_failed():
+    run = full_run()
+    run.events = run.events[:3]
+    run.answer, run.status, run.finished = None, "running", None
+    at = _render(run)
+    assert not at.exception
+    text = _text(at)
+    assert "**Not finished:**" in text and "failed" not in text
+    assert "The trace so far is below (3 events)." in "\n".join(c.value for c in at.caption)
+
+
 def test_roles_get_their_own_avatar():
     assert role_style("expert", "Cardiologist")[0] == ":material/stethoscope:"
     assert role_style("summarizer", "Summarizer")[0] == ":material/summarize:"

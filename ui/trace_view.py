@@ -333,6 +333,12 @@ def render_question(run: Run) -> None:
 
 def render_outcome(run: Run, evidence: Evidence, key: str) -> None:
     """The answer card with its cited documents, or what went wrong."""
+    if run.status == "running":  # a saved run another process is still writing, or one whose process died
+        with st.container(key=f"running-card-{key}"):
+            st.markdown("**Not finished:** this run is still going in another session or process, or that process "
+                        "ended before the run did.")
+            st.caption(f"The trace so far is below ({len(run.events)} events).")
+        return
     if run.status in ("error", "cancelled") or run.answer is None:
         errors = [e.payload for e in run.events if isinstance(e.payload, Error)]
         message = errors[-1].message if errors else "the run ended without an answer"
