@@ -153,6 +153,15 @@ class Event(BaseModel):
         return self.payload.kind
 
 
+def wall_seconds(events: list[Event]) -> float:
+    """Wall time the costly steps span, from the first one's start (its end less its duration) to the last one's
+    end: less than their summed seconds when a method made the calls concurrently."""
+    costly = [e for e in events if e.usage.calls or e.usage.retrievals]
+    if not costly:
+        return 0.0
+    return round(max(e.time for e in costly) - min(e.time - e.usage.seconds for e in costly), 3)
+
+
 class Totals(Usage):
     """Usage summed over a run; ``seconds`` is the run's wall time, not the sum of steps."""
 

@@ -1,5 +1,5 @@
 from core.trace import (AgentMessage, Answer, Error, Event, GeneratedDoc, Hit, Query, Report, Retrieval, Run,
-                        Sufficiency, Usage, Verdict, VerdictItem, EVENT_KINDS)
+                        Sufficiency, Usage, Verdict, VerdictItem, EVENT_KINDS, wall_seconds)
 
 HIT = Hit(snippet_id="s1", corpus="c", title="t", text="x", rank=1, score=0.5, scores={"bm25": 3.2, "dense": 0.7},
           ranks={"bm25": 2, "dense": 1})
@@ -35,3 +35,16 @@ def test_totals_sum_usage_and_use_wall_time():
     totals = run.compute_totals()
     assert (totals.calls, totals.retrievals, totals.prompt_tokens, totals.completion_tokens) == (3, 3, 30, 6)
     assert totals.seconds == 12.5 and totals.tokens == 36
+
+
+def test_wall_seconds_count_concurrent_calls_once():
+    def call(seconds: float, end: float, stage: str = "views") -> Event:
+        return Event(run_id="r", seq=0, stage=stage, agent="a", payload=Query(text="q"),
+                     usage=Usage(calls=1, seconds=seconds), time=end)
+
+    at_once = [call(10, 100.0), call(10, 100.5), call(10, 101.0)]
+    assert wall_seconds(at_once) == 11.0  # 90.0 to 101.0, not 30
+    one_after_another = [call(10, 100.0), call(5, 105.0)]
+    assert wall_seconds(one_after_another) == 15.0
+    free = Event(run_id="r", seq=0, stage="views", agent="a", payload=Query(text="q"), time=500.0)
+    assert wall_seconds([*at_once, free]) == 11.0 and wall_seconds([free]) == 0.0

@@ -154,3 +154,14 @@ def test_roles_get_their_own_avatar():
     assert role_style("answerer (summarizer)", "Answer Agent")[0] == ":material/menu_book:"
     assert role_style("decision-maker", "Decision maker")[0] == ":material/fact_check:"
     assert role_style("something new", "Someone")[0] == ":material/chat:"
+
+
+def test_a_stage_of_concurrent_calls_shows_its_wall_time():
+    from ui.trace_view import stage_cost
+
+    views = [Event(run_id="r", seq=i, stage="views", agent=agent, time=100 + i / 2,
+                   payload=AgentMessage(role=agent.lower(), text="..."),
+                   usage=Usage(calls=1, prompt_tokens=100, completion_tokens=10, seconds=10))
+             for i, agent in enumerate(["Summarizer", "Extractor", "Reasoner"])]
+    assert stage_cost(views) == "300+30 tokens · 11.0 s wall (30.0 s of calls at once)"
+    assert stage_cost(views[:1]) == "100+10 tokens · 10.0 s"

@@ -6,24 +6,26 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from core.trace import Event, Usage
+from core.trace import Event, Usage, wall_seconds
 
 TEAL, AMBER, SLATE = "#0f766e", "#f59e0b", "#94a3b8"
 
 
 def stage_usage(events: list[Event]) -> dict[str, Usage]:
-    """Usage summed by stage, stages in order of first appearance; stages that cost nothing are left out."""
-    totals: dict[str, Usage] = {}
+    """Usage summed by stage, with the stage's wall seconds (concurrent calls overlap), stages in order of first
+    appearance; stages that cost nothing are left out."""
+    groups: dict[str, list[Event]] = {}
     for event in events:
         if event.usage.calls or event.usage.retrievals:
-            totals[event.stage] = totals.get(event.stage, Usage()) + event.usage
-    return totals
+            groups.setdefault(event.stage, []).append(event)
+    return {stage: sum((e.usage for e in group), Usage()).model_copy(update={"seconds": wall_seconds(group)})
+            for stage, group in groups.items()}
 
 
 def cost_figure(events: list[Event]) -> go.Figure:
     by_stage = stage_usage(events)
     names = list(by_stage)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("Seconds by stage", "Tokens by stage"), horizontal_spacing=0.12)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Wall seconds by stage", "Tokens by stage"), horizontal_spacing=0.12)
     fig.add_bar(x=names, y=[u.seconds for u in by_stage.values()], name="seconds", marker_color=TEAL, row=1, col=1)
     fig.add_bar(x=names, y=[u.prompt_tokens for u in by_stage.values()], name="prompt tokens", marker_color=SLATE,
                 row=1, col=2)
@@ -46,6 +48,7 @@ def render_cost(events: list[Event], *, key: str) -> None:
     if not rows:
         st.caption("No step of this run called the model or the retriever.")
         return
-    st.caption("Seconds are summed over steps; steps a method runs in parallel overlap in wall time.")
+    st.caption("The chart shows each stage's wall time; the table, each step's own seconds (steps a method runs "
+               "in parallel overlap, so a stage's steps can add up to more than its wall time).")
     st.plotly_chart(cost_figure(events), key=f"cost-chart-{key}", config={"displayModeBar": False})
     st.dataframe(rows, hide_index=True, key=f"cost-table-{key}")

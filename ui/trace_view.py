@@ -23,6 +23,7 @@ from core.trace import (
     Usage,
     Verdict,
     VerdictItem,
+    wall_seconds,
 )
 from ui.cost import render_cost
 from ui.text import esc, md, short
@@ -288,8 +289,18 @@ def stages(events: Iterable[Event]) -> list[tuple[str, list[Event]]]:
     return list(grouped.items())
 
 
+def stage_cost(events: list[Event]) -> str:
+    """The stage's usage with its wall time; when its calls ran at once, their summed seconds too."""
+    summed = sum((e.usage for e in events), Usage())
+    wall = wall_seconds(events)
+    cost = usage_text(summed.model_copy(update={"seconds": wall}))
+    if summed.seconds - wall >= 1:
+        cost += f" wall ({summed.seconds:.1f} s of calls at once)"
+    return cost
+
+
 def stage_head(name: str, events: list[Event]) -> None:
-    cost = usage_text(sum((e.usage for e in events), Usage()))
+    cost = stage_cost(events)
     st.markdown(f'<div class="stage-head"><span class="name">{esc(name)}</span>'
                 f'<span class="cost">{esc(cost)}</span></div>', unsafe_allow_html=True)
 
