@@ -163,6 +163,12 @@ def test_command_prints_the_table_writes_files_and_resumes(bench_files, tmp_path
     printed = capsys.readouterr()
     assert "resuming: 2 finished run(s) skipped" in printed.out and "0 run(s) now, 2 from before" in printed.out
 
+    monkeypatch.setattr("core.cli.eval.LLM", lambda: ScriptedLLM())  # any call would fail: none may happen
+    assert main(argv + ["--methods", "cot,medrag", "--report"]) == 0  # medrag never ran: no line, nothing runs
+    printed = capsys.readouterr()
+    assert "0 run(s) now, 4 from before" in printed.out and "50.0% (2/4)" in printed.out
+    assert "medrag" not in printed.out.split("0 run(s) now")[0]
+
 
 @pytest.mark.parametrize("extra, message", [
     (["--methods", "cot,nope"], "unknown method 'nope'"),

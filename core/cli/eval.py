@@ -35,6 +35,8 @@ def register(commands) -> None:
     p.add_argument("--concurrency", type=int, default=2, help="questions in flight at once (default 2)")
     p.add_argument("--param", action="append", type=_key_value, default=[], metavar="METHOD.KNOB=VALUE",
                    help="a method knob (JSON values), e.g. sema.t_max=1 (repeat)")
+    p.add_argument("--report", action="store_true", help="run nothing: print and write the table of what earlier "
+                                                         "runs of the same configuration finished")
     p.add_argument("--out", type=Path, help="folder for items.csv, summary.csv, summary.json "
                                             "(default: eval/<benchmark name> in the studio folder)")
     p.set_defaults(handler=handle)
@@ -95,7 +97,7 @@ def handle(args) -> int:
 
     began = time.perf_counter()
     outcome = evaluate(plan, llm=llm, retriever=retriever, store=RunStore(), concurrency=args.concurrency,
-                       progress=progressed, on_start=started)
+                       progress=progressed, on_start=started, report_only=args.report)
     bar.close()
     summary = summarize(outcome.rows)
     print(format_table(summary) if summary else "no finished runs yet")

@@ -46,8 +46,9 @@ class EvalOutcome:
 
 def evaluate(plan: EvalPlan, *, llm: LLM, retriever: Retriever | None, store: RunStore, concurrency: int = 2,
              progress: Progress | None = None, on_start: Callable[[int, int], None] | None = None,
-             stop: threading.Event | None = None) -> EvalOutcome:
+             stop: threading.Event | None = None, report_only: bool = False) -> EvalOutcome:
     """Every run is stored; ``stop`` (or Ctrl-C) cancels the runs in flight, which are not counted as done.
+    ``report_only`` runs nothing: the rows are what earlier evaluations finished.
 
     ``on_start(pending, skipped)`` is called once the finished items are known, before any run starts.
     """
@@ -57,8 +58,8 @@ def evaluate(plan: EvalPlan, *, llm: LLM, retriever: Retriever | None, store: Ru
     pending = []
     for method in plan.methods:
         done = results.finished(configs[method])
-        pending += [(method, item) for item in plan.items if (item.dataset, item.qid) not in done]
-    skipped = len(plan.methods) * len(plan.items) - len(pending)
+        pending += [] if report_only else [(method, item) for item in plan.items if (item.dataset, item.qid) not in done]
+    skipped = sum(len(results.finished(configs[m]) & keys) for m in plan.methods)
     if on_start:
         on_start(len(pending), skipped)
     stop = stop or threading.Event()
