@@ -16,7 +16,7 @@ SPANS = {"spans": [
     {"doc_id": "teaching-1", "text": "fact number 1 about disease 1"},  # verbatim
     {"doc_id": "teaching-2", "text": "disease 2 is treated with metformin"},  # invented
     {"doc_id": "teaching-3", "text": "fact number 4 about"},  # verbatim, but in teaching-4
-    {"doc_id": "teaching-0", "text": "fact  number 0\nabout disease 0"},  # verbatim up to whitespace
+    {"doc_id": "teaching-0", "text": "Fact  number 0\nabout disease 0"},  # verbatim up to case and whitespace
 ]}
 
 

@@ -75,13 +75,14 @@ def _plain(text: str) -> str:
 
 
 def check_spans(spans: list[Any], hits: list[Hit], ctx: RunContext) -> list[tuple[str, str]]:
-    """Keep the Extractor's spans that occur word for word in a document; flag the others in the trace."""
-    texts = {h.snippet_id: _plain(f"{h.title}\n{h.text}") for h in hits}
+    """Keep the Extractor's spans that occur word for word in a document (ignoring case, as a span that starts a
+    sentence is often capitalised, and spacing); flag the others in the trace."""
+    texts = {h.snippet_id: _plain(f"{h.title}\n{h.text}").casefold() for h in hits}
     kept, items = [], []
     for span in spans:
         quote = _plain(span.text).strip('"“” ')
         short = quote if len(quote) <= 80 else quote[:79] + "…"
-        found = [i for i, t in texts.items() if quote and quote in t]
+        found = [i for i, t in texts.items() if quote and quote.casefold() in t]
         if span.doc_id in found:
             kept.append((span.doc_id, quote))
             items.append(VerdictItem(doc_id=span.doc_id, keep=True, reason=f'"{short}" verbatim in {span.doc_id}'))
