@@ -34,6 +34,20 @@ def test_medrag_shows_documents_within_budget_and_keeps_only_shown_citations():
     assert (run.totals.calls, run.totals.retrievals) == (1, 1)
 
 
+def test_one_long_snippet_does_not_leave_the_budget_empty():
+    short, long_, rest = long_hits(3, 0)
+    hits = [short, long_.model_copy(update={"text": "disease " + "y" * 9000}), rest]  # ranked as listed
+    llm = ScriptedLLM().enqueue({"reasoning": "r", "answer": "B", "cited_ids": [long_.snippet_id]})
+    run = execute("medrag", MC, {"max_doc_chars": 3000}, llm=llm, retriever=ListRetriever(hits))
+
+    prompt = llm.calls[0]["messages"][1]["content"]
+    documents = prompt[prompt.index("Documents:"):prompt.index("Question:")]
+    assert f"[{short.snippet_id}]" in documents and f"[{long_.snippet_id}]" in documents  # cut to the room left
+    assert f"[{rest.snippet_id}]" not in documents and "y…" in documents
+    assert 2900 <= len(documents) <= 3100
+    assert run.answer.cited == [long_.snippet_id]  # a cut document was shown, so it can be cited
+
+
 def test_medrag_answers_an_open_question_in_text():
     llm = ScriptedLLM().enqueue({"reasoning": "r", "answer": "Metformin, unless contraindicated.", "cited_ids": []})
     run = execute("medrag", Question(text="First-line drug for type 2 diabetes?"), llm=llm,

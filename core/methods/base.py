@@ -145,14 +145,22 @@ def messages(system: str, user: str) -> list[dict[str, str]]:
 # -- documents and answers -------------------------------------------------------------
 
 
+MIN_TAIL_CHARS = 300  # a shorter cut of the document that no longer fits says too little to be worth reading
+
+
 def format_docs(hits: list[Hit], max_chars: int) -> str:
-    """Numbered documents by snippet id, cut to a character budget (about 4 characters a token)."""
+    """Numbered documents by snippet id, best first, filling a character budget (about 4 characters a token):
+    the first document that does not fit whole is cut to the room left, as long as that room is worth reading,
+    so one long snippet cannot leave the budget mostly empty."""
     parts, used = [], 0
     for hit in hits:
         block = f"[{hit.snippet_id}] {hit.title}\n{hit.text}".strip()
-        if used + len(block) > max_chars and parts:
+        room = max_chars - used
+        if len(block) > room:
+            if room >= MIN_TAIL_CHARS or not parts:
+                parts.append(block[: max(room - 1, 1)].rstrip() + "…")
             break
-        parts.append(block[: max_chars - used])
+        parts.append(block)
         used += len(block) + 2
     return "\n\n".join(parts)
 
