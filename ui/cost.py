@@ -11,15 +11,18 @@ from core.trace import Event, Usage, wall_seconds
 TEAL, AMBER, SLATE = "#0f766e", "#f59e0b", "#94a3b8"
 
 
+def wall_usage(events: list[Event]) -> Usage:
+    """The events' usage summed, with their wall seconds (concurrent calls overlap) instead of summed ones."""
+    return sum((e.usage for e in events), Usage()).model_copy(update={"seconds": wall_seconds(events)})
+
+
 def stage_usage(events: list[Event]) -> dict[str, Usage]:
-    """Usage summed by stage, with the stage's wall seconds (concurrent calls overlap), stages in order of first
-    appearance; stages that cost nothing are left out."""
+    """``wall_usage`` by stage, stages in order of first appearance; stages that cost nothing are left out."""
     groups: dict[str, list[Event]] = {}
     for event in events:
         if event.usage.calls or event.usage.retrievals:
             groups.setdefault(event.stage, []).append(event)
-    return {stage: sum((e.usage for e in group), Usage()).model_copy(update={"seconds": wall_seconds(group)})
-            for stage, group in groups.items()}
+    return {stage: wall_usage(group) for stage, group in groups.items()}
 
 
 def cost_figure(events: list[Event]) -> go.Figure:

@@ -23,9 +23,8 @@ from core.trace import (
     Usage,
     Verdict,
     VerdictItem,
-    wall_seconds,
 )
-from ui.cost import render_cost
+from ui.cost import render_cost, wall_usage
 from ui.text import esc, md, short
 
 # (words looked for in the role or agent name, avatar, badge colour); the first match wins.
@@ -291,11 +290,11 @@ def stages(events: Iterable[Event]) -> list[tuple[str, list[Event]]]:
 
 def stage_cost(events: list[Event]) -> str:
     """The stage's usage with its wall time; when its calls ran at once, their summed seconds too."""
-    summed = sum((e.usage for e in events), Usage())
-    wall = wall_seconds(events)
-    cost = usage_text(summed.model_copy(update={"seconds": wall}))
-    if summed.seconds - wall >= 1:
-        cost += f" wall ({summed.seconds:.1f} s of calls at once)"
+    usage = wall_usage(events)
+    summed = sum(e.usage.seconds for e in events)
+    cost = usage_text(usage)
+    if summed - usage.seconds >= 1:
+        cost += f" wall ({summed:.1f} s of calls at once)"
     return cost
 
 

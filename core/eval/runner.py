@@ -55,11 +55,12 @@ def evaluate(plan: EvalPlan, *, llm: LLM, retriever: Retriever | None, store: Ru
     results = EvalResults(store)
     configs = plan.configs(llm, retriever)
     keys = {(item.dataset, item.qid) for item in plan.items}
-    pending = []
+    pending, skipped = [], 0
     for method in plan.methods:
-        done = results.finished(configs[method])
-        pending += [] if report_only else [(method, item) for item in plan.items if (item.dataset, item.qid) not in done]
-    skipped = sum(len(results.finished(configs[m]) & keys) for m in plan.methods)
+        done = results.finished(configs[method]) & keys
+        skipped += len(done)
+        if not report_only:
+            pending += [(method, item) for item in plan.items if (item.dataset, item.qid) not in done]
     if on_start:
         on_start(len(pending), skipped)
     stop = stop or threading.Event()
