@@ -2,14 +2,16 @@
 
 Each corpus gets its own folder under the cache folder (named after the corpus and its path), so
 adding a corpus never rebuilds the others. The manifest holds the fingerprint it was built for:
-the corpus files (path, size, modification time), the embedding model, the tokenizer and every
+the corpus files (path, size, content hash), the embedding model, the tokenizer and every
 index parameter. When any of them changes the folder is rebuilt; otherwise it loads in seconds.
+The content hash, not the modification time, so a corpus copied or unpacked again unchanged keeps its index.
 Builds write to a temporary folder that replaces the old one only when complete, under a file lock
 so two processes never build the same corpus at once.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -42,8 +44,22 @@ class IndexParams:
     dense: DenseParams = field(default_factory=DenseParams)
 
 
+def file_sha256(path: Path) -> str:
+    st = path.stat()
+    return _sha256(str(path), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=256)  # keyed by size and time too: a screen redrawn often hashes a file once
+def _sha256(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def fingerprint(source: CorpusSource, model: str, params: IndexParams) -> str:
-    files = [[str(f), f.stat().st_size, f.stat().st_mtime_ns] for f in source.files]
+    files = [[str(f), f.stat().st_size, file_sha256(f)] for f in source.files]
     payload = {"format": INDEX_FORMAT, "files": files, "model": model, "tokenizer": TOKENIZER,
                "params": asdict(params)}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
