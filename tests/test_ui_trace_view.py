@@ -51,6 +51,7 @@ def full_run() -> Run:
         ("sufficiency round 1", "E-Agent", Sufficiency(round=1, sufficient=False, gaps=["coronary dominance"],
                                                        follow_up_queries=["right dominant circulation"], new_hits=2),
          None),
+        ("sufficiency round 2", "E-Agent", Sufficiency(round=2, sufficient=False, gaps=["dominance unclear"]), None),
         ("generation", "Generator", GeneratedDoc(doc_id="gen-1", text="Most people are right dominant.",
                                                  gap="coronary dominance"),
          Usage(calls=1, prompt_tokens=200, completion_tokens=30, seconds=1.5)),
@@ -107,6 +108,7 @@ def test_every_event_kind_is_drawn():
     # query, retrieval with per-retriever scores, sufficiency timeline
     assert "inferior STEMI culprit artery" in text and "bm25 9.5 (#1)" in text
     assert "Round 1: not sufficient yet" in text and "right dominant circulation" in text
+    assert "Round 2: not sufficient, no turn left" in text  # the last round: nothing more is fetched
     # verdict badges, the dropped snippet marked on its card too
     assert 'class="tag drop"' in text and "near miss: anterior" in text and 'class="snip dropped"' in text
     assert ":green-badge[accepted]" in text
@@ -119,7 +121,7 @@ def test_every_event_kind_is_drawn():
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["LLM calls"] == "3" and metrics["Tokens"] == "910" and metrics["Retrievals"] == "1"
     assert len(at.get("plotly_chart")) == 1
-    assert [t.label for t in at.tabs][0] == "Trace · 9 events"
+    assert [t.label for t in at.tabs][0] == "Trace · 10 events"
 
 
 def test_a_failed_run_shows_the_error_and_the_partial_trace():

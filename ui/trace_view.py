@@ -233,9 +233,11 @@ def _verdict(event: Event, p: Verdict, evidence: Evidence) -> None:
 def _sufficiency(p: Sufficiency) -> None:
     gaps = "".join(f"<li>{esc(g)}</li>" for g in p.gaps)
     queries = "".join(f'<span class="query-chip">{esc(q)}</span>' for q in p.follow_up_queries)
+    # without follow-ups an insufficient round is the last one: the next step works with what was found
+    verdict = "sufficient ✓" if p.sufficient else "not sufficient yet" if queries else "not sufficient, no turn left"
     st.markdown(
         f'<div class="timeline"><div class="round{" ok" if p.sufficient else ""}">'
-        f'<span class="label">Round {p.round}: {"sufficient ✓" if p.sufficient else "not sufficient yet"}</span>'
+        f'<span class="label">Round {p.round}: {verdict}</span>'
         f'{" · " + str(p.new_hits) + " new snippets" if p.new_hits else ""}'
         f'{"<div>Gaps:</div><ul>" + gaps + "</ul>" if gaps else ""}'
         f'{"<div>Follow-up queries:</div>" + queries if queries else ""}</div></div>',
