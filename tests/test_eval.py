@@ -13,6 +13,7 @@ import pytest
 
 from core.__main__ import main
 from core.eval import BenchmarkError, EvalPlan, evaluate, load_benchmark, load_ids, select, summarize
+from core.eval.report import format_table
 from core.llm import LLM, Endpoint, LLMError
 from core.store import RunStore
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
@@ -85,6 +86,9 @@ def test_resume_skips_finished_items_and_retries_endpoint_failures(bench_files):
     statuses = sorted((r["status"], r["error_type"]) for r in first.rows)
     assert statuses == [("error", "LLMError"), ("error", "LLMParseError"), ("ok", ""), ("ok", "")]
     assert summarize(first.rows)[-1]["parse_errors"] == 1
+    header, _, *lines = format_table(summarize(first.rows)).splitlines()
+    # 2 of the 4 ended in error, 1 of them unparseable
+    assert header.split()[-1] == "unparseable" and lines[-1].split()[-4:] == ["50%", "(2)", "25%", "(1)"]
 
     again = ScriptedLLM().enqueue({"reasoning": "r", "answer": "B"})  # one reply: only the endpoint failure reruns
     second = evaluate(plan(bench_files), llm=again, retriever=None, store=store)
@@ -102,6 +106,17 @@ def test_a_changed_knob_is_a_new_configuration(bench_files):
     changed.params = {"cot": {"max_tokens": 128}}
     outcome = evaluate(changed, llm=always("A"), retriever=None, store=store)
     assert (outcome.ran, outcome.skipped) == (4, 0)
+
+
+def test_the_same_model_name_at_another_endpoint_is_a_new_configuration(bench_files):
+    store = RunStore()
+    evaluate(plan(bench_files), llm=always("A"), retriever=None, store=store)
+    elsewhere = always("A")
+    elsewhere.endpoint = Endpoint(base_url="http://gpu.invalid/v1", model="scripted")  # same name, other server
+    assert elsewhere.model_name == "scripted" and elsewhere.backend == "scripted @ http://gpu.invalid/v1"
+    assert (evaluate(plan(bench_files), llm=elsewhere, retriever=None, store=store).ran) == 4
+    assert (evaluate(plan(bench_files), llm=always("A"), retriever=None, store=store).skipped) == 4
+    assert LLM(Endpoint(model="")).backend == LLM(Endpoint(model="")).model_name  # embedded: the model alone
 
 
 def test_questions_run_concurrently(bench_files):

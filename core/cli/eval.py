@@ -103,7 +103,7 @@ def handle(args) -> int:
     print(format_table(summary) if summary else "no finished runs yet")
     out = args.out or paths.home() / "eval" / args.bench.name.split(".")[0]
     settings = {"bench": str(args.bench), "ids": str(args.ids) if args.ids else None, "methods": plan.methods,
-                "params": plan.params, "model": llm.model_name, "corpus": list(retriever.corpora) if retriever else [],
+                "params": plan.params, "model": llm.backend, "corpus": list(retriever.corpora) if retriever else [],
                 "questions": len(plan.items), "ran": outcome.ran, "skipped": outcome.skipped,
                 "wall_seconds": round(time.perf_counter() - began, 1)}
     written = write_results(out, outcome.rows, summary, settings)

@@ -37,10 +37,12 @@ def _line(method: str, dataset: str, rows: list[dict[str, Any]]) -> dict[str, An
 
 
 def format_table(summary: list[dict[str, Any]]) -> str:
-    header = ["method", "dataset", "accuracy", "calls", "retrievals", "prompt tok", "compl. tok", "s/question", "ended in error"]
+    header = ["method", "dataset", "accuracy", "calls", "retrievals", "prompt tok", "compl. tok", "s/question",
+              "ended in error", "unparseable"]
     body = [[s["method"], s["dataset"], f"{s['accuracy']:.1%} ({s['correct']}/{s['n']})", f"{s['mean_calls']:.1f}",
              f"{s['mean_retrievals']:.1f}", f"{s['mean_prompt_tokens']:,.0f}", f"{s['mean_completion_tokens']:,.0f}",
-             f"{s['mean_seconds']:.1f}", f"{s['error_rate']:.0%} ({s['errors']})"] for s in summary]
+             f"{s['mean_seconds']:.1f}", f"{s['error_rate']:.0%} ({s['errors']})",
+             f"{s['parse_errors'] / s['n']:.0%} ({s['parse_errors']})"] for s in summary]
     widths = [max(len(str(r[i])) for r in [header, *body]) for i in range(len(header))]
     lines = ["  ".join(str(cell).ljust(w) if i < 2 else str(cell).rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
              for r in [header, *body]]

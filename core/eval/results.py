@@ -19,7 +19,7 @@ FINAL_ERRORS = ("LLMParseError",)
 
 
 def config_key(method: str, params: dict[str, Any], model: str, corpus: list[str]) -> str:
-    """Results are only reused for the same method, knobs, model and corpus."""
+    """Results are only reused for the same method, knobs, model (``LLM.backend``: and endpoint) and corpus."""
     blob = json.dumps({"method": method, "params": params, "model": model, "corpus": sorted(corpus)}, sort_keys=True)
     return f"{method}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
 

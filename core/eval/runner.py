@@ -32,7 +32,7 @@ class EvalPlan:
             spec = get(method)
             knobs = spec.params(**self.params.get(method, {})).model_dump()
             corpus = list(retriever.corpora) if retriever is not None and spec.uses_retrieval else []
-            keys[method] = config_key(method, knobs, llm.model_name, corpus)
+            keys[method] = config_key(method, knobs, llm.backend, corpus)
         return keys
 
 

@@ -103,6 +103,12 @@ class LLM:
         return self.model
 
     @property
+    def backend(self) -> str:
+        """What answers: the model name, and for an endpoint its URL too. The same model file served by
+        another build gives other greedy replies, so cached replies and eval results are kept apart by this."""
+        return self.model_name if self.endpoint.embedded else f"{self.model_name} @ {self.endpoint.base_url}"
+
+    @property
     def cache(self) -> ResponseCache | None:
         if self._cache is None and self.cache_mode != "off":
             self._cache = ResponseCache(paths.llm_cache_path())
@@ -151,7 +157,7 @@ class LLM:
         if schema is not None:
             params["response_format"] = schema_format(schema)
         started = time.perf_counter()
-        key = cache_key(self.model_name, messages, params)
+        key = cache_key(self.backend, messages, params)
         use_cache = self._use_cache(temperature) and self.cache is not None
         if use_cache and (hit := self.cache.get(key)):
             return LLMResponse(text=hit["text"], model=self.model_name, usage=Usage(
