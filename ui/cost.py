@@ -28,7 +28,8 @@ def stage_usage(events: list[Event]) -> dict[str, Usage]:
 def cost_figure(events: list[Event]) -> go.Figure:
     by_stage = stage_usage(events)
     names = list(by_stage)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("Wall seconds by stage", "Tokens by stage"), horizontal_spacing=0.12)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Wall seconds by stage", "Tokens by stage"),
+                        horizontal_spacing=0.12)
     fig.add_bar(x=names, y=[u.seconds for u in by_stage.values()], name="seconds", marker_color=TEAL, row=1, col=1)
     fig.add_bar(x=names, y=[u.prompt_tokens for u in by_stage.values()], name="prompt tokens", marker_color=SLATE,
                 row=1, col=2)

@@ -18,9 +18,10 @@ from core.trace import Run
 FINAL_ERRORS = ("LLMParseError",)
 
 
-def config_key(method: str, params: dict[str, Any], model: str, corpus: list[str]) -> str:
-    """Results are only reused for the same method, knobs, model (``LLM.backend``: and endpoint) and corpus."""
-    blob = json.dumps({"method": method, "params": params, "model": model, "corpus": sorted(corpus)}, sort_keys=True)
+def config_key(method: str, params: dict[str, Any], backend: str, corpus: list[str]) -> str:
+    """Results are only reused for the same method, knobs, backend (``LLM.backend``) and corpus."""
+    # stored as "model": the embedded backend is the model name alone, so keys made before endpoints counted hold
+    blob = json.dumps({"method": method, "params": params, "model": backend, "corpus": sorted(corpus)}, sort_keys=True)
     return f"{method}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
 
 
