@@ -63,11 +63,12 @@ def test_medrag_unparseable_reply_ends_in_error_event_and_keeps_the_trace():
     run = execute("medrag", MC, llm=llm, retriever=ListRetriever(make_hits(5)), store=store)
 
     assert run.status == "error"
-    assert [e.kind for e in run.events] == ["retrieval", "error"]
+    assert [e.kind for e in run.events] == ["retrieval", "agent_message", "error"]  # the unusable reply is kept
+    assert run.events[1].payload.text == "I think the answer is probably B" and run.totals.calls == 2
     assert run.events[-1].payload.error_type == "LLMParseError"
     assert len(llm.calls) == 2  # the reply and its one repair
     saved = store.load_run(run.id)
-    assert saved.status == "error" and [e.kind for e in saved.events] == ["retrieval", "error"]
+    assert saved.status == "error" and [e.kind for e in saved.events] == ["retrieval", "agent_message", "error"]
 
 
 def test_medrag_with_no_documents_still_answers():

@@ -144,7 +144,9 @@ def test_unparseable_judgment_ends_in_an_error_event_with_the_trace_kept():
 
     assert run.status == "error"
     saved = store.load_run(run.id)
-    assert kinds(saved) == ["agent_message", "query", "retrieval", "error"]
+    # the E-Agent's unusable reply is kept (text and the cost of both attempts), then the error
+    assert kinds(saved) == ["agent_message", "query", "retrieval", "agent_message", "error"]
+    assert saved.events[-2].payload.text == '{"gaps": ["cut off' and saved.events[-2].usage.calls == 2
     assert saved.events[-1].payload.error_type == "LLMParseError"
     assert "could not be parsed" in saved.events[-1].payload.message
 
@@ -156,3 +158,15 @@ def test_open_question():
     run = execute("sema", Question(text="First-line drug for type 2 diabetes?"), llm=llm,
                   retriever=ListRetriever(make_hits(30)))
     assert run.status == "ok" and run.answer.text == "Metformin." and run.answer.choice is None
+
+
+def test_the_report_schema_bounds_ids_per_claim_for_the_grammar_only():
+    from core.methods.sema import MAX_IDS_PER_CLAIM, report_schema
+
+    schema = report_schema(["d1", "d2"])
+    ids = schema.model_json_schema()["$defs"]["Claim"]["properties"]["ids"]
+    assert ids["maxItems"] == MAX_IDS_PER_CLAIM and ids["items"]["enum"] == ["d1", "d2"]
+    # a longer list from a backend that ignores the grammar still parses
+    long = schema.model_validate({"supporting": [{"claim": "c", "ids": ["d1", "d2"] * 3}], "refuting": [],
+                                  "conflicts": [], "summary": "s"})
+    assert len(long.supporting[0].ids) == 6

@@ -27,6 +27,10 @@ def test_unparseable_reply_ends_in_an_error_event_with_the_trace_kept(tmp_path):
     assert run.events[-1].kind == "error" and "could not be parsed" in run.events[-1].payload.message
     assert len(llm.calls) == 2  # the reply and one repair
     assert store.load_run(run.id).events[-1].kind == "error"
+    # the unusable reply and what both attempts cost are in the trace, before the error
+    failed = run.events[-2]
+    assert failed.kind == "agent_message" and failed.payload.text == "still prose" and failed.payload.data is None
+    assert failed.usage.calls == 2 and run.totals.calls == 2 and run.totals.prompt_tokens > 0
 
 
 def test_answer_outside_the_options_is_refused():

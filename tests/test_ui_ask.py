@@ -108,8 +108,9 @@ def test_a_run_failing_half_way_keeps_its_partial_trace():
     text = text_of(at)
     assert "The run failed:" in text and "could not be parsed" in text
     assert "retrieved **5** snippets" in text  # the retrieval that happened before the failure
+    assert "Still not JSON" in text  # and the reply that could not be used
     saved = RunStore().load_run(RunStore().list_runs()[0]["id"])
-    assert [e.kind for e in saved.events] == ["retrieval", "error"]
+    assert [e.kind for e in saved.events] == ["retrieval", "agent_message", "error"]
 
 
 def test_knobs_start_from_the_settings_defaults_with_their_descriptions():

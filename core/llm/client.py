@@ -25,9 +25,12 @@ class LLMError(RuntimeError):
 
 
 class LLMParseError(LLMError):
-    def __init__(self, message: str, raw: str):
+    """``raw``: the last reply; ``usage``: what the failed attempts cost, so a trace can still count them."""
+
+    def __init__(self, message: str, raw: str, usage: Usage | None = None):
         super().__init__(message)
         self.raw = raw
+        self.usage = usage or Usage()
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,7 @@ class LLM:
                 parsed = parse_reply(retry.text, schema)
             except ReplyParseError as second:
                 raise LLMParseError(f"the model's reply could not be parsed as {schema.__name__} after one repair: {second}",
-                                    retry.text) from second
+                                    retry.text, usage) from second
             return LLMResponse(text=retry.text, parsed=parsed, usage=usage, model=retry.model)
 
     def _use_cache(self, temperature: float) -> bool:

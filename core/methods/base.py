@@ -20,7 +20,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from core.llm import LLM, LLMResponse
+from core.llm import LLM, LLMParseError, LLMResponse
 from core.question import Question
 from core.trace import AgentMessage, Answer, Event, Hit, Payload, Retrieval, Run, Usage
 
@@ -97,7 +97,11 @@ class RunContext:
             temperature: float = 0.0, max_tokens: int = 512, turn: int | None = None) -> LLMResponse:
         """One LLM call, recorded as an ``agent_message`` event with its usage."""
         self.check_cancelled()
-        response = self.llm.complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens)
+        try:
+            response = self.llm.complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens)
+        except LLMParseError as exc:  # the unusable reply and its cost stay in the trace, before the error
+            self.emit(stage, agent, AgentMessage(role=role, text=exc.raw, turn=turn), exc.usage)
+            raise
         data = response.parsed.model_dump() if response.parsed is not None else None
         self.emit(stage, agent, AgentMessage(role=role, text=response.text, data=data, turn=turn), response.usage)
         return response

@@ -73,10 +73,14 @@ def judgment_schema(m: int) -> type[BaseModel]:
     return create_model("SufficiencyJudgment", **fields)
 
 
+MAX_IDS_PER_CLAIM = 4  # unbounded, a small model can list ids until its token budget runs out mid-reply
+
+
 def report_schema(shown: list[str]) -> type[BaseModel]:
     ids: Any = list[Literal[tuple(shown)]] if shown else list[str]  # enum: only ids the Arbiter was shown
     claim = create_model("Claim", claim=(str, _text(150, "one claim, naming the option it bears on")),
-                         ids=(ids, Field(description="ids of the documents behind it")))
+                         ids=(ids, Field(description="ids of the documents behind it",
+                                         json_schema_extra={"maxItems": MAX_IDS_PER_CLAIM})))
     return create_model(
         "EvidenceReport",
         supporting=(list[claim], Field(max_length=3, description="claims that support an answer")),
