@@ -70,6 +70,7 @@ class FakeEndpoint:
         self.steps = list(steps)
         self.script = script
         self.requests: list[dict] = []
+        self.headers: list[dict[str, str]] = []
         self.disconnects = 0
         self._lock = threading.Lock()
         outer = self
@@ -85,6 +86,7 @@ class FakeEndpoint:
                 request = json.loads(body or b"{}")
                 with outer._lock:
                     outer.requests.append(request)
+                    outer.headers.append(dict(self.headers))
                     step = outer.script(request) if outer.script else \
                         (outer.steps.pop(0) if len(outer.steps) > 1 else outer.steps[0])
                 try:
@@ -101,7 +103,8 @@ class FakeEndpoint:
     @staticmethod
     def _answer(handler: BaseHTTPRequestHandler, step: Step, stream: bool) -> None:
         time.sleep(step.delay)
-        if step.text is not None and not stream:  # a client that does not stream gets the whole completion
+        if step.text is not None and not stream:  # a client that does not stream gets the whole completion, as late
+            time.sleep(step.chunk_delay * (step.pieces - 1))
             step = raw(json.dumps(completion(step.text, step.finish_reason, step.usage)).encode(), "application/json")
         if step.text is None:
             handler.send_response(step.status)
@@ -123,9 +126,9 @@ class FakeEndpoint:
             if not last:
                 time.sleep(step.chunk_delay)
         if step.usage:
-            prompt, completion = step.usage
+            prompt, written = step.usage
             handler.wfile.write(sse_event({**chunk(), "choices": [], "usage": {
-                "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}))
+                "prompt_tokens": prompt, "completion_tokens": written, "total_tokens": prompt + written}}))
         handler.wfile.write(b"data: [DONE]\n\n")
         handler.wfile.flush()
         handler.close_connection = True
