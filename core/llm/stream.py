@@ -18,6 +18,8 @@ from typing import Any
 
 import openai
 
+from core.llm.parsing import scrub
+
 POLL_SECONDS = 0.1
 _CONNECTED = ("connection.connect_tcp.complete", "connection.connect_unix_socket.complete",
               "connection.start_tls.complete")
@@ -148,7 +150,7 @@ def _read_chunk(chunk: Any) -> tuple[str, str | None, tuple[int, int] | None]:
         content = choice.delta.content if choice.delta is not None else None
         if content is not None and not isinstance(content, str):
             raise TypeError(f"a chunk's content is {type(content).__name__}, not text")
-        delta += content or ""
+        delta += scrub(content or "")
         reason = choice.finish_reason or reason
     usage = getattr(chunk, "usage", None)
     counts = None
