@@ -22,7 +22,7 @@ from tests.fakes import ListRetriever, make_hits
 from tests.fuzz_replies import malformed
 
 CLIENT_REPLIES = 1000
-METHOD_RUNS = 150
+METHOD_RUNS = 120
 
 
 class Pick(BaseModel):
