@@ -2,9 +2,18 @@
 
 import streamlit as st
 
+from core.llm import ConfigError
+from core.llm.endpoint import check_environment
 from ui.chrome import ASSETS, frame
 from ui.pages import sections
+from ui.state import config
 
 st.set_page_config(page_title="MedRAG Studio", page_icon=str(ASSETS / "icon.svg"), layout="wide")
 frame()
+try:
+    check_environment(config())
+except ConfigError as exc:
+    st.error(f"**A setting cannot be used:** {exc}. Fix it in the environment or `.streamlit/secrets.toml` "
+             "and reload the page.", icon=":material/settings_alert:")
+    st.stop()
 st.navigation(sections()).run()

@@ -8,6 +8,7 @@ import pkgutil
 import sys
 
 import core.cli
+from core.llm.endpoint import ConfigError, check_environment
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,7 +22,15 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help()
         return 0
-    return args.handler(args)
+    try:
+        check_environment()
+        return args.handler(args)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # before any run started, or a third Ctrl-C: nothing to keep
+        print("\ninterrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

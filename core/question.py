@@ -7,6 +7,16 @@ from pydantic import BaseModel, field_validator, model_validator
 MAX_QUESTION_CHARS = 6000  # about 1.5k tokens: leaves room for evidence in an 8k-token context
 
 
+def _utf8(value: str, what: str) -> str:
+    """Bytes that are not UTF-8 reach Python as lone surrogates (from a terminal, a file read leniently): name them
+    here, before they break a prompt, the store or a screen."""
+    bad = next((i for i, ch in enumerate(value) if "\ud800" <= ch <= "\udfff"), None)
+    if bad is not None:
+        raise ValueError(f"{what} holds bytes that are not valid UTF-8 (at character {bad + 1}); "
+                         "retype it or save its source as UTF-8.")
+    return value
+
+
 class Question(BaseModel):
     text: str
     options: dict[str, str] = {}
@@ -14,7 +24,7 @@ class Question(BaseModel):
     @field_validator("text")
     @classmethod
     def _text(cls, value: str) -> str:
-        value = value.strip()
+        value = _utf8(value.strip(), "The question")
         if not value:
             raise ValueError("The question is empty: type a question first.")
         if len(value) > MAX_QUESTION_CHARS:
@@ -25,7 +35,8 @@ class Question(BaseModel):
     @field_validator("options")
     @classmethod
     def _options(cls, value: dict[str, str]) -> dict[str, str]:
-        cleaned = {str(k).strip(): str(v).strip() for k, v in value.items()}
+        cleaned = {_utf8(str(k).strip(), "An option letter"): _utf8(str(v).strip(), f"Option {str(k).strip()}")
+                   for k, v in value.items()}
         if any(not k for k in cleaned):
             raise ValueError("Every option needs a letter.")
         if any(not v for v in cleaned.values()):

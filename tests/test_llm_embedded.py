@@ -53,3 +53,34 @@ def test_server_is_shared_within_the_process(embedded_llm):
     embedded_llm.complete([{"role": "user", "content": "Say OK."}], max_tokens=4)
     assert embedded.EmbeddedServer.get() is embedded.EmbeddedServer.get()
     assert embedded.EmbeddedServer.get().load_seconds > 0
+
+
+@pytest.mark.model
+def test_streaming_from_the_embedded_server_reports_usage_and_parses_the_grammar_reply():
+    """llama.cpp streams the grammar-constrained JSON chunk by chunk and sends usage in its last chunk; a set
+    cancel ends a long generation at once."""
+    import threading
+    import time
+
+    from core.llm import LLM, LLMCancelled
+
+    llm = LLM(cache_mode="off")
+    question = Question(text="Which hormone lowers blood glucose?", options={"A": "Glucagon", "B": "Insulin"})
+    seen: list[str] = []
+    reply = llm.complete([{"role": "user", "content": question.render() + "\nAnswer in JSON."}],
+                         schema=answer_schema(question), max_tokens=80, on_text=seen.append)
+    assert reply.parsed.answer in {"A", "B"} and reply.finish_reason == "stop"
+    assert len(seen) > 3 and seen[-1] == reply.text  # it arrived in pieces
+    # usage is the server's own count (a chunk count would equal the number of pieces seen)
+    assert reply.usage.prompt_tokens > 20 and reply.usage.completion_tokens >= len(seen)
+    cancel, pieces = threading.Event(), []
+
+    def watch(text: str) -> None:
+        pieces.append(time.perf_counter())
+        if len(pieces) == 5:
+            cancel.set()
+
+    with pytest.raises(LLMCancelled) as info:
+        llm.complete([{"role": "user", "content": "Write a long essay about the pancreas."}], max_tokens=400,
+                     on_text=watch, cancel=cancel)
+    assert time.perf_counter() - pieces[4] < 1.0 and info.value.raw

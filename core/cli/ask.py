@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from core.cli.interrupt import stopping_on_signals
+from core.cli.knobs import knob_errors, param_value
 from core.cli.render import describe, totals_line
 from core.llm import LLM
 from core.methods import get, registry
@@ -24,6 +25,12 @@ def _key_value(text: str) -> tuple[str, str]:
     return key.strip(), value
 
 
+def corpus_path(text: str) -> Path:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path (a variable or glob that expanded to nothing?)")
+    return Path(text)
+
+
 def register(commands) -> None:
     p = commands.add_parser("ask", help="ask one question with one method and stream its trace")
     p.add_argument("question", help="the question text")
@@ -32,36 +39,56 @@ def register(commands) -> None:
     p.add_argument("--method", default="cot", help=f"one of: {', '.join(registry())}")
     p.add_argument("--param", action="append", type=_key_value, default=[], metavar="KNOB=VALUE",
                    help="a method knob (JSON values, e.g. rounds=2)")
-    p.add_argument("--corpus", action="extend", nargs="+", type=Path, default=[], metavar="PATH",
+    p.add_argument("--corpus", action="extend", nargs="+", type=corpus_path, default=[], metavar="PATH",
                    help="corpus files or folders (several, or repeat); default: the embedded corpus")
     p.add_argument("--json", action="store_true", help="print the whole run as JSON at the end")
     p.set_defaults(handler=handle)
 
 
-def _param_value(text: str):
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
+def _options(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for letter, text in pairs:
+        if letter.strip() in options:
+            raise ValueError(f"--option {letter.strip()} is given twice ({options[letter.strip()]!r} and {text!r}); "
+                             "give each letter once")
+        options[letter.strip()] = text
+    return options
 
 
 def handle(args) -> int:
     try:
-        question = Question(text=args.question, options=dict(args.option))
         spec = get(args.method)
-        params = spec.params(**{k: _param_value(v) for k, v in args.param})
-    except (ValidationError, KeyError) as exc:
-        message = "; ".join(e["msg"] for e in exc.errors()) if isinstance(exc, ValidationError) else exc.args[0]
-        print(f"error: {message}", file=sys.stderr)
-        return 2
+        question = Question(text=args.question, options=_options(args.option))
+    except KeyError as exc:
+        return _error(exc.args[0])
+    except ValidationError as exc:
+        return _error("; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors()))
+    except ValueError as exc:
+        return _error(str(exc))
+    try:
+        params = spec.params(**{k: param_value(v) for k, v in args.param})
+    except ValidationError as exc:
+        return _error(knob_errors(spec, exc))
     retriever = None
     if spec.uses_retrieval:
-        from core.retrieval import open_retriever
+        from core.retrieval import CorpusError, open_retriever
 
-        retriever = open_retriever(args.corpus or None, progress=True)
-    run = execute(spec.name, question, params.model_dump(), llm=LLM(), retriever=retriever, store=RunStore(),
-                  sinks=[lambda event: print(describe(event), flush=True)])
+        try:
+            retriever = open_retriever(args.corpus or None, progress=True)
+        except (CorpusError, OSError) as exc:
+            return _error(str(exc))
+    llm, store = LLM(), RunStore()
+    with stopping_on_signals("the run") as stop:
+        run = execute(spec.name, question, params.model_dump(), llm=llm, retriever=retriever, store=store,
+                      sinks=[lambda event: print(describe(event), flush=True)], cancel=stop.event)
     print(totals_line(run))
     if args.json:
         print(run.model_dump_json(indent=2))
+    if run.status == "cancelled":
+        return stop.exit_code
     return 0 if run.status == "ok" else 1
+
+
+def _error(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2

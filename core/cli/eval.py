@@ -11,7 +11,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from core import paths
-from core.cli.ask import _key_value, _param_value
+from core.cli.ask import _key_value
+from core.cli.interrupt import stopping_on_signals
+from core.cli.knobs import knob_errors, param_value
 from core.eval import BenchmarkError, EvalPlan, evaluate, load_benchmark, load_ids, select, summarize, write_results
 from core.eval.report import format_table
 from core.llm import LLM
@@ -53,7 +55,12 @@ def _plan(args) -> EvalPlan:
         method, dot, knob = key.partition(".")
         if not dot or method not in methods:
             raise ValueError(f"--param {key}: write METHOD.KNOB=VALUE for one of the chosen methods ({', '.join(methods)})")
-        params[method][knob] = _param_value(value)
+        params[method][knob] = param_value(value)
+    for method, knobs in params.items():
+        try:
+            get(method).params(**knobs)
+        except ValidationError as exc:
+            raise ValueError(knob_errors(get(method), exc, prefix=f"{method}.")) from None
     if args.limit is not None and args.limit < 1:
         raise ValueError("--limit must be at least 1")
     if args.concurrency < 1:
@@ -90,14 +97,20 @@ def handle(args) -> int:
         if skipped:
             bar.write(f"resuming: {skipped} finished run(s) skipped")
 
+    failed: list[dict[str, Any]] = []
+
     def progressed(row: dict[str, Any]) -> None:
+        if row["status"] != "ok":
+            failed.append(row)
         mark = "ok" if row["correct"] else ("error" if row["status"] != "ok" else "wrong")
         bar.set_postfix_str(f"{row['method']} {row['dataset']}/{row['qid']}: {mark}")
         bar.update()
 
     began = time.perf_counter()
-    outcome = evaluate(plan, llm=llm, retriever=retriever, store=RunStore(), concurrency=args.concurrency,
-                       progress=progressed, on_start=started, report_only=args.report)
+    store = RunStore()
+    with stopping_on_signals("the runs in flight") as stop:
+        outcome = evaluate(plan, llm=llm, retriever=retriever, store=store, concurrency=args.concurrency,
+                           progress=progressed, on_start=started, stop=stop.event, report_only=args.report)
     bar.close()
     summary = summarize(outcome.rows)
     print(format_table(summary) if summary else "no finished runs yet")
@@ -111,7 +124,12 @@ def handle(args) -> int:
           f"results in {', '.join(str(p) for p in written)}")
     if outcome.cancelled:
         print("interrupted: run the same command again to resume", file=sys.stderr)
-        return 130
+        return stop.exit_code
+    if outcome.ran and len(failed) == outcome.ran:
+        first = store.load_run(failed[0]["run_id"]).events[-1].payload
+        print(f"error: all {outcome.ran} run(s) ended in an error, so nothing was scored; the first: "
+              f"{getattr(first, 'message', first.kind)}", file=sys.stderr)
+        return 1
     return 0
 
 

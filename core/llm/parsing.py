@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 T = TypeVar("T", bound=BaseModel)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+# JSON may spell a lone surrogate ("\ud800"); such a string cannot be encoded as UTF-8 (store, screen, log)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ReplyParseError(ValueError):
@@ -21,10 +23,14 @@ class ReplyParseError(ValueError):
         self.raw = raw
 
 
+MAX_STARTS = 16  # a reply looping on "{" (small models do) would otherwise take quadratic time to search
+
+
 def _first_json_object(text: str) -> str | None:
-    """The first balanced {...} in text, skipping braces inside strings."""
-    start = text.find("{")
-    while start != -1:
+    """The first balanced {...} in text, skipping braces inside strings; tried from the first few "{" only."""
+    start, tries = text.find("{"), 0
+    while start != -1 and tries < MAX_STARTS:
+        tries += 1
         depth, in_str, escaped = 0, False, False
         for i in range(start, len(text)):
             ch = text[i]
@@ -47,6 +53,17 @@ def _first_json_object(text: str) -> str | None:
     return None
 
 
+def scrub(value: Any) -> Any:
+    """Strings (also inside lists and objects) with lone surrogates replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    return value
+
+
 def extract_json(text: str) -> dict:
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
     for candidate in candidates:
@@ -62,7 +79,7 @@ def extract_json(text: str) -> dict:
             except json.JSONDecodeError:
                 continue
         if isinstance(value, dict):
-            return value
+            return scrub(value)
     raise ReplyParseError("the reply holds no complete JSON object" + (" (it looks cut off)" if "{" in text else ""), text)
 
 

@@ -96,16 +96,26 @@ class CorpusSource:
             raise CorpusError(f"{path}: the folder holds no .jsonl or .jsonl.gz files")
         meta = {}
         if (path / METADATA_FILE).is_file():
-            try:
-                meta = json.loads((path / METADATA_FILE).read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise CorpusError(f"{path / METADATA_FILE}: not valid JSON ({exc})") from exc
+            meta = _metadata(path / METADATA_FILE)
         default_name = path.parent.name if path.name in _GENERIC_FOLDERS else path.name
         return cls(str(meta.get("name") or default_name), path, files, meta)
 
     @property
     def size_bytes(self) -> int:
         return sum(f.stat().st_size for f in self.files)
+
+
+def _metadata(path: Path) -> dict:
+    try:
+        meta = json.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise CorpusError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise CorpusError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(meta, dict):
+        raise CorpusError(f"{path}: expected a JSON object such as {{\"name\": \"my-corpus\"}}, "
+                          f"got a {type(meta).__name__}")
+    return meta
 
 
 def corpus_sources(paths: list[str | Path]) -> list[CorpusSource]:
@@ -120,11 +130,18 @@ def corpus_sources(paths: list[str | Path]) -> list[CorpusSource]:
     return list({s.path: s for s in sources}.values())
 
 
-def _open_lines(path: Path) -> tuple[io.BufferedReader, Iterator[str]]:
-    """The raw file (whose position tells progress in bytes) and its decoded lines."""
+def _open_lines(path: Path) -> tuple[io.BufferedReader, Iterator[bytes]]:
+    """The raw file (whose position tells progress in bytes) and its lines, undecoded: each line is decoded on
+    its own, so a byte that is not UTF-8 spoils that line only."""
     raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
-    stream = gzip.GzipFile(fileobj=raw) if path.name.endswith(".gz") else raw
-    return raw, io.TextIOWrapper(stream, encoding="utf-8", errors="strict")
+    return raw, gzip.GzipFile(fileobj=raw) if path.name.endswith(".gz") else raw
+
+
+def _decode(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at column {exc.start + 1})") from None
 
 
 def _text_field(record: dict, key: str) -> str:
@@ -183,7 +200,7 @@ def read_corpus(source: CorpusSource, *, strict: bool = False, progress: Progres
                     if not line.strip():
                         continue
                     try:
-                        snippet = parse_line(line)
+                        snippet = parse_line(_decode(line))
                         if snippet.id in seen:
                             where, first = seen[snippet.id]
                             if strict or first == snippet:
@@ -202,7 +219,7 @@ def read_corpus(source: CorpusSource, *, strict: bool = False, progress: Progres
                     snippets.append(snippet)
                     if number % 2000 == 0:
                         progress(stage, done_before + raw.tell(), total)
-            except (OSError, EOFError, UnicodeDecodeError) as exc:
+            except (OSError, EOFError) as exc:
                 raise CorpusError(f"{path}:{number + 1}: cannot read the file ({exc})") from exc
         done_before += path.stat().st_size
         progress(stage, done_before, total)

@@ -35,23 +35,39 @@ def _m002_eval_items(db: sqlite_utils.Database) -> None:
     }, pk=("config", "dataset", "qid"))
 
 
+def _m003_run_owner(db: sqlite_utils.Database) -> None:
+    # Which process runs a run (host, pid, that process's start time): a run left "running" by a process that
+    # is gone is marked interrupted, while one that a live process (the app, an evaluation) is writing is not.
+    db["runs"].add_column("owner_host", str)
+    db["runs"].add_column("owner_pid", int)
+    db["runs"].add_column("owner_started", float)
+    db["runs"].create_index(["status"])
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, events, annotations", _m001_initial),
     (2, "benchmark items", _m002_eval_items),
+    (3, "run owners", _m003_run_owner),
 ]
 
 
 def migrate(db: sqlite_utils.Database) -> list[int]:
-    """Apply the migrations not yet applied, each in its own transaction; returns their numbers."""
-    if "_migrations" not in db.table_names():
-        db["_migrations"].create({"version": int, "name": str, "applied": float}, pk="version")
+    """Apply the migrations not yet applied, each in its own exclusive transaction that first checks it is still
+    needed, so processes opening the same file at once apply each exactly once; returns the numbers applied."""
+    db["_migrations"].create({"version": int, "name": str, "applied": float}, pk="version", if_not_exists=True)
     done = {row["version"] for row in db["_migrations"].rows}
     applied = []
     for version, name, step in MIGRATIONS:
         if version in done:
             continue
-        with db.conn:
-            step(db)
-            db["_migrations"].insert({"version": version, "name": name, "applied": time.time()})
-        applied.append(version)
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            if db.execute("SELECT 1 FROM _migrations WHERE version = ?", [version]).fetchone() is None:
+                step(db)
+                db["_migrations"].insert({"version": version, "name": name, "applied": time.time()})
+                applied.append(version)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
     return applied

@@ -3,45 +3,86 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from core import paths
+from core.store import owner
 from core.store.migrations import migrate
-from core.trace import Answer, Event, Run, Totals
+from core.store.sqlite import connect, setting_up, use_wal
+from core.trace import Answer, Error, Event, Run, Totals
+
+# A run saved before owners were recorded, with no event for this long, is not running any more: one LLM call
+# gives up long before (timeout × tries).
+OWNERLESS_STALE_SECONDS = 3600.0
+INTERRUPTED = ("the process running this run ended before the run did (it was killed, or the machine stopped); "
+               "the trace is kept up to that point")
 
 
 class RunStore:
-    """Thread-safe: methods emit events from worker threads."""
+    """Thread-safe: methods emit events from worker threads. Several processes may open the same file."""
 
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path or paths.db_path())
-        conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
-        self.db = sqlite_utils.Database(conn)
-        self.db.enable_wal()
+        self.db = connect(self.path)
         self.db.execute("PRAGMA foreign_keys=ON")
         self._lock = threading.RLock()
-        with self._lock:
+        with self._lock, setting_up(self.path):
+            use_wal(self.db)
             migrate(self.db)
+        self.close_orphans()
 
     # -- writing ---------------------------------------------------------------------
     def create_run(self, run: Run) -> None:
         with self._lock, self.db.conn:
-            self.db["runs"].insert(self._run_row(run))
+            self.db["runs"].insert({**self._run_row(run), **owner.current()})
 
     def append_event(self, event: Event) -> None:
-        row = {"run_id": event.run_id, "seq": event.seq, "stage": event.stage, "agent": event.agent, "kind": event.kind,
-               "payload": event.payload.model_dump_json(), "usage": event.usage.model_dump_json(), "time": event.time}
         with self._lock, self.db.conn:
-            self.db["events"].insert(row)
+            self.db["events"].insert(self._event_row(event))
 
     def finish_run(self, run: Run) -> None:
         with self._lock, self.db.conn:
             self.db["runs"].update(run.id, self._run_row(run))
+
+    def close_orphans(self) -> list[str]:
+        """Marks ``interrupted`` every run left ``running`` by a process that is gone, with an error event saying
+        so; returns their ids. Runs that live processes are writing are left alone."""
+        with self._lock:
+            rows = list(self.db.query(
+                "SELECT r.id, r.started, r.owner_host, r.owner_pid, r.owner_started, max(e.time) AS last "
+                "FROM runs r LEFT JOIN events e ON e.run_id = r.id WHERE r.status = 'running' GROUP BY r.id"))
+        now, closed = time.time(), []
+        for row in rows:
+            last = row["last"] or row["started"]
+            ownerless = row["owner_pid"] is None and now - last > OWNERLESS_STALE_SECONDS
+            if (ownerless or owner.is_gone(row["owner_host"], row["owner_pid"], row["owner_started"])) \
+                    and self._interrupt(row["id"], last):
+                closed.append(row["id"])
+        return closed
+
+    def _interrupt(self, run_id: str, last: float) -> bool:
+        with self._lock:
+            self.db.execute("BEGIN IMMEDIATE")  # another process may be closing the same run
+            try:
+                run = self.load_run(run_id)
+                if run.status != "running":
+                    self.db.execute("ROLLBACK")
+                    return False
+                event = Event(run_id=run_id, seq=len(run.events), stage="interrupted", agent="Studio", time=last,
+                              payload=Error(message=INTERRUPTED, error_type="interrupted"))
+                run.events.append(event)
+                run.status, run.finished = "interrupted", last
+                run.totals = run.compute_totals()
+                self.db["events"].insert(self._event_row(event))
+                self.db["runs"].update(run_id, self._run_row(run))
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+        return True
 
     # -- reading ---------------------------------------------------------------------
     def load_run(self, run_id: str) -> Run:
@@ -59,6 +100,8 @@ class RunStore:
         )
 
     def list_runs(self, limit: int = 200, method: str | None = None) -> list[dict[str, Any]]:
+        """Newest first. Runs whose process has gone since the store opened are marked interrupted first."""
+        self.close_orphans()
         where, args = ("method = ?", [method]) if method else (None, [])
         with self._lock:
             rows = list(self.db["runs"].rows_where(where, args, order_by="started desc", limit=limit))
@@ -73,6 +116,12 @@ class RunStore:
             self.db["annotations"].delete_where("run_id = ?", [run_id])
             self.db["events"].delete_where("run_id = ?", [run_id])
             self.db["runs"].delete(run_id)
+
+    @staticmethod
+    def _event_row(event: Event) -> dict[str, Any]:
+        return {"run_id": event.run_id, "seq": event.seq, "stage": event.stage, "agent": event.agent,
+                "kind": event.kind, "payload": event.payload.model_dump_json(), "usage": event.usage.model_dump_json(),
+                "time": event.time}
 
     @staticmethod
     def _run_row(run: Run) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from ui.knobs import method_label
 from ui.text import short
 from ui.trace_view import render_run
 
-STATUSES = ("ok", "error", "cancelled", "running")
+STATUSES = ("ok", "error", "cancelled", "interrupted", "running")
 CONFIRM = "history.confirm_delete"
 
 
