@@ -20,7 +20,7 @@ from core.trace import (
     Verdict,
     VerdictItem,
 )
-from ui.trace_view import role_style
+from ui.event_view import role_style
 
 
 def _hits() -> list[Hit]:
@@ -56,7 +56,7 @@ def full_run() -> Run:
                                                  gap="coronary dominance"),
          Usage(calls=1, prompt_tokens=200, completion_tokens=30, seconds=1.5)),
         ("selection", "Integrator", Verdict(items=verdicts, accepted=True, reason="enough to answer"), None),
-        ("arbitration", "A-Agent", AgentMessage(role="arbiter", text="{}", data={
+        ("claims", "A-Agent", AgentMessage(role="arbiter", text="{}", data={
             "supporting": [{"claim": "II, III, aVF map to the RCA", "ids": ["teach-0", "gen-1"]}], "refuting": [],
             "deeper": [{"nested": {"kept": "as JSON"}}]}), llm_call),
         ("arbitration", "A-Agent", Report(supporting=["II, III, aVF map to the RCA"],

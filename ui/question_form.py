@@ -107,21 +107,27 @@ def case_picker(key: str) -> None:
          format_func=lambda i: "—" if i is None else f"{by_id[i].specialty.capitalize()} · {by_id[i].title}")
 
 
-def question_form(key: str) -> tuple[str, dict[str, str]]:
-    """The question text and its options as typed (options empty for free text)."""
+def question_form(key: str) -> tuple[str, dict[str, str] | None]:
+    """The question text and its options as typed (None for a free-text question)."""
     case_picker(key)
     text = kept(st.text_area, "Question", key=f"{key}.text", default="", height=150,
                 placeholder="e.g. A 58-year-old with crushing chest pain and ST elevation in II, III and aVF: "
                             "which artery is most likely occluded?")
     answer_format = kept(st.radio, "Answer format", key=f"{key}.format", default=FORMATS[0], options=FORMATS,
                          horizontal=True)
-    options = option_editor(key) if answer_format == FORMATS[0] else {}
-    return text, options
+    return text, option_editor(key) if answer_format == FORMATS[0] else None
 
 
-def parse_question(text: str, options: dict[str, str]) -> tuple[Question | None, list[str]]:
-    """The checked question, or the reasons it cannot be asked (in the words of core.question)."""
+NO_OPTIONS = ("Multiple choice needs at least two options: add them with “Add option”, or switch the answer "
+              "format to Free text.")
+
+
+def parse_question(text: str, options: dict[str, str] | None) -> tuple[Question | None, list[str]]:
+    """The checked question, or the reasons it cannot be asked (in the words of core.question). A multiple-choice
+    question with no options is refused rather than asked as free text."""
+    problems = [NO_OPTIONS] if options == {} else []
     try:
-        return Question(text=text, options=options), []
+        question = Question(text=text, options=options or {})
     except ValidationError as exc:
-        return None, [e["msg"].removeprefix("Value error, ") for e in exc.errors()]
+        return None, problems + [e["msg"].removeprefix("Value error, ") for e in exc.errors()]
+    return (None, problems) if problems else (question, [])
