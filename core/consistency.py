@@ -16,7 +16,7 @@ from core.trace import Answer
 
 _STOP = frozenset("a an and as at by for from in into is of on or the to with without no not only its their".split())
 MIN_WORDS_MATCHED = 0.75  # the share of an option's content words the rationale must use to name it by its words
-DISTINCTIVE_CHARS = 5  # a word of an option at least this long, in no other option, names it on its own
+DISTINCTIVE_CHARS = 6  # a word of an option at least this long, in no other option, names it on its own
 
 
 class Mismatch(BaseModel):
@@ -40,14 +40,14 @@ def _letter_mentions(letter: str, text: str) -> list[int]:
     return [m.start() for p in patterns for m in re.finditer(p, text)]
 
 
-def _text_mention(option: str, others: list[str], text: str) -> int | None:
-    """Where the rationale uses the option's own words: the whole text, a word no other option has (a drug's
-    name, say), or most of its content words."""
+def _text_mention(option: str, others: list[str], text: str, stem: str) -> int | None:
+    """Where the rationale uses the option's own words: the whole text, a word no other option and not the
+    question itself has (a drug's name, say), or most of its content words."""
     at = text.lower().find(option.lower().strip(" ."))
     if at >= 0:
         return at
     wanted, used = set(_words(option)), set(_words(text))
-    elsewhere = {w for other in others for w in _words(other)}
+    elsewhere = {w for other in [*others, stem] for w in _words(other)}
     distinctive = {w for w in wanted - elsewhere if len(w) >= DISTINCTIVE_CHARS} & used
     if distinctive:
         return min(re.search(rf"\b{w}\b", text.lower()).start() for w in distinctive)
@@ -56,12 +56,13 @@ def _text_mention(option: str, others: list[str], text: str) -> int | None:
     return min(re.search(rf"\b{w}\b", text.lower()).start() for w in wanted & used)
 
 
-def named_options(rationale: str, options: dict[str, str]) -> list[str]:
-    """Option letters the rationale names, ordered by where it first names each."""
+def named_options(rationale: str, options: dict[str, str], question: str = "") -> list[str]:
+    """Option letters the rationale names, ordered by where it first names each; words it repeats from the
+    question (the vignette's drug, say) do not name an option."""
     first: dict[str, int] = {}
     for letter, option in options.items():
         places = _letter_mentions(re.escape(letter), rationale)
-        at = _text_mention(option, [o for k, o in options.items() if k != letter], rationale)
+        at = _text_mention(option, [o for k, o in options.items() if k != letter], rationale, question)
         if at is not None:
             places.append(at)
         if places:
@@ -78,11 +79,11 @@ def _last_named(rationale: str, options: dict[str, str], named: list[str]) -> st
     return max(named, key=last)
 
 
-def check_answer(answer: Answer | None, options: dict[str, str]) -> Mismatch | None:
+def check_answer(answer: Answer | None, options: dict[str, str], question: str = "") -> Mismatch | None:
     """A mismatch when the chosen option is never named by the rationale and another one is."""
     if answer is None or not answer.choice or not answer.rationale or not options:
         return None
-    named = named_options(answer.rationale, options)
+    named = named_options(answer.rationale, options, question)
     if not named or answer.choice in named:
         return None
     return Mismatch(chosen=answer.choice, argued=_last_named(answer.rationale, options, named), named=named)

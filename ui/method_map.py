@@ -40,14 +40,15 @@ def map_dot(spec: MethodSpec, events: list[Event], *, lit: Stage | None = None, 
         bold = ', penwidth=2.4, color="#0b4f4a"' if stage == lit else ""
         lines.append(f'{ids[stage.label]} [label={_quote(label)}, fillcolor="{fill}", fontcolor="{font}"'
                      f'{link}{bold}, tooltip={_quote(stage.label)}];')
-    previous = "q"
+    previous, before = "q", {}
     for stage in spec.stages:
         node = ids[stage.label]
-        if stage.branch:
-            lines.append(f'{previous} -> {node} [style=dashed, label="or"]; {node} -> a [style=dashed];')
+        if stage.branch:  # an alternative to the stage before it: it leaves from where that one did
+            lines.append(f'{before.get(previous, "q")} -> {node} [style=dashed, label="or"]; '
+                         f'{node} -> a [style=dashed];')
             continue
         lines.append(f"{previous} -> {node};")
-        previous = node
+        before[node], previous = previous, node
         if stage.loop_to in ids:
             lines.append(f'{node} -> {ids[stage.loop_to]} [style=dashed, constraint=false, '
                          f'label={_quote(stage.loop_label)}];')

@@ -49,7 +49,7 @@ def render_outcome(run: Run, evidence: Evidence, key: str) -> None:
     with st.container(key=f"answer-card-{key}"):
         letter = f'<span class="letter">{esc(answer.choice)}</span>' if answer.choice else ""
         st.markdown(f'<div class="answer-line">{letter}{esc(answer.text)}</div>', unsafe_allow_html=True)
-        if mismatch := check_answer(answer, run.options):
+        if mismatch := check_answer(answer, run.options, run.question):
             st.warning(mismatch.message(run.options), icon=":material/rule:")
         if answer.rationale:
             st.markdown(md(answer.rationale))
