@@ -8,35 +8,22 @@ import streamlit as st
 from pydantic import ValidationError
 
 from core.question import Question
-from core.teaching import TeachingCase, TeachingPackError, load_cases
+from core.teaching import TeachingCase
 from ui.state import kept, set_kept
+from ui.teaching_view import pack, pack_problem
 
 FORMATS = ("Multiple choice", "Free text")
 LETTERS = string.ascii_uppercase[:10]
 START_OPTIONS = 4
 
 
-@st.cache_data(show_spinner=False)
-def teaching_pack() -> tuple[list[TeachingCase], str | None]:
-    """The teaching pack's cases, or none and the file problem that keeps them out."""
-    try:
-        return load_cases(), None
-    except TeachingPackError as exc:
-        return [], f"The teaching pack cannot be read: {exc}"
-
-
 def teaching_cases() -> list[TeachingCase]:
-    return teaching_pack()[0]
+    found = pack()
+    return found.cases if found else []
 
 
 def _case(case_id: str | None) -> TeachingCase | None:
     return next((c for c in teaching_cases() if c.id == case_id), None)
-
-
-def case_for(text: str, case_id: str | None) -> TeachingCase | None:
-    """The teaching case a question came from, while its text is unchanged."""
-    case = _case(case_id)
-    return case if case is not None and case.question.strip() == text.strip() else None
 
 
 # -- lettered options -------------------------------------------------------------------------
@@ -97,7 +84,7 @@ def _load_case(key: str) -> None:
 
 
 def case_picker(key: str) -> None:
-    cases, problem = teaching_pack()
+    cases, problem = teaching_cases(), pack_problem()
     if problem:
         st.caption(problem)
         return
