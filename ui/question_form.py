@@ -64,7 +64,7 @@ def option_editor(key: str) -> dict[str, str]:
         with middle:
             options[letter] = kept(st.text_input, f"Option {letter}", key=f"{key}.opt.{uid}", default="",
                                    label_visibility="collapsed", placeholder=f"Option {letter}")
-        right.button("✕", key=f"{key}.remove.{uid}", help=f"Remove option {letter}", on_click=_remove_option,
+        right.button("×", key=f"{key}.remove.{uid}", help=f"Remove option {letter}", on_click=_remove_option,
                      args=(key, uid))
     st.button("Add option", icon=":material/add:", key=f"{key}.add", on_click=_add_option, args=(key,),
               disabled=len(ids) >= len(LETTERS))

@@ -83,7 +83,7 @@ def test_compare_runs_two_methods_at_once(page, app, timings):
     page.get_by_label("Option B").fill("Right coronary artery")
     page.get_by_label("Option B").press("Enter")
     settle(page)
-    remove = page.get_by_role("button", name="✕")
+    remove = page.get_by_role("button", name="×")
     for left in (3, 2):
         remove.nth(2).click()
         expect(remove).to_have_count(left)
