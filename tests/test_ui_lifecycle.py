@@ -3,6 +3,8 @@ clears the old one, buttons come back however the run ends, and a reload (a new 
 
 from __future__ import annotations
 
+import time
+
 from streamlit.testing.v1 import AppTest
 
 from core.store import RunStore
@@ -63,3 +65,26 @@ def test_a_new_session_on_the_runs_link_follows_it_live_and_can_stop_it():
     reloaded = until_runs_end(reloaded)
     assert RunStore().load_run(run_id).status == "cancelled"
     assert reloaded.status[0].label.startswith("MedRAG: stopped after")
+
+
+def test_a_reply_shows_field_by_field_while_written_and_stop_ends_it_mid_call():
+    long_reply = {"reasoning": "Insulin lowers blood glucose by moving it into cells. " * 6, "answer": "A"}
+    llm = ScriptedLLM(delay=6).on("Think step by step", long_reply)
+    at = fill(ask_page(llm), "Which hormone lowers blood glucose?", ["Insulin", "Glucagon"])
+    at = at.button(key="ask.go").click().run()
+    run_id = at.query_params["run"]
+    live = live_runs().get(run_id)
+    deadline = time.time() + 5
+    while not (live.working() and '"reasoning": "Insulin' in live.working()[0].text) and time.time() < deadline:
+        time.sleep(0.05)
+    at.run()
+    assert "now Clinician writing for" in at.status[0].label  # which agent works now, and for how long
+    text = text_of(at)
+    assert ":orange-badge[writing] **Clinician**" in text
+    assert "**reasoning:** Insulin lowers blood glucose" in text and '{"reasoning"' not in text  # fields, not JSON
+    at = at.button(key="ask.stop").click().run()
+    stopped = time.time()
+    at = until_runs_end(at)
+    assert time.time() - stopped < 2.5  # the call itself is cut, not waited for
+    assert at.status[0].label.startswith("CoT: stopped after") and buttons(at) == {"Run": False}
+    assert RunStore().load_run(run_id).status == "cancelled"

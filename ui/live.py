@@ -18,7 +18,7 @@ from core.methods.base import Retriever, RunContext
 from core.question import Question
 from core.runner import execute
 from core.store import RunStore
-from core.trace import Error, Event, Run
+from core.trace import Error, Event, Partial, Run
 
 POLL_SECONDS = 0.4
 STARTING_SECONDS = 10.0  # how long start() waits for the run to get its id (creating it is one store write)
@@ -33,10 +33,12 @@ class LiveRun:
         self.spec = get(method)
         self.question = question
         self.events: list[Event] = []
+        self.writing: dict[tuple[str, str, float], Partial] = {}  # replies being written, by (stage, agent, start)
         self.run: Run | None = None
         self.started = time.time()
         self.ended: float | None = None
         self.stop_requested = False
+        self._cancel = threading.Event()
         self._ctx: RunContext | None = None
         self._changed = threading.Condition()
         self._done = False
@@ -66,16 +68,29 @@ class LiveRun:
         return end - self.started
 
     def cancel(self) -> None:
+        """Ends the run within about a second, even in the middle of a model call."""
         self.stop_requested = True
-        if self._ctx is not None:
-            self._ctx.cancel_event.set()
+        self._cancel.set()
 
     def wait(self, seen: int, timeout: float = POLL_SECONDS) -> None:
         """Block until there are more than ``seen`` events, the run ends, or the timeout passes."""
         with self._changed:
             self._changed.wait_for(lambda: self._done or len(self.events) > seen, timeout=timeout)
 
+    def working(self) -> list[Partial]:
+        """Replies being written now, oldest first (a method can have several agents writing at once)."""
+        with self._changed:
+            return sorted((p for p in self.writing.values() if not p.done), key=lambda p: p.started)
+
     # -- the worker thread ---------------------------------------------------------------
+    def _partial(self, partial: Partial) -> None:
+        with self._changed:
+            key = (partial.stage, partial.agent, partial.started)
+            if partial.done:
+                self.writing.pop(key, None)
+            else:
+                self.writing[key] = partial
+
     def _sink(self, event: Event) -> None:
         with self._changed:
             self.events.append(event)
@@ -85,14 +100,13 @@ class LiveRun:
         with self._changed:
             self._ctx = ctx
             self.run = ctx.run
-            if self.stop_requested:
-                ctx.cancel_event.set()
             self._changed.notify_all()
 
     def _work(self, method, question, params, llm, retriever, store) -> None:
         try:
             self.run = execute(method, question, params, llm=llm, retriever=retriever, store=store,
-                               sinks=[self._sink], ctx_hook=self._hook)
+                               sinks=[self._sink], ctx_hook=self._hook, stream_sinks=[self._partial],
+                               cancel=self._cancel)
         except Exception as exc:  # noqa: BLE001 - the page must hear of it, whatever it is
             self._fail(exc)
         finally:

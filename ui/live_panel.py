@@ -13,9 +13,12 @@ from collections.abc import Callable
 import streamlit as st
 
 from core.methods import get
-from core.trace import Event, Run
+from core.partial_reply import partial_fields
+from core.trace import Event, Partial, Run
 from ui.live import LiveRun, live_runs
+from ui.reply_fields import reply_fields
 from ui.step_lines import step_line
+from ui.text import md
 
 REFRESH_SECONDS = 1.0
 
@@ -45,16 +48,39 @@ def _state(run: Run | None, done: bool) -> str:
     return "complete" if run is not None and run.status == "ok" else "error"
 
 
+def writing_now(partials: list[Partial]) -> str:
+    """Who is writing and for how long, e.g. 'E-Agent writing for 12 s'."""
+    now = time.time()
+    return ", ".join(f"{p.agent} writing for {now - p.started:.0f} s" for p in partials)
+
+
+def partial_reply(partial: Partial) -> None:
+    """A reply as far as it is written: its fields when it is JSON, else its text."""
+    with st.container(border=True, key=f"writing-{partial.agent}-{partial.started}"):
+        st.markdown(f":orange-badge[writing] **{md(partial.agent)}** :gray[{md(partial.role)} · {md(partial.stage)} · "
+                    f"{time.time() - partial.started:.0f} s]")
+        fields = partial_fields(partial.text)
+        if fields:
+            reply_fields(fields)
+        else:
+            st.markdown(md(partial.text) if partial.text.strip() else ":gray[reading the prompt…]")
+
+
 def live_box(live: LiveRun) -> None:
-    """One run's box: its label says what it is doing; inside, one readable line per step so far."""
-    events = list(live.events)
+    """One run's box: its label says what it is doing; inside, one readable line per step so far, then each reply
+    being written, field by field."""
+    events, working = list(live.events), live.working()
     label = status_label(live.spec.label, live.run, events, live.done, live.elapsed)
+    if working and not live.done:
+        label = f"{live.spec.label}: running · now {writing_now(working)} · {live.elapsed:.0f} s"
     if live.stop_requested and not live.done:
-        label = f"{live.spec.label}: stopping at the next step · {live.elapsed:.0f} s"
+        label = f"{live.spec.label}: stopping · {live.elapsed:.0f} s"
     with st.status(label, state=_state(live.run, live.done), expanded=not live.done):
         for event in events:
             st.markdown(step_line(event))
-        if not events and not live.done:
+        for partial in working if not live.done else []:
+            partial_reply(partial)
+        if not events and not working and not live.done:
             st.caption("The first step is under way.")
 
 

@@ -25,8 +25,8 @@ def load(run_id: str) -> Run | None:
 
 def _lit_map(live: LiveRun) -> None:
     with st.expander("Method map", expanded=True, icon=":material/account_tree:"):
-        events = list(live.events)
-        method_map(live.spec, events, lit=current_stage(live.spec.stages, events))
+        events, working = list(live.events), [(p.stage, p.agent) for p in live.working()]
+        method_map(live.spec, events, lit=current_stage(live.spec.stages, events, working))
 
 
 def _saved_map(run: Run, key: str) -> None:
