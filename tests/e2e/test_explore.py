@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from benchmarks.first_token import FIRST_TOKEN_JS
 from core.trace import Run
 from tests.e2e.conftest import MODEL_SECONDS, open_page, pick, saved_runs, set_number, settle, snap
 
@@ -145,7 +146,14 @@ def test_a_runs_life_stop_reload_and_a_new_run_clears_the_old(page, app, timings
     timings["click_to_stop_button_first_run_s"] = round(time.perf_counter() - started, 1)
     expect(page.get_by_role("button", name="Run", exact=True)).to_be_disabled()
     assert "run=" in page.url
-    snap(page, "explore_ask_running_1440", 1440)
+    # tokens as they are written: the reply's first field shows while the model is still writing it
+    page.wait_for_function(FIRST_TOKEN_JS, timeout=MODEL_SECONDS, polling=100)
+    timings["click_to_first_token_first_run_s"] = round(time.perf_counter() - started, 1)
+    expect(page.get_by_text(re.compile(r"now Clinician writing for \d+ s"))).to_be_visible()
+    expect(page.locator('[class*="st-key-writing-"]')).to_contain_text("reasoning")
+    lit = page.locator('[data-testid="stGraphVizChart"] g.node', has_text="Clinician reasons")
+    assert lit.locator("path, polygon").first.get_attribute("fill") == "#0f766e"  # its stage lit on the map
+    snap(page, "explore_ask_streaming_1440", 1440)
     page.reload()  # the URL names the run: the reloaded page follows it again
     page.get_by_text("CoT: running").wait_for(timeout=30_000)
     expect(page.get_by_role("button", name="Stop")).to_be_visible()
