@@ -88,3 +88,21 @@ def test_a_reply_shows_field_by_field_while_written_and_stop_ends_it_mid_call():
     assert time.time() - stopped < 2.5  # the call itself is cut, not waited for
     assert at.status[0].label.startswith("CoT: stopped after") and buttons(at) == {"Run": False}
     assert RunStore().load_run(run_id).status == "cancelled"
+
+
+def test_a_run_another_process_is_writing_is_followed_through_the_store():
+    from core.trace import Event, Query, Run
+
+    store = RunStore()
+    run = Run(method="sema", question="Which drug treats disease 1?")
+    store.create_run(run)  # as the command line would, in its own process
+    store.append_event(Event(run_id=run.id, seq=0, stage="exploration turn 1", agent="E-Agent",
+                             payload=Query(text="disease 1 drug", purpose="initial")))
+    at = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=20)
+    at.query_params["run"] = run.id
+    at.run()
+    assert not at.exception
+    assert any("another process" in m.value for m in at.markdown)  # in Running now: follow here, stop there
+    assert not [b for b in at.button if b.label == "Stop"]  # this server cannot stop it
+    assert at.status[0].label.startswith("SEMA-RAG: running, after exploration turn 1 · E-Agent · 1 event")
+    assert "Started by another process" in "\n".join(c.value for c in at.caption)
