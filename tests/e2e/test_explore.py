@@ -92,7 +92,7 @@ def test_teaching_marks_budget_cuts_report_once_and_the_map(page, app, seed_runs
         link.click()
         page.wait_for_timeout(800)
         head = page.locator("#history-stage-arbitration")
-        assert 0 <= head.bounding_box()["y"] < 1000, "the map's link scrolls to the stage's events"
+        assert -5 <= head.bounding_box()["y"] < 1000, "the map's link scrolls to the stage's events"
         snap(page, f"explore_history_sema_{width}", width)
 
 
@@ -137,7 +137,7 @@ def test_a_runs_life_stop_reload_and_a_new_run_clears_the_old(page, app, timings
     open_page(page, f"{url}/ask", "Ask")
     pick(page, "Start from a teaching case", CASE)
     page.get_by_text("Knobs", exact=True).click()
-    set_number(page, "Max tokens", 96)
+    set_number(page, "Max tokens", 160)
     settle(page)
     started = time.perf_counter()
     page.get_by_role("button", name="Run", exact=True).click()
@@ -156,9 +156,9 @@ def test_a_runs_life_stop_reload_and_a_new_run_clears_the_old(page, app, timings
     lit = page.locator('[data-testid="stGraphVizChart"] g.node', has_text="Clinician reasons")
     assert lit.locator("path, polygon").first.get_attribute("fill") == "#0f766e"  # its stage lit on the map
     snap(page, "explore_ask_streaming_1440", 1440)
-    page.locator(".answer-line").wait_for(timeout=MODEL_SECONDS)
+    expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled(timeout=MODEL_SECONDS)
     settle(page)
-    expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled()
+    expect(page.locator(".answer-line")).to_have_count(1)
     expect(page.get_by_role("button", name="Stop")).to_have_count(0)
     snap(page, "explore_ask_done_1440", 1440)
     snap(page, "explore_ask_done_1024", 1024)
