@@ -54,7 +54,7 @@ def test_ask_shows_the_run_live_then_its_trace(page, app, timings):
     snap(page, "03_ask_time_and_tokens")
 
 
-def test_settings_lists_the_corpora_and_limits_them(page, app):
+def test_settings_lists_the_corpora_and_limits_them(page, app, timings):
     app_url, _ = app
     open_page(page, f"{app_url}/settings", "Settings")
     expect(page.get_by_text("server running")).to_be_visible()  # started by the Ask run
