@@ -19,7 +19,7 @@ from core.labels.grades import GRADES, RELEVANT
 Item = tuple[str, str]  # (question id, pool id)
 Judged = dict[Item, dict[str, int]]  # item -> annotator -> grade
 SCALE = sorted(GRADES)
-BOOTSTRAP = 400
+BOOTSTRAP = 2000
 MIN_FOR_INTERVAL = 5
 
 
@@ -38,23 +38,30 @@ class Agreement:
 
 
 def _kappa(a: list[int], b: list[int]) -> float | None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+    with warnings.catch_warnings():  # an undefined kappa is reported as such, not warned about
+        warnings.simplefilter("ignore")
         value = cohen_kappa_score(a, b, labels=SCALE, weights="linear")
     return None if math.isnan(value) else float(value)
+
+
+def kappas(a: np.ndarray, b: np.ndarray, picks: np.ndarray) -> np.ndarray:
+    """Linear-weighted kappa of many resamples at once (rows of ``picks`` index the items), by scikit-learn's formula:
+    1 - sum(W * observed) / sum(W * expected), W = |i - j|. Resamples where it is undefined are left out."""
+    k, rounds = len(SCALE), picks.shape[0]
+    codes = (a[picks] * k + b[picks]) + (np.arange(rounds) * k * k)[:, None]
+    observed = np.bincount(codes.ravel(), minlength=rounds * k * k).reshape(rounds, k, k).astype(float)
+    expected = observed.sum(2)[:, :, None] * observed.sum(1)[:, None, :] / observed.sum((1, 2))[:, None, None]
+    weights = np.abs(np.subtract.outer(np.arange(k), np.arange(k)))
+    disagree, chance = (weights * observed).sum((1, 2)), (weights * expected).sum((1, 2))
+    defined = chance > 0
+    return 1 - disagree[defined] / chance[defined]
 
 
 def _bootstrap(a: np.ndarray, b: np.ndarray, seed: int = 7) -> tuple[float | None, float | None]:
     """A percentile interval from resampling the items (None when there are too few items to resample)."""
     if len(a) < MIN_FOR_INTERVAL:
         return None, None
-    rng = np.random.default_rng(seed)
-    values = []
-    for _ in range(BOOTSTRAP):
-        pick = rng.integers(0, len(a), len(a))
-        value = _kappa(a[pick].tolist(), b[pick].tolist())
-        if value is not None:
-            values.append(value)
+    values = kappas(a, b, np.random.default_rng(seed).integers(0, len(a), (BOOTSTRAP, len(a))))
     if len(values) < BOOTSTRAP // 2:
         return None, None
     return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5))
