@@ -42,10 +42,10 @@ def _save(run: Run, snippet_id: str, widget: str, annotator: str) -> None:
     except LabelError as exc:
         st.session_state[f"{widget}.problem"] = str(exc)
         return
-    if not _run_exists(store(), run.id):
-        st.session_state[f"{widget}.problem"] = (
-            f"Run {run.id} was deleted meanwhile. Your label is saved for question {ref.question_id} and snippet "
-            f"{snippet_id}: it counts wherever another run of this question shows the snippet.")
+    if not _run_exists(store(), run.id):  # a toast, since the page may no longer draw this run
+        st.toast(f"Run {run.id} was deleted meanwhile. Your label is saved for question {ref.question_id} and "
+                 f"snippet {snippet_id}: it counts wherever another run of this question shows the snippet.",
+                 icon=":material/warning:")
 
 
 def _question(run: Run) -> PoolQuestion | None:
