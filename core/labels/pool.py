@@ -183,14 +183,15 @@ def _question(conn: sqlite3.Connection, ref: QuestionRef, runs: list[dict[str, A
               bench_ids: dict[str, tuple[str, str]]) -> PoolQuestion:
     gold = (teaching_ids().get(ref.qhash) or bench_ids.get(ref.qhash) or (None, None))[1] if ref.qhash else None
     marks = ",".join("?" * len(runs))
-    events = conn.execute(f"select run_id, payload from events where kind in ('retrieval', 'generated_doc') and "
-                          f"run_id in ({marks}) order by run_id, seq", [r["id"] for r in runs]).fetchall()
-    by_run: dict[str, list[Retrieval | GeneratedDoc]] = defaultdict(list)
+    events = conn.execute(f"select run_id, payload, usage from events where kind in ('retrieval', 'generated_doc') "
+                          f"and run_id in ({marks}) order by run_id, seq", [r["id"] for r in runs]).fetchall()
+    by_run: dict[str, list[tuple[Retrieval | GeneratedDoc, bool]]] = defaultdict(list)
     for event in events:
         try:
             payload = json.loads(event["payload"])
             model = Retrieval if payload.get("kind") == "retrieval" else GeneratedDoc
-            by_run[event["run_id"]].append(model.model_validate(payload))
+            searched = bool(json.loads(event["usage"] or "{}").get("retrievals"))
+            by_run[event["run_id"]].append((model.model_validate(payload), searched))
         except (ValueError, ValidationError):
             continue  # a payload from another version that does not parse shows no documents rather than failing
     builder = _PoolBuilder()
@@ -213,11 +214,17 @@ class _PoolBuilder:
             item.ids.append(snippet_id)
         return key
 
-    def add_run(self, run: dict[str, Any], payloads: list[Retrieval | GeneratedDoc]) -> RunRanking:
+    def add_run(self, run: dict[str, Any], payloads: list[tuple[Retrieval | GeneratedDoc, bool]]) -> RunRanking:
+        """``payloads``: each event's payload and whether it searched (a retrieval event that searched nothing and
+        names only documents already found re-orders them, like MedRGAG's re-scored top k: they move first)."""
         ranked: list[str] = []
         generated: list[str] = []
-        for payload in payloads:
-            if isinstance(payload, Retrieval):
+        for payload, searched in payloads:
+            if isinstance(payload, Retrieval) and not searched and payload.hits and all(
+                    self.text_of.get(h.snippet_id) in ranked for h in payload.hits):
+                first = list(dict.fromkeys(self.text_of[h.snippet_id] for h in payload.hits))
+                ranked = first + [k for k in ranked if k not in first]
+            elif isinstance(payload, Retrieval):
                 for hit in payload.hits:
                     key = self._item(hit.snippet_id, hit.title, hit.text)
                     if key not in ranked:

@@ -39,6 +39,15 @@ def test_pool_dedupes_by_id_and_by_text_and_keys_generated_documents_by_their_te
     assert question.item("s3").blind_text() == "Doc s3. text of s3"  # a title reads as the first sentence
 
 
+def test_ranked_lists_follow_rounds_and_a_rescoring_moves_its_documents_first(store):
+    save_run(store, "sema", [hit("a"), hit("b")], rounds=[[hit("b"), hit("c")], [hit("a")]])
+    save_run(store, "medrgag", [hit("a"), hit("b"), hit("c"), hit("d")], rescored=[hit("c"), hit("a")])
+    [q] = collect(store.path)
+    sema, medrgag = q.runs
+    assert sema.ranked == ["a", "b", "c"]  # a round that finds nothing new changes nothing
+    assert medrgag.ranked == ["c", "a", "b", "d"]
+
+
 def test_blind_order_is_stable_per_annotator_and_differs_between_annotators(store):
     save_run(store, "medrag", [hit(f"s{i}") for i in range(12)])
     [question] = collect(store.path)
