@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import streamlit as st
 
 from core.labels import LabelError, PoolQuestion
@@ -12,14 +15,16 @@ MIME = {"qrels": "text/plain", "csv": "text/csv", "jsonl": "application/jsonl"}
 NAMES = {"qrels": "labels.qrels", "csv": "labels.csv", "jsonl": "labels.jsonl"}
 
 
-def exchange(questions: list[PoolQuestion], annotator: str | None) -> None:
+def exchange(questions: Callable[[], list[PoolQuestion]]) -> None:
+    """``questions`` gives every pooled question (called only when a file is written or read)."""
     st.markdown("**Export** every label in the studio. qrels gives one grade per snippet (`question_id 0 "
                 "snippet_id grade`: the adjudicated label, else the majority); CSV and JSONL keep every annotator's "
                 "label, note and time, with the question and passage text.")
     columns = st.columns(len(FORMATS))
     for column, fmt in zip(columns, FORMATS):
-        column.download_button(f"Download {fmt}", export(fmt, questions, label_store()), NAMES[fmt], MIME[fmt],
-                               icon=":material/download:", key=f"annotate.export.{fmt}", width="stretch")
+        column.download_button(f"Download {fmt}", partial(lambda f: export(f, questions(), label_store()), fmt),
+                               NAMES[fmt], MIME[fmt], icon=":material/download:", key=f"annotate.export.{fmt}",
+                               width="stretch")
     st.divider()
     st.markdown("**Import** labels from a qrels, CSV or JSONL file. The whole file is checked before anything is "
                 "written; bad lines are named by number.")
@@ -36,7 +41,7 @@ def exchange(questions: list[PoolQuestion], annotator: str | None) -> None:
         return
     try:
         text = upload.getvalue().decode("utf-8")
-        report = import_labels(label_store(), questions, parse(fmt, text, who), source=f"import {upload.name}",
+        report = import_labels(label_store(), questions(), parse(fmt, text, who), source=f"import {upload.name}",
                                skip_bad=skip_bad)
     except UnicodeDecodeError:
         st.error(f"{upload.name} is not UTF-8 text; nothing was imported.")

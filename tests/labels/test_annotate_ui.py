@@ -85,12 +85,16 @@ def test_two_annotators_then_agreement_adjudication_and_metrics(runs):
         for item, grade in zip(q.items, grades):
             labels.set_label(q.ref, item.pool_id, who, grade)
     at = annotate_page("ann")
+    at.session_state["annotate.view"] = "Agreement"  # only the open tab is computed
+    at.run()
     kappa = table(at, "kappa")
     assert list(kappa["annotators"]) == ["ann / bob"] and list(kappa["n (both judged)"]) == [5]
     assert "**Disagreements** · 1" in text_of(at)
     next(w for w in at.segmented_control if w.label == "Final label (adjudication)").set_value(2).run()
     [final] = labels.finals()
     assert (final["grade"], final["adjudicator"]) == (2, "ann")
+    at.session_state["annotate.view"] = "Metrics"
+    at.run()
     summary = table(at, "runs")
     assert set(summary["method"]) == {"MedRAG", "MedRGAG"} and set(summary["questions"]) == {1}
     assert len(at.get("plotly_chart")) == 1

@@ -25,6 +25,7 @@ from ui.text import short
 
 GUIDELINES = REPO_ROOT / "docs" / "annotation_guidelines.md"
 STYLE = REPO_ROOT / "assets" / "annotate.css"
+VIEW = "annotate.view"
 SOURCES = {"all": "All runs", "teaching": "Teaching-pack cases", "eval": "An evaluation's runs"}
 
 
@@ -72,8 +73,11 @@ def _question_label(question: PoolQuestion, done: dict[str, int]) -> str:
             f"{short(question.ref.question, 80)}")
 
 
-def _judge_tab(questions: list[PoolQuestion], annotator: str) -> None:
+@st.fragment
+def _judge_tab(questions: list[PoolQuestion], annotator: str, target: int) -> None:
+    """A fragment: giving a grade reruns only this part of the page."""
     rows = label_store().labels([q.question_id for q in questions])
+    st.caption(progress(questions, rows, annotator, target).describe())
     done = {q.question_id: sum(annotator in resolve(q, rows)[0].get(i.pool_id, {}) for i in q.items)
             for q in questions}
     by_id = {q.question_id: q for q in questions}
@@ -100,19 +104,22 @@ def page() -> None:
     if not questions:
         st.info("No saved run matches this queue. Runs appear here once Ask, Compare or an evaluation saves them.")
         return
-    ids = [q.question_id for q in questions]
-    if annotator:
-        st.caption(progress(questions, label_store().labels(ids), annotator, target).describe())
-    judging, agreement, metrics, files = st.tabs(["Judge", "Agreement", "Metrics", "Export and import"])
-    with judging:
-        if annotator:
-            _judge_tab(questions, annotator)
-        else:
-            st.info("Type your name above to start judging.")
-    with agreement:
-        agreement_table(questions)
-        disagreement_list(questions, annotator, st.session_state.get("annotate.relevant", 2))
-    with metrics:
-        metrics_view(questions, settings_form(label_store().annotators()))
-    with files:
-        exchange(collect(state.store().path), annotator)
+    # only the open tab is computed (switching tabs reruns), so each shows the labels as they are now
+    judging, agreement, metrics, files = st.tabs(["Judge", "Agreement", "Metrics", "Export and import"],
+                                                 key=VIEW, on_change="rerun")
+    if judging.open:
+        with judging:
+            if annotator:
+                _judge_tab(questions, annotator, target)
+            else:
+                st.info("Type your name above to start judging.")
+    if agreement.open:
+        with agreement:
+            agreement_table(questions)
+            disagreement_list(questions, annotator, st.session_state.get("annotate.relevant", 2))
+    if metrics.open:
+        with metrics:
+            metrics_view(questions, settings_form(label_store().annotators()))
+    if files.open:
+        with files:
+            exchange(lambda: collect(state.store().path))
