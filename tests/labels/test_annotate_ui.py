@@ -114,3 +114,15 @@ def test_the_history_trace_labels_snippets_in_place_and_warns_when_the_run_was_d
     at.segmented_control(key=f"labels-history-{medrag.id}-s2").set_value(1).run()
     assert "was deleted meanwhile. Your label is saved" in at.toast[0].value
     assert {r["snippet_id"] for r in LabelStore().labels()} == {"s1", "s2"}  # nothing lost
+
+
+def test_with_openid_login_the_logged_in_user_labels_and_a_logged_out_one_is_asked_to_log_in(runs):
+    at = AppTest.from_string("from ui.pages.annotate import page\npage()", default_timeout=30)
+    at.user = {"is_logged_in": False}
+    at.run()
+    assert at.button(key="annotate.login").label == "Log in" and not at.text_input
+    at.user = {"is_logged_in": True, "email": "dr.rahman@example.org", "name": "A. Rahman"}
+    at.run()
+    assert "Labelling as **dr.rahman@example.org** (logged in)" in [c.value for c in at.caption]
+    at.button(key="annotate.grade.2").click().run()
+    assert [r["annotator"] for r in LabelStore().labels()] == ["dr.rahman@example.org"]
