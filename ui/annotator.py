@@ -9,7 +9,6 @@ from core import paths
 from core.labels import LabelError, LabelStore, check_annotator
 
 NAME = "annotate.annotator"
-TYPED = "annotate.name_input"
 PROBLEM = "annotate.name_problem"
 
 
@@ -43,9 +42,9 @@ def current() -> str | None:
     return st.session_state.get(NAME)
 
 
-def _take_name() -> None:
+def _take_name(typed: str) -> None:
     try:
-        st.session_state[NAME] = check_annotator(st.session_state.get(TYPED, ""))
+        st.session_state[NAME] = check_annotator(st.session_state.get(typed, ""))
         st.session_state.pop(PROBLEM, None)
     except LabelError as exc:
         st.session_state.pop(NAME, None)
@@ -72,9 +71,9 @@ def identify(*, key: str = "annotate") -> str | None:
         left.caption(f"Labelling as **{name}** in this browser session")
         right.button("Change", key=f"{key}.change_name", on_click=_change_name)
         return name
-    with st.form(f"{key}.who", border=False):
-        st.text_input("Your name (stored with every label)", key=TYPED, placeholder="e.g. Dr A. Rahman")
-        st.form_submit_button("Start labelling", on_click=_take_name, type="primary")
+    with st.form(f"{key}.who", border=False):  # one per trace on Compare: each has its own key
+        st.text_input("Your name (stored with every label)", key=f"{key}.name_input", placeholder="e.g. Dr A. Rahman")
+        st.form_submit_button("Start labelling", on_click=_take_name, args=(f"{key}.name_input",), type="primary")
     if problem := st.session_state.get(PROBLEM):
         st.error(problem)
     return None

@@ -104,7 +104,7 @@ def test_the_history_trace_labels_snippets_in_place_and_warns_when_the_run_was_d
     medrag, _ = runs
     at = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=30).run()
     at.selectbox(key="history.open").set_value(medrag.id).run()
-    at.text_input(key=NAME_BOX).input("cy")
+    at.text_input(key="labels-history.name_input").input("cy")
     at.button(key="FormSubmitter:labels-history.who-Start labelling").click().run()
     assert "not judged yet" in [c.value for c in at.caption]
     at.segmented_control(key=f"labels-history-{medrag.id}-s1").set_value(3).run()
