@@ -36,6 +36,7 @@ def register(commands) -> None:
     s.add_argument("question_id")
     s.add_argument("--annotator", required=True, help="your name: the order is shuffled for you")
     s.add_argument("--open", action="store_true", help="show methods, ranks, scores and every label (adjudication)")
+    s.add_argument("--unjudged", action="store_true", help="only the passages you have not graded yet")
     queue(s)
     s.set_defaults(handler=pool)
 
@@ -121,6 +122,8 @@ def pool(args) -> int:
     print(ORDER_HINT)
     for n, item in enumerate(q.blind_order(args.annotator), 1):
         mine = labels.get(item.pool_id, {}).get(args.annotator)
+        if mine and args.unjudged:
+            continue
         head = f"[{n}] {item.pool_id}" + (f"  (your grade: {mine['grade']})" if mine else "")
         if args.open:
             seen = "; ".join(f"{o.method} #{o.rank}" + (" generated" if o.generated else f" {o.corpus}")
