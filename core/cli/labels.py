@@ -49,6 +49,10 @@ def register(commands) -> None:
     a.add_argument("--run", action="store_true", help="the first argument is a run id; its question is used")
     a.set_defaults(handler=add)
 
+    h = sub.add_parser("history", help="every change to a question's labels: who, old, new, when, from where")
+    h.add_argument("question_id")
+    h.set_defaults(handler=history)
+
     e = sub.add_parser("export", help="write labels as TREC qrels, CSV or JSONL")
     e.add_argument("--format", choices=("qrels", "csv", "jsonl"), default="qrels")
     e.add_argument("--out", type=Path, help="file to write (default: standard output)")
@@ -160,6 +164,20 @@ def add(args) -> int:
         return _fail(str(exc))
     print(f"{ref.question_id} {args.snippet_id}: {args.grade} ({GRADES[args.grade]}) by {args.annotator}: "
           f"{written.describe()}")
+    return 0
+
+
+def history(args) -> int:
+    from datetime import datetime
+
+    changes = LabelStore().history(args.question_id)
+    if not changes:
+        print(f"no label of question {args.question_id!r} has been given yet")
+    for c in changes:
+        old = "-" if c["old_grade"] is None else c["old_grade"]
+        note = f'  note: {c["new_note"]}' if c["new_note"] and c["new_note"] != c["old_note"] else ""
+        print(f'{datetime.fromtimestamp(c["time"]):%Y-%m-%d %H:%M:%S}  {c["kind"]:<5} {c["snippet_id"]}  '
+              f'{c["annotator"]}: {old} -> {c["new_grade"]}  ({c["source"]}){note}')
     return 0
 
 

@@ -30,6 +30,3 @@ def check_annotator(name: object) -> str:
         raise LabelError("The annotator name is longer than 80 characters; use a shorter name or your initials.")
     return text
 
-
-def label_text(grade: int) -> str:
-    return f"{grade} {GRADES[grade]}"

@@ -97,7 +97,7 @@ class LabelStore:
                     raise
                 if attempt == self.attempts:
                     raise LabelStoreBusy(f"The label database stayed busy through {self.attempts} attempts of "
-                                         f"{self.busy_timeout:.0f} s each; nothing was saved. Try again.") from None
+                                         f"{self.busy_timeout:g} s each; nothing was saved. Try again.") from None
                 time.sleep(delay * (1 + random.random()))
                 delay *= 2
             except BaseException:

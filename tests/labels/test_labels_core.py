@@ -187,3 +187,24 @@ def test_progress_counts_my_judgments_and_snippets_at_the_target(store):
     mine = progress([q], labels.labels(), "ann")
     assert (mine.judged, mine.pool, mine.questions_done, mine.at_target) == (2, 2, 1, 1)
     assert progress([q], labels.labels(), "bob").questions_done == 0
+
+
+def test_a_write_waits_and_retries_while_another_holds_the_lock_and_says_so_when_it_never_frees(store, tmp_path):
+    import sqlite3
+    import threading
+
+    from core.labels import LabelStoreBusy
+
+    save_run(store, "medrag", [hit("s1")])
+    [q] = collect(store.path)
+    patient = LabelStore(store.path, busy_timeout=0.05, attempts=8)  # about 5 s of backoff in all
+    holder = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")  # another writer holds the write lock
+    threading.Timer(0.3, holder.rollback).start()
+    assert patient.set_label(q.ref, "s1", "ann", 2).new == 1  # retried until the lock was free
+    holder.execute("BEGIN IMMEDIATE")
+    hasty = LabelStore(store.path, busy_timeout=0.01, attempts=2)
+    with pytest.raises(LabelStoreBusy, match="stayed busy through 2 attempts.*nothing was saved"):
+        hasty.set_label(q.ref, "s1", "ann", 3)
+    holder.rollback()
+    assert [r["grade"] for r in patient.labels()] == [2]

@@ -107,6 +107,9 @@ def test_cli_pool_is_blind_add_labels_and_metrics_csv(labelled, tmp_path, capsys
     assert main(["labels", "add", run.id, "s1", "1", "--annotator", "cy", "--run"]) == 2
     assert "is not in the store (deleted?)" in capsys.readouterr().err
     assert {r["snippet_id"]: r["grade"] for r in labels.labels() if r["annotator"] == "cy"} == {"s2": 2, "copy": 3}
+    assert main(["labels", "history", q.question_id]) == 0
+    changes = capsys.readouterr().out.splitlines()
+    assert "final s2  chief: - -> 1  (adjudication)" in changes[4] and "cy: - -> 2  (cli)  note: partly" in changes[5]
     save_run(store, "sema", [hit("s2"), hit("s1")])  # labels outlive the deleted run: a new run is scored by them
     assert main(["labels", "metrics", "--csv", str(tmp_path / "m.csv")]) == 0
     out = capsys.readouterr().out
