@@ -178,4 +178,11 @@ def test_two_annotators_judge_blind_at_once_then_agreement_and_metrics_appear(ap
         settle(ann)
         expect(ann.locator(".snip.judge")).to_contain_text("shown by")
         snap(ann, "annotate_05_open_mode")
+
+        ann.get_by_role("link", name="History").click()  # in-app navigation keeps the session, and the name
+        ann.get_by_role("heading", name="History", level=1).wait_for()
+        ann.get_by_role("tab", name="Labels").click()
+        expect(ann.get_by_text("documents judged by someone")).to_be_visible()
+        expect(ann.get_by_text("2× 3 key").first).to_be_visible()  # both annotators' labels, counted per grade
+        snap(ann, "annotate_06_trace_labels")
         browser.close()
