@@ -31,7 +31,7 @@ def _figure(summary: list[dict]) -> go.Figure:
     for method in sorted({s["method"] for s in summary}):
         rows = [s for s in summary if s["method"] == method]
         figure.add_bar(name=method_label(method), x=[r["measure"] for r in rows], y=[r["mean"] for r in rows],
-                       error_y={"type": "data", "symmetric": False,
+                       error_y={"type": "data", "symmetric": False, "visible": any(r["low"] is not None for r in rows),
                                 "array": [(r["high"] - r["mean"]) if r["low"] is not None else 0 for r in rows],
                                 "arrayminus": [(r["mean"] - r["low"]) if r["low"] is not None else 0 for r in rows]},
                        customdata=[r["n_questions"] for r in rows],

@@ -20,7 +20,7 @@ Item = tuple[str, str]  # (question id, pool id)
 Judged = dict[Item, dict[str, int]]  # item -> annotator -> grade
 SCALE = sorted(GRADES)
 BOOTSTRAP = 2000
-MIN_FOR_INTERVAL = 5
+MIN_FOR_INTERVAL = 10  # a percentile bootstrap over fewer items is too coarse to mean much
 
 
 @dataclass(frozen=True)
