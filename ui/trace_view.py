@@ -389,7 +389,8 @@ def render_run(run: Run, *, key: str, show_question: bool = False) -> None:
     render_totals(run)
     trace, docs, cost, labels = st.tabs([
         f"Trace · {len(run.events)} events",
-        f"Evidence · {len(evidence.hits)} retrieved, {len(evidence.generated)} generated", "Time and tokens", "Labels"])
+        f"Evidence · {len(evidence.hits)} retrieved, {len(evidence.generated)} generated",
+        "Time and tokens", "Labels"])
     with trace:
         render_timeline(run.events, evidence)
     with docs:

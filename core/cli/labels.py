@@ -22,7 +22,8 @@ def register(commands) -> None:
     def queue(parser) -> None:
         parser.add_argument("--source", choices=("all", "teaching", "eval"), default="all",
                             help="all runs, the runs of teaching-pack cases, or an evaluation's runs (default all)")
-        parser.add_argument("--cases", default="", help="teaching-pack case ids, comma-separated (with --source teaching)")
+        parser.add_argument("--cases", default="",
+                            help="teaching-pack case ids, comma-separated (with --source teaching)")
         parser.add_argument("--datasets", default="", help="benchmark datasets, comma-separated (with --source eval)")
         parser.add_argument("--methods", default="", help="only runs of these methods, comma-separated")
         parser.add_argument("--since", type=date.fromisoformat, help="runs started on or after this day (YYYY-MM-DD)")
@@ -58,7 +59,7 @@ def register(commands) -> None:
     e.add_argument("--out", type=Path, help="file to write (default: standard output)")
     e.set_defaults(handler=export)
 
-    i = sub.add_parser("import", help="read labels from a qrels, CSV or JSONL file (checked before anything is written)")
+    i = sub.add_parser("import", help="read labels from a qrels, CSV or JSONL file (checked before writing anything)")
     i.add_argument("file", type=Path)
     i.add_argument("--format", choices=("qrels", "csv", "jsonl"), help="default: from the file name (.csv, .jsonl)")
     i.add_argument("--annotator", help="whose judgments a qrels file holds (required for qrels)")

@@ -93,7 +93,8 @@ def _per_question(rows: list[dict[str, Any]], measure: str) -> dict[str, dict[st
     return {m: {q: float(np.mean(v)) for q, v in qs.items()} for m, qs in values.items()}
 
 
-def _interval(values: list[float], bounds: tuple[float, float] | None = (0.0, 1.0)) -> tuple[float | None, float | None]:
+def _interval(values: list[float],
+              bounds: tuple[float, float] | None = (0.0, 1.0)) -> tuple[float | None, float | None]:
     """95% t-interval of the mean (None below two values)."""
     if len(values) < 2:
         return None, None
