@@ -98,12 +98,17 @@ def render_run(run: Run, *, key: str, show_question: bool = False, upto: int | N
     if reveal_answer and run.answer is not None:
         reveal(run)
     render_totals(run)
-    trace, docs, cost = st.tabs([f"Trace · {len(run.events)} events",
-                                 f"Evidence · {len(evidence.hits)} retrieved, {len(evidence.generated)} generated",
-                                 "Time and tokens"])
+    trace, docs, cost, labels = st.tabs([
+        f"Trace · {len(run.events)} events",
+        f"Evidence · {len(evidence.hits)} retrieved, {len(evidence.generated)} generated",
+        "Time and tokens", "Labels"])
     with trace:
         render_timeline(run.events, evidence, key=key)
     with docs:
         render_evidence(evidence)
     with cost:
         render_cost(run.events, key=key)
+    with labels:
+        from ui.labels_inline import label_tab  # imported here: it draws cards with this module's functions
+
+        label_tab(run, evidence, key)

@@ -53,11 +53,32 @@ def _m004_comparison_groups(db: sqlite_utils.Database) -> None:
     db["comparison_runs"].create_index(["run_id"])
 
 
+def _m005_labels(db: sqlite_utils.Database) -> None:
+    # Labels belong to (question, snippet, annotator), not to a run: every run of a question is scored from the same
+    # judgments (pooling, as TREC does). One current label per key; every change is kept in label_history.
+    db["label_questions"].create({
+        "question_id": str, "qhash": str, "question": str, "options": str, "source": str, "created": float,
+    }, pk="question_id")
+    db["label_questions"].create_index(["qhash"], unique=True)
+    db["labels"].create({
+        "question_id": str, "snippet_id": str, "annotator": str, "grade": int, "note": str, "updated": float,
+    }, pk=("question_id", "snippet_id", "annotator"), not_null={"grade"})
+    db["label_finals"].create({
+        "question_id": str, "snippet_id": str, "grade": int, "note": str, "adjudicator": str, "updated": float,
+    }, pk=("question_id", "snippet_id"), not_null={"grade"})
+    db["label_history"].create({
+        "id": int, "question_id": str, "snippet_id": str, "annotator": str, "kind": str, "old_grade": int,
+        "new_grade": int, "old_note": str, "new_note": str, "source": str, "time": float,
+    }, pk="id")
+    db["label_history"].create_index(["question_id", "snippet_id"])
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, events, annotations", _m001_initial),
     (2, "benchmark items", _m002_eval_items),
     (3, "run owners", _m003_run_owner),
     (4, "comparison groups", _m004_comparison_groups),
+    (5, "graded labels per question, snippet and annotator; adjudications; label history", _m005_labels),
 ]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.pages import ask, compare, history, settings
+from ui.pages import annotate, ask, compare, history, settings
 
 ASK = st.Page(ask.page, title="Ask", icon=":material/chat:", url_path="ask")
 
@@ -26,6 +26,7 @@ def sections() -> dict[str, list[st.Page]]:
         ],
         "Review": [
             st.Page(history.page, title="History", icon=":material/history:", url_path="history"),
+            st.Page(annotate.page, title="Annotate", icon=":material/rule:", url_path="annotate"),
         ],
         "Setup": [
             st.Page(settings.page, title="Settings", icon=":material/settings:", url_path="settings"),

@@ -1,0 +1,11 @@
+"""Relevance labels: pooled, graded judging of what every method retrieved or generated for a question, agreement
+between annotators, and retrieval metrics computed from the labels. qrels is the interchange format."""
+
+from core.labels.grades import GRADES, RELEVANT, LabelError, check_annotator, check_grade
+from core.labels.identity import QuestionRef, derive_question
+from core.labels.pool import PoolItem, PoolQuestion, RunFilter, collect, consensus, ranked_list, resolve
+from core.labels.store import LabelRow, LabelStore, LabelStoreBusy, Written
+
+__all__ = ["GRADES", "RELEVANT", "LabelError", "LabelRow", "LabelStore", "LabelStoreBusy", "PoolItem", "PoolQuestion",
+           "QuestionRef", "RunFilter", "Written", "check_annotator", "check_grade", "collect", "consensus",
+           "derive_question", "ranked_list", "resolve"]

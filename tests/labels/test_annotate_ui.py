@@ -1,0 +1,128 @@
+"""The Annotate page and the Labels tab of the trace views, driven by Streamlit's AppTest over a real store."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.labels import LabelStore, collect
+from core.store import RunStore
+from core.teaching import load_cases
+from tests.labels.helpers import hit, save_run
+
+CASE = load_cases()[0]
+NAME_BOX = "annotate.name_input"
+START = "FormSubmitter:annotate.who-Start labelling"
+
+
+@pytest.fixture
+def runs():
+    store = RunStore()
+    medrag = save_run(store, "medrag", [hit("s1"), hit("s2"), hit("s3")], question=CASE.question, options=CASE.options)
+    medrgag = save_run(store, "medrgag", [hit("s3"), hit("s4")], generated=["Written background on the artery."],
+                       question=CASE.question, options=CASE.options)
+    return medrag, medrgag
+
+
+def annotate_page(name: str | None = None) -> AppTest:
+    at = AppTest.from_string("from ui.pages.annotate import page\npage()", default_timeout=30).run()
+    if name is not None:
+        at.text_input(key=NAME_BOX).input(name)
+        at.button(key=START).click().run()
+    return at
+
+
+def table(at: AppTest, column: str):
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def text_of(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown).replace("\\", "")  # Markdown escapes dropped
+
+
+def test_an_empty_name_is_refused_with_a_message(runs):
+    at = annotate_page("   ")
+    assert "annotator name is empty" in at.error[0].value
+    assert "Type your name above to start judging." in [i.value for i in at.info]
+    assert LabelStore().labels() == []
+
+
+def test_blind_judging_hides_origin_saves_at_once_and_moves_to_the_next_unjudged(runs):
+    at = annotate_page("ann")
+    assert not at.exception
+    text = text_of(at)
+    assert "Passage 1 of 5" in text and CASE.question[:40] in text
+    passage = next(m.value for m in at.markdown if 'class="snip judge"' in m.value)
+    for hidden in ("medrag", "medrgag", "score", "generated", "teaching", "#", "gen-"):  # origin, rank, id
+        assert hidden not in passage, hidden
+    assert "medrag" not in text.lower() and "Gold answer" not in " ".join(s.value for s in at.success)
+    next(t for t in at.text_input if t.label.startswith("Note")).input("names the artery")
+    at.button(key="annotate.grade.3").click().run()
+    [label] = LabelStore().labels()
+    assert (label["annotator"], label["grade"], label["note"]) == ("ann", 3, "names the artery")
+    assert "Passage 2 of 5" in text_of(at)  # moved on by itself
+    assert "1/5 snippets judged" in at.caption[1].value
+    for _ in range(4):
+        at.button(key="annotate.grade.0").click().run()
+    assert len(LabelStore().labels()) == 5 and at.button(key="annotate.next_unjudged").disabled
+    assert "judged every passage of this question" in at.success[0].value
+
+
+def test_open_mode_shows_methods_ranks_labels_and_the_gold_answer(runs):
+    at = annotate_page("ann")
+    at.toggle(key="annotate.open").set_value(True).run()
+    at.toggle(key="annotate.advance").set_value(False).run()
+    at.button(key="annotate.grade.2").click().run()
+    text = text_of(at)
+    assert "shown by medrag #1" in text and "labels: ann: 2 relevant" in text
+    assert f"Gold answer: {CASE.answer}" in at.success[0].value
+
+
+def test_two_annotators_then_agreement_adjudication_and_metrics(runs):
+    [q] = collect(RunStore().path)
+    labels = LabelStore()
+    for who, grades in {"ann": [3, 2, 0, 1, 3], "bob": [3, 0, 0, 1, 2]}.items():
+        for item, grade in zip(q.items, grades):
+            labels.set_label(q.ref, item.pool_id, who, grade)
+    at = annotate_page("ann")
+    at.session_state["annotate.view"] = "Agreement"  # only the open tab is computed
+    at.run()
+    kappa = table(at, "kappa")
+    assert list(kappa["annotators"]) == ["ann / bob"] and list(kappa["n (both judged)"]) == [5]
+    assert "**Disagreements** · 1" in text_of(at)
+    next(w for w in at.segmented_control if w.label == "Final label (adjudication)").set_value(2).run()
+    [final] = labels.finals()
+    assert (final["grade"], final["adjudicator"]) == (2, "ann")
+    at.session_state["annotate.view"] = "Metrics"
+    at.run()
+    summary = table(at, "runs")
+    assert set(summary["method"]) == {"MedRAG", "MedRGAG"} and set(summary["questions"]) == {1}
+    assert len(at.get("plotly_chart")) == 1
+
+
+def test_the_history_trace_labels_snippets_in_place_and_warns_when_the_run_was_deleted(runs):
+    medrag, _ = runs
+    at = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=30).run()
+    at.selectbox(key="history.open").set_value(medrag.id).run()
+    at.text_input(key="labels-history.name_input").input("cy")
+    at.button(key="FormSubmitter:labels-history.who-Start labelling").click().run()
+    assert "not judged yet" in [c.value for c in at.caption]
+    at.segmented_control(key=f"labels-history-{medrag.id}-s1").set_value(3).run()
+    assert [(r["snippet_id"], r["annotator"], r["grade"]) for r in LabelStore().labels()] == [("s1", "cy", 3)]
+    assert "1× 3 key" in [c.value for c in at.caption]
+    RunStore().delete_run(medrag.id)  # deleted in another session while this one still shows it
+    at.segmented_control(key=f"labels-history-{medrag.id}-s2").set_value(1).run()
+    assert "was deleted meanwhile. Your label is saved" in at.toast[0].value
+    assert {r["snippet_id"] for r in LabelStore().labels()} == {"s1", "s2"}  # nothing lost
+
+
+def test_with_openid_login_the_logged_in_user_labels_and_a_logged_out_one_is_asked_to_log_in(runs):
+    at = AppTest.from_string("from ui.pages.annotate import page\npage()", default_timeout=30)
+    at.user = {"is_logged_in": False}
+    at.run()
+    assert at.button(key="annotate.login").label == "Log in" and not at.text_input
+    at.user = {"is_logged_in": True, "email": "dr.rahman@example.org", "name": "A. Rahman"}
+    at.run()
+    assert "Labelling as **dr.rahman@example.org** (logged in)" in [c.value for c in at.caption]
+    at.button(key="annotate.grade.2").click().run()
+    assert [r["annotator"] for r in LabelStore().labels()] == ["dr.rahman@example.org"]
