@@ -96,3 +96,13 @@ def test_the_command_names_a_bad_answer_and_a_missing_dataset(tmp_path, capsys, 
     assert "the ids file names dataset(s) mmlu that the benchmark lacks; the benchmark has: medqa, pubmedqa" in err
     assert "unknown preset 'sema-no-z'" in _cli(capsys, monkeypatch, "--bench", bench, "--preset", "sema-no-z")
     assert "--sample must be at least 1" in _cli(capsys, monkeypatch, "--bench", bench, "--sample", "0")
+
+
+def test_a_seeded_sample_is_the_same_each_time_and_a_larger_one_extends_it():
+    bench = {"medqa": {f"q{i}": {**MC, "answer": "A"} for i in range(40)}}
+
+    def ids(n, seed=0):
+        return [item.qid for item in select(bench, sample=n, seed=seed)]
+
+    assert ids(5) == ids(5) and ids(8)[:5] == ids(5) and len(set(ids(40))) == 40
+    assert ids(5) != ids(5, seed=1) and ids(5) != [f"q{i}" for i in range(5)]

@@ -49,7 +49,10 @@ def test_a_clear_difference_is_read_as_one():
     rows = [_row("good", str(i), "A") for i in range(12)] + [_row("bad", str(i), "B") for i in range(12)]
     (pair,) = pairs(rows)
     assert pair.p < 0.001 and pair.reading().startswith("good is more accurate than bad on these 12 questions")
-    assert overall_reading([pair]).startswith("1 of 1 pairs differ at p < 0.05 on these 12 questions: good over bad")
+    assert overall_reading([pair]) == pair.reading()
+    other = pairs([{**r, "arm": "bad2"} for r in rows if r["arm"] == "bad"] + rows)
+    assert overall_reading(other).startswith("2 of 3 pairs differ at p < 0.05 on these 12 questions: good over bad2 "
+                                             "(p = 0.000); good over bad (p = 0.000). The others are not")
 
 
 def test_pairwise_table_per_dataset_and_its_reading():

@@ -42,10 +42,13 @@ class EvalPlan:
 
     def configs(self, llm: LLM, retriever: Retriever | None) -> dict[str, str]:
         """Each arm's configuration key; bad method names or knobs fail here, before any question runs."""
+        return self.config_keys(llm.backend, list(retriever.corpora) if retriever is not None else [])
+
+    def config_keys(self, backend: str, corpora: list[str]) -> dict[str, str]:
+        """The same from the backend's name and the corpus names alone, without opening either."""
         keys = {}
         for arm in self.arms:
             spec = get(arm.method)
             knobs = spec.params(**arm.params).model_dump()
-            corpus = list(retriever.corpora) if retriever is not None and spec.uses_retrieval else []
-            keys[arm.name] = config_key(arm.method, knobs, llm.backend, corpus)
+            keys[arm.name] = config_key(arm.method, knobs, backend, corpora if spec.uses_retrieval else [])
         return keys

@@ -104,9 +104,19 @@ def evaluate(plan: EvalPlan, *, llm: LLM, retriever: Retriever | None, store: Ru
             _cancel(futures, live, lock)
     if watch:
         watch.end()
-    found = {config: results.rows(config, keys) for config in sharing}
-    rows = [{**row, "arm": arm.name} for arm in arms for row in found[configs[arm.name]]]
-    return EvalOutcome(rows=rows, ran=ran, skipped=skipped, cancelled=stop.is_set())
+    return EvalOutcome(rows=_rows(results, plan, configs), ran=ran, skipped=skipped, cancelled=stop.is_set())
+
+
+def _rows(results: EvalResults, plan: EvalPlan, configs: dict[str, str]) -> list[dict[str, Any]]:
+    keys = {item.key for item in plan.items}
+    found = {config: results.rows(config, keys) for config in set(configs.values())}
+    return [{**row, "arm": arm.name} for arm in plan.arms for row in found[configs[arm.name]]]
+
+
+def finished_rows(plan: EvalPlan, store: RunStore, configs: dict[str, str]) -> list[dict[str, Any]]:
+    """What earlier evaluations finished of this plan (``configs`` from ``EvalPlan.config_keys``), as ``evaluate``
+    returns it; nothing is opened or run."""
+    return _rows(EvalResults(store), plan, configs)
 
 
 def _cancel(futures: set[Future], live: set[RunContext], lock: threading.Lock) -> None:

@@ -97,12 +97,14 @@ def overall_reading(found: list[Paired], label: Label = str) -> str:
     """One line for a whole pairwise table."""
     if not found:
         return "No two arms have finished the same questions yet, so none can be compared."
+    if len(found) == 1:
+        return found[0].reading(label)
     apart = [p for p in found if p.distinguishable]
     sizes = sorted({p.n for p in found})
     on = f"these {sizes[0]} questions" if len(sizes) == 1 else f"the {sizes[0]}–{sizes[-1]} questions each pair shares"
     if not apart:
-        return (f"No pair is distinguishable on {on} (paired exact McNemar, p ≥ {ALPHA} for all {len(found)} "
-                f"pair{'s' if len(found) != 1 else ''}): the data do not rank them.")
+        return (f"No pair is distinguishable on {on} (paired exact McNemar, p ≥ {ALPHA} for all {len(found)} pairs): "
+                "the data do not rank them.")
     lines = "; ".join("{} over {} (p = {:.3f})".format(*p.ordered(label)[:2], p.p) for p in apart)
     return (f"{len(apart)} of {len(found)} pairs differ at p < {ALPHA} on {on}: {lines}. The others are not "
             "distinguishable (p-values not adjusted for the number of pairs).")
