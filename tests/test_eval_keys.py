@@ -38,7 +38,8 @@ def test_a_changed_question_gold_or_option_under_a_known_id_runs_again(bench_fil
     scored = {r["qid"]: (r["gold"], r["predicted"], r["correct"]) for r in second.rows}
     assert scored == {"q1": ("A", "B", 0), "q2": ("A", "B", 0), "p1": ("A", "B", 0), "p2": ("B", "A", 0)}
     asked = {r["qid"]: store.load_run(r["run_id"]) for r in second.rows}
-    assert asked["p1"].question == "Does Z help?" and asked["q2"].options["B"] == "fibrate"  # the row's run is the one that saw the changed question
+    # each row's run is the one that saw the changed entry
+    assert asked["p1"].question == "Does Z help?" and asked["q2"].options["B"] == "fibrate"
 
     # the original file still has its own results: nothing runs for it
     third = evaluate(plan(bench_files), llm=ScriptedLLM(), retriever=None, store=store)

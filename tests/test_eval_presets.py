@@ -47,7 +47,8 @@ def test_presets_run_under_their_names_and_share_runs_with_an_equal_configuratio
     chosen.presets = ["mass-reasoner", "mass-extractor"]
     llm = mass_llm()
     outcome = evaluate(chosen, llm=llm, retriever=ListRetriever(make_hits(5)), store=store)
-    assert outcome.ran == 6 and [s["arm"] for s in summarize(outcome.rows)] == ["mass", "mass-reasoner", "mass-extractor"]
+    assert outcome.ran == 6
+    assert [s["arm"] for s in summarize(outcome.rows)] == ["mass", "mass-reasoner", "mass-extractor"]
     for row in outcome.rows:
         run = store.load_run(row["run_id"])
         views = [e.agent for e in run.events if e.stage == "views"]

@@ -40,7 +40,8 @@ def test_pairs_use_only_shared_questions_and_count_errors_as_not_correct():
     (pair,) = pairs(rows)
     assert (pair.first, pair.second, pair.n, pair.b, pair.c) == ("x", "y", 3, 1, 1)  # question 4 and 5 not shared
     assert pair.agreement == pytest.approx(1 / 3) and pair.same_answer == pytest.approx(1 / 3)
-    assert pair.reading() == "x and y are not distinguishable on these 3 questions (McNemar p = 1.00; 1 vs 1 discordant)"
+    assert pair.reading() == ("x and y are not distinguishable on these 3 questions "
+                              "(McNemar p = 1.00; 1 vs 1 discordant)")
     line = {s["arm"]: s for s in summarize(rows)}["x"]
     assert (line["correct"], line["n"], line["errors"]) == (2, 4, 1)  # the error is in n, not in correct
 

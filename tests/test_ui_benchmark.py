@@ -127,7 +127,8 @@ def test_one_click_adds_an_ablation_and_its_full_method(bench):
 
 def test_a_cell_opens_its_questions_with_links_to_history_and_compare(bench):
     path, _ = bench
-    at = page(path, answering("A"), **{"bench.methods": ["cot", "medrag"], RETRIEVER_OVERRIDE: ListRetriever(make_hits(4))})
+    at = page(path, answering("A"), **{"bench.methods": ["cot", "medrag"],
+                                       RETRIEVER_OVERRIDE: ListRetriever(make_hits(4))})
     at = finish(at.button(key="bench.start").click().run())
     runs = {(r["arm"], r["qid"]): r["run_id"] for r in jobs().latest().outcome.rows}
     at.selectbox(key="bench.cell").set_value("cot|medqa").run()  # as a click on the table's first line does
@@ -144,7 +145,8 @@ def test_a_cell_opens_its_questions_with_links_to_history_and_compare(bench):
 
 
 @pytest.mark.parametrize("content, message", [
-    ("{broken", "mini.json is not readable JSON: Expecting property name enclosed in double quotes at line 1, column 2"),
+    ("{broken", "mini.json is not readable JSON: Expecting property name enclosed in double quotes at line 1, "
+                "column 2"),
     (json.dumps({"medqa": {"q1": {"question": "Q?", "options": {"A": "x", "B": "y"}, "answer": "E"}}}),
      "medqa/q1: the answer 'E' is not one of the options ['A', 'B']"),
 ])

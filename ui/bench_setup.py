@@ -3,7 +3,7 @@ how many at once and on which backend. Every problem is said in place; nothing r
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,6 @@ class Setup:
     bench_name: str = ""
     concurrency: int = 1
     backend: str = "settings"
-    problems: list[str] = field(default_factory=list)
 
 
 @st.cache_data(show_spinner="Reading the benchmark…", max_entries=4)
@@ -79,8 +78,8 @@ def _questions(bench: dict[str, dict[str, Any]]) -> list[BenchItem]:
         return select(bench, datasets=datasets, sample=int(n), seed=int(seed))
     if pick == PICKS[1]:
         default = SHARED / "dev_ids.json"
-        typed = state.kept(st.text_input, "Ids file", key="bench.ids", default=str(default) if default.is_file() else "",
-                           help="{dataset: [question_id, ...]}")
+        typed = state.kept(st.text_input, "Ids file", key="bench.ids", help="{dataset: [question_id, ...]}",
+                           default=str(default) if default.is_file() else "")
         limit = state.kept(st.number_input, "At most this many per dataset (0: all)", key="bench.limit", default=0,
                            min_value=0, step=1, help="The first ones of the ids file, as --limit does")
         if not typed.strip():
@@ -116,9 +115,11 @@ def _arms(problems: list[str]) -> tuple[list[str], dict[str, dict[str, Any]], li
     presets = state.kept(st.multiselect, "Presets", key="bench.presets", default=[], options=list(PRESETS),
                          format_func=lambda n: PRESETS[n].label)
     params: dict[str, dict[str, Any]] = {}
+    preset_methods = {PRESETS[p].method for p in presets}
     for name in dict.fromkeys([*chosen, *(PRESETS[p].method for p in presets)]):
         spec = methods[name]
-        with st.expander(f"{spec.label} knobs (its presets change only their own)"):
+        with st.expander(f"{spec.label} knobs" + (" (its presets too, but for the knob each one changes)"
+                                                  if name in preset_methods else "")):
             values = knob_inputs(spec, key="bench.knobs", defaults=state.knob_defaults(name))
         checked, problem = check_knobs(spec, values)
         if problem:
@@ -173,6 +174,6 @@ def setup_form() -> Setup:
         backend = state.kept(st.radio, "Backend", key="bench.backend", default="settings", options=offered,
                              format_func=labels.__getitem__)
     if problems or not items:
-        return Setup(None, name, int(concurrency), backend, problems)
+        return Setup(None, name, int(concurrency), backend)
     return Setup(EvalPlan(methods=methods, items=items, params=params, presets=presets), name, int(concurrency),
                  backend)

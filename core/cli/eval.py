@@ -131,7 +131,8 @@ def handle(args) -> int:
         print(format_pairs(pairwise(outcome.rows)[ALL]))
     out = args.out or paths.home() / "eval" / args.bench.name.split(".")[0]
     settings = {"bench": str(args.bench), "ids": str(args.ids) if args.ids else None, "methods": plan.methods,
-                "presets": plan.presets, "sample": args.sample, "seed": args.seed, "params": plan.params, "model": llm.backend, "corpus": list(retriever.corpora) if retriever else [],
+                "presets": plan.presets, "sample": args.sample, "seed": args.seed, "params": plan.params,
+                "model": llm.backend, "corpus": list(retriever.corpora) if retriever else [],
                 "questions": len(plan.items), "ran": outcome.ran, "skipped": outcome.skipped,
                 "wall_seconds": round(time.perf_counter() - began, 1)}
     written = write_results(out, outcome.rows, summary, settings)

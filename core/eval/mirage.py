@@ -67,7 +67,8 @@ def parse_json(data: bytes, name: str) -> Any:
     except UnicodeDecodeError as exc:
         raise BenchmarkError(f"{name} is not UTF-8 text (an invalid byte at offset {exc.start})") from exc
     except json.JSONDecodeError as exc:
-        raise BenchmarkError(f"{name} is not readable JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from exc
+        raise BenchmarkError(f"{name} is not readable JSON: {exc.msg} at line {exc.lineno}, "
+                             f"column {exc.colno}") from exc
 
 
 def _read(path: Path | str) -> Any:

@@ -88,7 +88,8 @@ def pairs(rows: Iterable[dict[str, Any]]) -> list[Paired]:
         same = sum(arms[first][k]["predicted"] is not None
                    and arms[first][k]["predicted"] == arms[second][k]["predicted"] for k in common)
         b, c, p = mcnemar(x, y)
-        out.append(Paired(first, second, len(common), b, c, p, agreement=sum(i == j for i, j in zip(x, y)) / len(common),
+        agree = sum(i == j for i, j in zip(x, y))
+        out.append(Paired(first, second, len(common), b, c, p, agreement=agree / len(common),
                           same_answer=same / len(common)))
     return out
 
@@ -101,7 +102,8 @@ def overall_reading(found: list[Paired], label: Label = str) -> str:
         return found[0].reading(label)
     apart = [p for p in found if p.distinguishable]
     sizes = sorted({p.n for p in found})
-    on = f"these {sizes[0]} questions" if len(sizes) == 1 else f"the {sizes[0]}–{sizes[-1]} questions each pair shares"
+    on = (f"these {sizes[0]} questions" if len(sizes) == 1
+          else f"the {sizes[0]}–{sizes[-1]} questions each pair shares")
     if not apart:
         return (f"No pair is distinguishable on {on} (paired exact McNemar, p ≥ {ALPHA} for all {len(found)} pairs): "
                 "the data do not rank them.")

@@ -17,7 +17,8 @@ import pytest
 from playwright.sync_api import expect
 
 from core.teaching import load_cases
-from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, MODEL_SECONDS, SHOTS, app, open_page, set_number, settle  # noqa: F401
+from tests.e2e.test_browser import app  # noqa: F401 - the app, served from a fresh state folder
+from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, MODEL_SECONDS, SHOTS, open_page, set_number, settle
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(1800)]
 WIDTH = 1440
