@@ -92,3 +92,18 @@ class ListRetriever:
 def make_hits(n: int, corpus: str = "teaching") -> list[Hit]:
     return [Hit(snippet_id=f"{corpus}-{i}", corpus=corpus, title=f"Doc {i}", text=f"fact number {i} about disease {i % 3}",
                 rank=i + 1, score=1.0 / (i + 1)) for i in range(n)]
+
+
+def until_runs_end(at, timeout: float = 30.0):
+    """Rerun an AppTest page once every run this server started has ended (a page no longer waits for its runs:
+    a fragment redraws them, which AppTest does not tick)."""
+    from ui.live import live_runs
+
+    if not live_runs().running():
+        return at  # nothing was started (the page refused the input): what it said is on screen
+    deadline = time.time() + timeout
+    while live_runs().running():
+        if time.time() > deadline:
+            raise AssertionError("a run did not end in time")
+        time.sleep(0.05)
+    return at.run()

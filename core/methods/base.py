@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from core.llm import LLM, LLMParseError, LLMResponse
 from core.question import Question
+from core.stages import Stage
 from core.trace import AgentMessage, Answer, Event, Hit, Payload, Retrieval, Run, Usage
 
 T = TypeVar("T")
@@ -49,6 +50,7 @@ class MethodSpec:
     params: type[MethodParams]
     run: Method
     uses_retrieval: bool = True
+    stages: tuple[Stage, ...] = ()  # the pipeline as the paper draws it, for the method map and Compare
 
 
 class Retriever(Protocol):

@@ -55,10 +55,20 @@ def _m005_eval_asked_and_presets(db: sqlite_utils.Database) -> None:
     items.transform(pk=("config", "dataset", "qid", "asked"))
 
 
+def _m006_comparison_groups(db: sqlite_utils.Database) -> None:
+    # A comparison: the runs of two or three methods on one question, reopened side by side. Deleting a run
+    # leaves the group with the runs that remain.
+    db["comparison_groups"].create({"id": str, "title": str, "created": float}, pk="id")
+    db["comparison_runs"].create({"group_id": str, "position": int, "run_id": str}, pk=("group_id", "position"),
+                                 foreign_keys=[("group_id", "comparison_groups", "id")])
+    db["comparison_runs"].create_index(["run_id"])
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, events, annotations", _m001_initial),
     (2, "benchmark items", _m002_eval_items),
     (5, "benchmark results keyed by what was asked; ablation presets", _m005_eval_asked_and_presets),
+    (6, "comparison groups", _m006_comparison_groups),
 ]
 
 

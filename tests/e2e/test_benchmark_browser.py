@@ -17,8 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from core.teaching import load_cases
-from tests.e2e.test_browser import app  # noqa: F401 - the app, served from a fresh state folder
-from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, MODEL_SECONDS, SHOTS, open_page, set_number, settle
+from tests.e2e.conftest import MODEL_SECONDS, open_page, set_number, settle, snap
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(1800)]
 WIDTH = 1440
@@ -36,25 +35,8 @@ def tiny_bench(tmp_path_factory):
     return path, upload
 
 
-@pytest.fixture(scope="module")
-def page(app):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": WIDTH, "height": 1000})
-        page.set_default_timeout(60_000)
-        yield page
-        browser.close()
-
-
-def snap(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-    page.set_viewport_size({"width": WIDTH, "height": max(1000, min(height, 12000))})
-    page.wait_for_timeout(800)
-    page.screenshot(path=str(SHOTS / f"benchmark_{name}.png"))
-    page.set_viewport_size({"width": WIDTH, "height": 1000})
+def shot(page, name: str) -> None:
+    snap(page, f"benchmark_{name}", width=WIDTH)
 
 
 def choose(page, testid: str, label: str, option: str) -> None:
@@ -75,12 +57,13 @@ def knobs(page, method: str, values: dict[str, int]) -> None:
 def test_benchmark_runs_in_the_background_and_shows_results(page, app, tiny_bench):
     url, home = app
     bench, upload = tiny_bench
+    page.set_viewport_size({"width": WIDTH, "height": 1000})
     open_page(page, f"{url}/benchmark", "Benchmark")
     page.get_by_text("An upload", exact=True).click()
     settle(page)
     page.locator('input[type="file"]').set_input_files(str(upload))
     page.get_by_text("notes.json is not readable JSON").wait_for()
-    snap(page, "01_bad_upload")
+    shot(page, "01_bad_upload")
 
     page.get_by_text("A path", exact=True).click()
     settle(page)
@@ -97,7 +80,7 @@ def test_benchmark_runs_in_the_background_and_shows_results(page, app, tiny_benc
     page.get_by_role("button", name="Start", exact=True).click()
     page.get_by_text(re.compile(r"[1-3] of 4 questions")).first.wait_for(timeout=MODEL_SECONDS)
     expect(page.get_by_text("running", exact=True)).to_be_visible()
-    snap(page, "02_mid_run")
+    shot(page, "02_mid_run")
     page.get_by_role("link", name="Ask").click()  # the rest of the studio stays usable meanwhile
     page.get_by_role("heading", name="Ask", level=1).wait_for()
     page.get_by_role("link", name="Benchmark").click()
@@ -105,7 +88,7 @@ def test_benchmark_runs_in_the_background_and_shows_results(page, app, tiny_benc
     page.get_by_text("finished", exact=True).wait_for(timeout=MODEL_SECONDS)
     settle(page)
     seconds = time.perf_counter() - started
-    snap(page, "03_results")
+    shot(page, "03_results")
 
     from core.store import RunStore
 
@@ -116,11 +99,11 @@ def test_benchmark_runs_in_the_background_and_shows_results(page, app, tiny_benc
 
     choose(page, "stSelectbox", "Questions of", "MedRAG · cases-a")
     choose(page, "stSelectbox", "Compare with", "CoT")
-    snap(page, "04_cell_questions")
+    shot(page, "04_cell_questions")
     page.get_by_role("tab", name="Accuracy against cost").click()
     page.locator(".js-plotly-plot").nth(1).wait_for()
-    snap(page, "05_cost")
+    shot(page, "05_cost")
     page.get_by_role("tab", name="Paired tests").click()
     page.locator(".js-plotly-plot").nth(2).wait_for()
-    snap(page, "06_pairs")
+    shot(page, "06_pairs")
     print(f"benchmark of 8 runs shown as finished after {seconds:.0f} s")
