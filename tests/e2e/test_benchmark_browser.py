@@ -18,6 +18,7 @@ from playwright.sync_api import expect
 
 from core.teaching import load_cases
 from tests.e2e.conftest import MODEL_SECONDS, open_page, set_number, settle, snap
+from ui.bench_results import compare_link, history_link
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(1800)]
 WIDTH = 1440
@@ -107,3 +108,13 @@ def test_benchmark_runs_in_the_background_and_shows_results(page, app, tiny_benc
     page.locator(".js-plotly-plot").nth(2).wait_for()
     shot(page, "06_pairs")
     print(f"benchmark of 8 runs shown as finished after {seconds:.0f} s")
+
+    # the links the questions table carries open the run's trace in History and both runs side by side in Compare
+    by_arm = {(r["method"], r["qid"]): r["run_id"] for r in rows}
+    qid = sorted(q for _, q in by_arm)[0]
+    open_page(page, url + history_link(by_arm[("medrag", qid)]), "History")
+    expect(page.get_by_role("heading", name=re.compile("MedRAG"))).to_be_visible()
+    expect(page.get_by_text(f"Run {by_arm[('medrag', qid)]}")).to_be_visible()
+    open_page(page, url + compare_link(by_arm[("cot", qid)], by_arm[("medrag", qid)]), "Compare")
+    expect(page.locator(".lane-method")).to_have_text(["CoT", "MedRAG"])
+    shot(page, "07_compare_link")
