@@ -96,8 +96,11 @@ def _questions(bench: dict[str, dict[str, Any]]) -> list[BenchItem]:
     return select(bench, datasets=datasets)
 
 
-def _add_group(name: str) -> None:
+def _add_group() -> None:
     """One click: the ablation's presets, and the full method to compare them with."""
+    name = st.session_state.pop("bench.group", None)
+    if name is None:
+        return
     members = groups()[name]
     state.set_kept("bench.presets", list(dict.fromkeys([*st.session_state.get("bench.presets", []),
                                                          *(p.name for p in members)])))
@@ -109,9 +112,8 @@ def _arms(problems: list[str]) -> tuple[list[str], dict[str, dict[str, Any]], li
     methods = registry()
     chosen = state.kept(st.multiselect, "Methods", key="bench.methods", default=["cot"], options=list(methods),
                         format_func=lambda n: methods[n].label)
-    st.caption("Ablation presets from the papers, one click each (the full method is added to compare with):")
-    for column, name in zip(st.columns(3) * 2, groups()):
-        column.button(name, key=f"bench.group.{name}", on_click=_add_group, args=(name,), width="stretch")
+    st.pills("Ablations from the papers: one click adds their presets and the full method to compare with",
+             list(groups()), key="bench.group", on_change=_add_group)
     presets = state.kept(st.multiselect, "Presets", key="bench.presets", default=[], options=list(PRESETS),
                          format_func=lambda n: PRESETS[n].label)
     params: dict[str, dict[str, Any]] = {}
