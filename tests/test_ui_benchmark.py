@@ -76,7 +76,7 @@ def test_a_benchmark_runs_in_the_background_and_shows_results_with_intervals(ben
     assert table.iloc[-1]["correct / n"] == "3 / 5" and table.iloc[-1]["95% CI"] == "23.1%–88.2%"
     assert at.button(key="bench.start").label == "Everything here is finished" and at.button(key="bench.start").disabled
     progress = [p.text for p in at.get("progress")]
-    assert progress == ["**CoT**: 5 of 5 questions · 0 errors · 0 s per question"]
+    assert progress == ["**CoT**: 5 of 5 questions · 0 errors · 0 s of runs, 0 s per question"]
 
 
 def test_stop_then_resume_and_the_command_line_picks_up_the_rest(bench, monkeypatch, capsys):

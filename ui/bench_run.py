@@ -107,7 +107,7 @@ def _arm_lines(progress: EvalProgress, running: bool) -> None:
         done = f"{arm.finished} of {arm.total} questions" + (f" ({arm.before} from before)" if arm.before else "")
         parts = [f"**{arm.label}**: {done}", f"{arm.errors} error{'s' if arm.errors != 1 else ''}"]
         if arm.done:
-            parts.append(f"{arm.run_seconds / arm.done:.0f} s per question")
+            parts.append(f"{duration(arm.run_seconds)} of runs, {arm.run_seconds / arm.done:.0f} s per question")
         if running and arm.left:
             parts.append(f"about {duration(progress.seconds_left(arm))} left")
         st.progress(arm.finished / arm.total if arm.total else 1.0, text=" · ".join(parts))
