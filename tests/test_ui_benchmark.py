@@ -119,10 +119,10 @@ def test_the_page_resumes_what_the_command_line_started(bench, monkeypatch, caps
 def test_one_click_adds_an_ablation_and_its_full_method(bench):
     path, _ = bench
     at = page(path, answering())
-    at.button_group(key="bench.group").set_value("SEMA-RAG without one agent").run()
+    at.selectbox(key="bench.group").set_value("SEMA-RAG without one agent").run()
     assert at.multiselect(key="bench.presets").value == ["sema-no-i", "sema-no-e", "sema-no-a"]
     assert at.multiselect(key="bench.methods").value == ["cot", "sema"]
-    assert at.button_group(key="bench.group").value is None  # a click, not a lasting choice
+    assert at.selectbox(key="bench.group").value is None  # a click, not a lasting choice
     assert "5 questions × 5 arm(s) = **25 runs**" in text_of(at)
 
 

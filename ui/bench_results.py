@@ -39,7 +39,7 @@ def _picked_in_table() -> None:
 def _table(summary: list[dict[str, Any]], label: Label) -> dict[str, Any] | None:
     """The summary; the line (a cell: arm × dataset) picked in it or by name, if any."""
     shown = [{
-        "arm": label(s["arm"]), "dataset": s["dataset"], "accuracy": s["accuracy"],
+        "arm": label(s["arm"]), "dataset": s["dataset"], "accuracy": 100 * s["accuracy"],
         "95% CI": f"{s['ci_low']:.1%}–{s['ci_high']:.1%}", "correct / n": f"{s['correct']} / {s['n']}",
         "errors": s["errors"], "unparseable": s["parse_errors"], "LLM calls": s["mean_calls"],
         "retrievals": s["mean_retrievals"], "tokens": s["mean_tokens"], "seconds": s["mean_seconds"],
@@ -49,7 +49,8 @@ def _table(summary: list[dict[str, Any]], label: Label) -> dict[str, Any] | None
     st.dataframe(
         shown, hide_index=True, key="bench.summary", on_select=_picked_in_table, selection_mode="single-row",
         column_config={
-            "accuracy": st.column_config.ProgressColumn("accuracy", format="percent", min_value=0, max_value=1),
+            "arm": st.column_config.TextColumn("arm", width="medium"),
+            "accuracy": st.column_config.ProgressColumn("accuracy", format="%.1f%%", min_value=0, max_value=100),
             "errors": st.column_config.NumberColumn("errors", help="runs that ended in error: counted as not correct"),
             "LLM calls": st.column_config.NumberColumn("LLM calls", help="mean per question", format="%.1f"),
             "retrievals": st.column_config.NumberColumn("retrievals", help="mean per question", format="%.1f"),

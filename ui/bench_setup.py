@@ -112,8 +112,11 @@ def _arms(problems: list[str]) -> tuple[list[str], dict[str, dict[str, Any]], li
     methods = registry()
     chosen = state.kept(st.multiselect, "Methods", key="bench.methods", default=["cot"], options=list(methods),
                         format_func=lambda n: methods[n].label)
-    st.pills("Ablations from the papers: one click adds their presets and the full method to compare with",
-             list(groups()), key="bench.group", on_change=_add_group)
+    st.selectbox("Add an ablation from the papers", list(groups()), index=None, key="bench.group",
+                 on_change=_add_group, placeholder="its presets, and the full method to compare with",
+                 help="SEMA-RAG without the I-, E- or A-Agent; Discuss-RAG without brainstorming or verification; "
+                      "MedRGAG without KGCC or KADS; MASS-RAG with one view at a time; i-MedRAG 1–4 rounds × "
+                      "1–3 queries")
     presets = state.kept(st.multiselect, "Presets", key="bench.presets", default=[], options=list(PRESETS),
                          format_func=lambda n: PRESETS[n].label)
     params: dict[str, dict[str, Any]] = {}
@@ -145,7 +148,7 @@ def backend_label(choice: str) -> str:
 
 def setup_form() -> Setup:
     problems: list[str] = []
-    which, arms, run = st.columns([5, 5, 3], gap="large")
+    which, arms, run = st.columns([4, 6, 2], gap="large")
     items: list[BenchItem] = []
     with which:
         st.markdown("**Questions**")
