@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.__main__ import main
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
+from tests.test_eval_presets import mass_llm
 from tests.test_eval import BENCH, IDS
 from ui.bench_run import jobs
 from ui.state import LLM_OVERRIDE, RETRIEVER_OVERRIDE
@@ -114,6 +115,18 @@ def test_the_page_resumes_what_the_command_line_started(bench, monkeypatch, caps
     assert "4 questions × 1 arm(s) = **4 runs**, 2 finished" in text_of(at)
     at = finish(at.button(key="bench.start").click().run())
     assert len(llm.calls) == 2 and jobs().latest().outcome.skipped == 2
+
+
+def test_the_page_and_the_command_line_share_a_method_with_an_automatic_knob(bench, monkeypatch, capsys):
+    """MASS-RAG's Answer Agent knob defaults to None (the method decides by the kind of question): the page keeps
+    it so, and its configuration is the command line's."""
+    path, _ = bench
+    monkeypatch.setattr("core.cli.eval.LLM", mass_llm)
+    monkeypatch.setattr("core.retrieval.open_retriever", lambda *a, **k: ListRetriever(make_hits(5)))
+    assert main(["eval", "--methods", "mass", "--bench", str(path), "--sample", "4"]) == 0
+    at = page(path, mass_llm(), **{"bench.methods": ["mass"], RETRIEVER_OVERRIDE: ListRetriever(make_hits(5))})
+    assert "5 questions × 1 arm(s) = **5 runs**, 5 finished" in text_of(at)
+    assert at.selectbox(key="bench.knobs.mass.answer_agent").value is None
 
 
 def test_one_click_adds_an_ablation_and_its_full_method(bench):

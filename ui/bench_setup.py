@@ -98,7 +98,8 @@ def _questions(bench: dict[str, dict[str, Any]]) -> list[BenchItem]:
 
 def _add_group() -> None:
     """One click: the ablation's presets, and the full method to compare them with."""
-    name = st.session_state.pop("bench.group", None)
+    name = st.session_state["bench.group"]
+    st.session_state["bench.group"] = None  # a click, not a lasting choice
     if name is None:
         return
     members = groups()[name]
@@ -148,7 +149,7 @@ def backend_label(choice: str) -> str:
 
 def setup_form() -> Setup:
     problems: list[str] = []
-    which, arms, run = st.columns([4, 6, 2], gap="large")
+    which, arms, run = st.columns([4, 6, 3], gap="large")
     items: list[BenchItem] = []
     with which:
         st.markdown("**Questions**")

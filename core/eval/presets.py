@@ -35,7 +35,7 @@ def _presets() -> list[Preset]:
         Preset("discuss-no-verify", "discuss", {"verify": False}, "Discuss-RAG w/o verification", discuss),
         Preset("medrgag-no-kgcc", "medrgag", {"kgcc": False}, "MedRGAG w/o KGCC", medrgag),
         Preset("medrgag-no-kads", "medrgag", {"kads": False}, "MedRGAG w/o KADS", medrgag),
-        *[Preset(f"mass-{view}", "mass", {"views": [view]}, f"MASS-RAG {view} view only", mass) for view in VIEWS],
+        *[Preset(f"mass-{view}", "mass", {"views": [view]}, f"MASS-RAG {view} only", mass) for view in VIEWS],
         *[Preset(f"imedrag-r{r}q{q}", "imedrag", {"rounds": r, "queries": q}, f"i-MedRAG {r} round(s) × {q} quer"
                  f"{'y' if q == 1 else 'ies'}", grid) for r in range(1, 5) for q in range(1, 4)],
     ]
