@@ -48,6 +48,7 @@ def _table(summary: list[dict[str, Any]], label: Label) -> dict[str, Any] | None
     st.session_state["bench.cells"] = list(cells)
     st.dataframe(
         shown, hide_index=True, key="bench.summary", on_select=_picked_in_table, selection_mode="single-row",
+        height=min(38 + 35 * len(shown), 38 + 35 * 30),  # every line in view, up to 30
         column_config={
             "arm": st.column_config.TextColumn("arm", width="medium"),
             "accuracy": st.column_config.ProgressColumn("accuracy", format="%.1f%%", min_value=0, max_value=100),
