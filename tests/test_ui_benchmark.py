@@ -129,6 +129,23 @@ def test_the_page_and_the_command_line_share_a_method_with_an_automatic_knob(ben
     assert at.selectbox(key="bench.knobs.mass.answer_agent").value is None
 
 
+def test_another_benchmark_brings_its_own_datasets(bench, tmp_path):
+    path, _ = bench
+    at = page(path, answering())
+    assert at.multiselect(key="bench.datasets").value == ["medqa", "pubmedqa"]
+    at.multiselect(key="bench.datasets").set_value(["pubmedqa"]).run()
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"cases": BENCH["medqa"], "pubmedqa": BENCH["pubmedqa"]}))
+    at.text_input(key="bench.path").input(str(other)).run()
+    assert at.multiselect(key="bench.datasets").value == ["pubmedqa"]  # the one chosen, which it also has
+    at.multiselect(key="bench.datasets").set_value([]).run()
+    assert at.error[0].value == "Choose at least one dataset."  # emptied on purpose: said, not refilled
+    at.text_input(key="bench.path").input(str(path.with_name("third.json"))).run()
+    path.with_name("third.json").write_text(json.dumps({"mmlu": BENCH["medqa"]}))
+    at.run()
+    assert at.multiselect(key="bench.datasets").value == ["mmlu"] and not at.error
+
+
 def test_one_click_adds_an_ablation_and_its_full_method(bench):
     path, _ = bench
     at = page(path, answering())

@@ -66,6 +66,10 @@ def _benchmark() -> tuple[dict[str, dict[str, Any]] | None, str, str | None]:
 
 
 def _questions(bench: dict[str, dict[str, Any]]) -> list[BenchItem]:
+    if st.session_state.get("bench.datasets_of") != list(bench):  # another benchmark: keep what it shares, or all
+        before = st.session_state.get("bench.datasets", st.session_state.get("kept:bench.datasets")) or []
+        state.set_kept("bench.datasets", [d for d in before if d in bench] or list(bench))
+        st.session_state["bench.datasets_of"] = list(bench)
     datasets = state.kept(st.multiselect, "Datasets", key="bench.datasets", default=list(bench), options=list(bench))
     if not datasets:
         raise BenchmarkError("Choose at least one dataset.")
