@@ -87,8 +87,10 @@ def test_resume_skips_finished_items_and_retries_endpoint_failures(bench_files):
     assert statuses == [("error", "LLMError"), ("error", "LLMParseError"), ("ok", ""), ("ok", "")]
     assert summarize(first.rows)[-1]["parse_errors"] == 1
     header, _, *lines = format_table(summarize(first.rows)).splitlines()
-    # 2 of the 4 ended in error, 1 of them unparseable
-    assert header.split()[-1] == "unparseable" and lines[-1].split()[-4:] == ["50%", "(2)", "25%", "(1)"]
+    # 2 of the 4 ended in error, 1 of them unparseable; errors count as not correct
+    assert header.split()[3:7] == ["95%", "CI", "errors", "unparseable"]
+    assert lines[-2].split()[:9] == ["cot", "all", "0.0%", "(0/4)", "0.0%–49.0%", "50%", "(2)", "25%", "(1)"]
+    assert lines[-1].startswith("accuracy = correct answers over all questions asked; a run that ended in error")
 
     again = ScriptedLLM().enqueue({"reasoning": "r", "answer": "B"})  # one reply: only the endpoint failure reruns
     second = evaluate(plan(bench_files), llm=again, retriever=None, store=store)
@@ -151,8 +153,7 @@ def test_selection_by_dataset_and_limit(bench_files):
     (json.dumps({"medqa": {"q1": {"question": "Q?", "options": {"A": "x", "B": "y"}, "answer": "E"}}}), None,
      "medqa/q1: the answer 'E' is not one of the options"),
     (json.dumps({"medqa": {"q1": {"question": "Q?"}}}), None, "medqa/q1: an entry needs"),
-    (json.dumps(BENCH), {"medqa": ["q9"]}, "medqa: 1 id(s) are not in the benchmark"),
-    (json.dumps(BENCH), {"bioasq": ["x"]}, "unknown dataset(s) bioasq"),
+    (json.dumps(BENCH), {"medqa": ["q9"]}, "medqa: 1 id(s) are not in the benchmark: 'q9'"),
 ])
 def test_bad_benchmark_files_say_what_is_wrong(tmp_path, content, ids, message):
     path = tmp_path / "bench.json"
@@ -168,7 +169,7 @@ def test_command_prints_the_table_writes_files_and_resumes(bench_files, tmp_path
     argv = ["eval", "--methods", "cot", "--bench", str(bench), "--ids", str(ids), "--out", str(out)]
     assert main(argv) == 0
     printed = capsys.readouterr()
-    assert "cot     medqa" in printed.out and "50.0% (1/2)" in printed.out and "50.0% (2/4)" in printed.out
+    assert "cot  medqa" in printed.out and "50.0% (1/2)" in printed.out and "50.0% (2/4)" in printed.out
     with (out / "items.csv").open() as f:
         assert len(list(csv.DictReader(f))) == 4
     summary = json.loads((out / "summary.json").read_text())

@@ -39,6 +39,10 @@ def knob_widget(name: str, info: FieldInfo, value: Any, key: str) -> Any:
     """One widget chosen by the field's type; what cannot be a widget is edited as JSON."""
     label, help_ = name.replace("_", " ").capitalize(), info.description
     kind = _unwrap_optional(info.annotation)
+    if kind is bool and kind is not info.annotation:  # None lets the method decide: a toggle would lose it
+        choices = [None, True, False]
+        return st.selectbox(label, choices, index=choices.index(value), help=help_, key=key,
+                            format_func=lambda v: "automatic" if v is None else ("on" if v else "off"))
     if kind is bool:
         return st.toggle(label, value=bool(value), help=help_, key=key)
     if kind is int:

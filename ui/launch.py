@@ -49,7 +49,8 @@ def ensure_model() -> bool:
     return start_model()
 
 
-def _open_retriever(spec: MethodSpec) -> tuple[Any, str | None]:
+def open_retriever_for(spec: MethodSpec) -> tuple[Any, str | None]:
+    """The corpus this method searches (Settings' choice), indexes built first with a progress bar; or why not."""
     if not spec.uses_retrieval:
         return None, None
     bar = st.empty()
@@ -86,7 +87,7 @@ def start(chosen: list[tuple[MethodSpec, dict[str, Any]]], text: str, options: d
         return []
     retrievers = {}
     for spec, _ in chosen:
-        retrievers[spec.name], problem = _open_retriever(spec)
+        retrievers[spec.name], problem = open_retriever_for(spec)
         if problem:
             st.error(problem)
             return []

@@ -1,4 +1,5 @@
-"""``python -m core eval``: methods over MIRAGE-format questions, resumable, with a table per method × dataset."""
+"""``python -m core eval``: methods and ablation presets over MIRAGE-format questions, resumable, with a table per
+arm × dataset (accuracy with its 95% interval, errors, cost) and the paired tests between arms."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from core import paths
 from core.cli.ask import _key_value
 from core.cli.interrupt import stopping_on_signals
 from core.cli.knobs import knob_errors, param_value
-from core.eval import BenchmarkError, EvalPlan, evaluate, load_benchmark, load_ids, select, summarize, write_results
-from core.eval.report import format_table
+from core.eval import (PRESETS, BenchmarkError, EvalPlan, evaluate, get_preset, load_benchmark, load_ids, select,
+                       summarize, write_results)
+from core.eval.report import ALL, format_pairs, format_table, pairwise
 from core.llm import LLM
 from core.methods import get, registry
 from core.store import RunStore
@@ -24,50 +26,73 @@ DEFAULT_METHODS = "cot,medrag,imedrag,sema"
 
 
 def register(commands) -> None:
-    p = commands.add_parser("eval", help="run methods over a MIRAGE-format benchmark; accuracy and cost per dataset")
-    p.add_argument("--methods", default=DEFAULT_METHODS, help=f"comma-separated, from: {', '.join(registry())} "
-                                                               f"(default {DEFAULT_METHODS})")
+    p = commands.add_parser("eval", help="run methods and ablation presets over a MIRAGE-format benchmark; accuracy "
+                                         "with intervals, paired tests and cost per dataset")
+    p.add_argument("--methods", help=f"comma-separated, from: {', '.join(registry())} (default {DEFAULT_METHODS}, "
+                                     "or none when --preset is given)")
+    p.add_argument("--preset", action="append", default=[], metavar="NAME",
+                   help=f"an ablation preset, run under its name (comma-separated or repeat): {_preset_names()}")
     p.add_argument("--bench", type=Path, required=True, help="benchmark .json or .json.gz: {dataset: {id: {question, "
                                                                "options, answer}}}")
     p.add_argument("--ids", type=Path, help="question ids to run, {dataset: [id, ...]} (default: every question)")
     p.add_argument("--corpus", action="extend", nargs="+", type=Path, default=[], metavar="PATH",
                    help="corpus files or folders (several, or repeat); default: the embedded corpus")
     p.add_argument("--datasets", help="comma-separated datasets (default: all in the ids file or benchmark)")
-    p.add_argument("--limit", type=int, help="first N questions of each dataset")
+    p.add_argument("--sample", type=int, metavar="N", help="a seeded random N questions of each dataset (a larger N "
+                                                           "with the same seed extends a smaller one)")
+    p.add_argument("--seed", type=int, default=0, help="seed for --sample (default 0)")
+    p.add_argument("--limit", type=int, help="first N questions of each dataset (of the sample, if any)")
     p.add_argument("--concurrency", type=int, default=2, help="questions in flight at once (default 2)")
     p.add_argument("--param", action="append", type=_key_value, default=[], metavar="METHOD.KNOB=VALUE",
-                   help="a method knob (JSON values), e.g. sema.t_max=1 (repeat)")
+                   help="a method knob (JSON values), e.g. sema.t_max=1, for the method and its presets (repeat)")
     p.add_argument("--report", action="store_true", help="run nothing: print and write the table of what earlier "
                                                          "runs of the same configuration finished")
-    p.add_argument("--out", type=Path, help="folder for items.csv, summary.csv, summary.json "
+    p.add_argument("--out", type=Path, help="folder for items.csv, summary.csv, pairs.csv, summary.json "
                                             "(default: eval/<benchmark name> in the studio folder)")
     p.set_defaults(handler=handle)
 
 
+def _preset_names() -> str:
+    names = list(PRESETS)
+    grid = [n for n in names if n.startswith("imedrag-")]
+    return ", ".join([n for n in names if n not in grid] + [f"{grid[0]} … {grid[-1]} (rounds × queries)"])
+
+
+def _names(text: str | None) -> list[str]:
+    return list(dict.fromkeys(n.strip() for n in (text or "").split(",") if n.strip()))
+
+
 def _plan(args) -> EvalPlan:
-    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    if not methods:
+    presets = _names(",".join(args.preset))
+    methods = _names(args.methods if args.methods is not None or presets else DEFAULT_METHODS)
+    if not methods and not presets:
         raise ValueError("--methods names no method")
     for method in methods:
         get(method)
+    for preset in presets:
+        get_preset(preset)
+    knobbed = methods + [get_preset(p).method for p in presets]
     params: dict[str, dict[str, Any]] = defaultdict(dict)
     for key, value in args.param:
         method, dot, knob = key.partition(".")
-        if not dot or method not in methods:
-            raise ValueError(f"--param {key}: write METHOD.KNOB=VALUE for one of the chosen methods ({', '.join(methods)})")
+        if not dot or method not in knobbed:
+            raise ValueError(f"--param {key}: write METHOD.KNOB=VALUE for one of the chosen methods "
+                             f"({', '.join(dict.fromkeys(knobbed))})")
         params[method][knob] = param_value(value)
     for method, knobs in params.items():
         try:
             get(method).params(**knobs)
         except ValidationError as exc:
             raise ValueError(knob_errors(get(method), exc, prefix=f"{method}.")) from None
-    if args.limit is not None and args.limit < 1:
-        raise ValueError("--limit must be at least 1")
+    for flag in ("limit", "sample"):
+        if getattr(args, flag) is not None and getattr(args, flag) < 1:
+            raise ValueError(f"--{flag} must be at least 1")
     if args.concurrency < 1:
         raise ValueError("--concurrency must be at least 1")
-    datasets = [d.strip() for d in args.datasets.split(",")] if args.datasets else None
-    items = select(load_benchmark(args.bench), load_ids(args.ids) if args.ids else None, datasets, args.limit)
-    return EvalPlan(methods=methods, items=items, params=dict(params))
+    datasets = _names(args.datasets) or None
+    items = select(load_benchmark(args.bench), load_ids(args.ids) if args.ids else None, datasets, args.limit,
+                   sample=args.sample, seed=args.seed)
+    return EvalPlan(methods=methods, items=items, params=dict(params), presets=presets)
 
 
 def handle(args) -> int:
@@ -76,7 +101,7 @@ def handle(args) -> int:
     llm = LLM()
     try:
         plan = _plan(args)
-        needs_corpus = any(get(m).uses_retrieval for m in plan.methods)
+        needs_corpus = any(get(arm.method).uses_retrieval for arm in plan.arms)
         plan.configs(llm, None)  # checks every knob before a corpus is opened
     except (BenchmarkError, ValueError, KeyError) as exc:
         print(f"error: {_message(exc)}", file=sys.stderr)
@@ -103,7 +128,7 @@ def handle(args) -> int:
         if row["status"] != "ok":
             failed.append(row)
         mark = "ok" if row["correct"] else ("error" if row["status"] != "ok" else "wrong")
-        bar.set_postfix_str(f"{row['method']} {row['dataset']}/{row['qid']}: {mark}")
+        bar.set_postfix_str(f"{row['arm']} {row['dataset']}/{row['qid']}: {mark}")
         bar.update()
 
     began = time.perf_counter()
@@ -114,9 +139,13 @@ def handle(args) -> int:
     bar.close()
     summary = summarize(outcome.rows)
     print(format_table(summary) if summary else "no finished runs yet")
+    if len(plan.arms) > 1 and summary:
+        print(f"\npaired comparison over {len(plan.arms)} arms (all datasets pooled):")
+        print(format_pairs(pairwise(outcome.rows)[ALL]))
     out = args.out or paths.home() / "eval" / args.bench.name.split(".")[0]
     settings = {"bench": str(args.bench), "ids": str(args.ids) if args.ids else None, "methods": plan.methods,
-                "params": plan.params, "model": llm.backend, "corpus": list(retriever.corpora) if retriever else [],
+                "presets": plan.presets, "sample": args.sample, "seed": args.seed, "params": plan.params,
+                "model": llm.backend, "corpus": list(retriever.corpora) if retriever else [],
                 "questions": len(plan.items), "ran": outcome.ran, "skipped": outcome.skipped,
                 "wall_seconds": round(time.perf_counter() - began, 1)}
     written = write_results(out, outcome.rows, summary, settings)

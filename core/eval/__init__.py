@@ -1,8 +1,11 @@
-"""Benchmarks: MIRAGE-format questions run through the methods, resumable, summarised per method × dataset."""
+"""Benchmarks: MIRAGE-format questions run through methods and ablation presets, resumable, summarised per arm ×
+dataset with intervals and paired tests."""
 
 from core.eval.mirage import BenchItem, BenchmarkError, load_benchmark, load_ids, select
+from core.eval.plan import Arm, EvalPlan
+from core.eval.presets import PRESETS, Preset, get_preset
 from core.eval.report import summarize, write_results
-from core.eval.runner import EvalPlan, evaluate
+from core.eval.runner import evaluate
 
-__all__ = ["BenchItem", "BenchmarkError", "EvalPlan", "evaluate", "load_benchmark", "load_ids", "select",
-           "summarize", "write_results"]
+__all__ = ["PRESETS", "Arm", "BenchItem", "BenchmarkError", "EvalPlan", "Preset", "evaluate", "get_preset",
+           "load_benchmark", "load_ids", "select", "summarize", "write_results"]

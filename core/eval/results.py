@@ -10,8 +10,11 @@ from typing import Any
 
 import sqlite_utils
 
+from core.eval.mirage import BenchItem
 from core.store import RunStore
 from core.trace import Run
+
+Key = tuple[str, str, str]  # (dataset, question id, asked key)
 
 # A run that failed for a reason outside the method (endpoint down, timeout) is tried again on resume;
 # one whose reply never parsed is the method's result and is kept.
@@ -34,31 +37,32 @@ class EvalResults:
         self.table = self.db.table("eval_items")
         self._lock = threading.Lock()
 
-    def finished(self, config: str) -> set[tuple[str, str]]:
-        """(dataset, qid) pairs with a final result for this configuration."""
+    def finished(self, config: str) -> set[Key]:
+        """The questions, as asked, with a final result for this configuration."""
         marks = ", ".join("?" for _ in FINAL_ERRORS)
         with self._lock:
-            rows = self.db.query(f"select dataset, qid from eval_items where config = ? and "
+            rows = self.db.query(f"select dataset, qid, asked from eval_items where config = ? and "
                                  f"(status = 'ok' or error_type in ({marks}))", [config, *FINAL_ERRORS])
-            return {(r["dataset"], r["qid"]) for r in rows}
+            return {(r["dataset"], r["qid"], r["asked"]) for r in rows}
 
-    def record(self, config: str, dataset: str, qid: str, gold: str, run: Run) -> dict[str, Any]:
+    def record(self, config: str, item: BenchItem, run: Run, preset: str = "") -> dict[str, Any]:
         error = next((e.payload for e in reversed(run.events) if e.kind == "error"), None)
         predicted = run.answer.choice if run.answer else None
         t = run.totals
         row = {
-            "config": config, "method": run.method, "dataset": dataset, "qid": qid, "run_id": run.id,
-            "model": run.model, "params": json.dumps(run.params, sort_keys=True), "corpus": json.dumps(run.corpus),
-            "gold": gold, "predicted": predicted, "correct": int(run.status == "ok" and predicted == gold),
+            "config": config, "method": run.method, "preset": preset, "dataset": item.dataset, "qid": item.qid,
+            "asked": item.asked, "run_id": run.id, "model": run.model, "params": json.dumps(run.params, sort_keys=True),
+            "corpus": json.dumps(run.corpus), "gold": item.answer, "predicted": predicted,
+            "correct": int(run.status == "ok" and predicted == item.answer),
             "status": run.status, "error_type": error.error_type if error else "", "calls": t.calls,
             "retrievals": t.retrievals, "prompt_tokens": t.prompt_tokens, "completion_tokens": t.completion_tokens,
             "seconds": t.seconds, "finished": run.finished,
         }
         with self._lock, self.db.conn:
-            self.table.upsert(row, pk=("config", "dataset", "qid"))
+            self.table.upsert(row, pk=("config", "dataset", "qid", "asked"))
         return row
 
-    def rows(self, config: str, keys: set[tuple[str, str]]) -> list[dict[str, Any]]:
+    def rows(self, config: str, keys: set[Key]) -> list[dict[str, Any]]:
         with self._lock:
             found = list(self.table.rows_where("config = ?", [config]))
-        return [r for r in found if (r["dataset"], r["qid"]) in keys]
+        return [r for r in found if (r["dataset"], r["qid"], r["asked"]) in keys]

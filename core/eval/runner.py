@@ -1,17 +1,20 @@
-"""Runs methods over benchmark questions, several at once, skipping those already finished."""
+"""Runs arms (methods or ablation presets) over benchmark questions, several at once, skipping those already
+finished for the same question as asked."""
 
 from __future__ import annotations
 
 import threading
+from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from core.eval.mirage import BenchItem
-from core.eval.results import EvalResults, config_key
+from core.eval.plan import Arm, EvalPlan
+from core.eval.progress import EvalProgress
+from core.eval.results import EvalResults
 from core.llm import LLM
-from core.methods import get
 from core.methods.base import Retriever, RunContext
 from core.runner import execute
 from core.store import RunStore
@@ -20,25 +23,8 @@ Progress = Callable[[dict[str, Any]], None]  # called with each finished item's 
 
 
 @dataclass
-class EvalPlan:
-    methods: list[str]
-    items: list[BenchItem]
-    params: dict[str, dict[str, Any]] = field(default_factory=dict)  # method -> knobs (defaults otherwise)
-
-    def configs(self, llm: LLM, retriever: Retriever | None) -> dict[str, str]:
-        """Each method's configuration key; bad method names or knobs fail here, before any question runs."""
-        keys = {}
-        for method in self.methods:
-            spec = get(method)
-            knobs = spec.params(**self.params.get(method, {})).model_dump()
-            corpus = list(retriever.corpora) if retriever is not None and spec.uses_retrieval else []
-            keys[method] = config_key(method, knobs, llm.backend, corpus)
-        return keys
-
-
-@dataclass
 class EvalOutcome:
-    rows: list[dict[str, Any]]  # every planned (method, question), finished now or before
+    rows: list[dict[str, Any]]  # every planned (arm, question), finished now or before; "arm" names the arm
     ran: int
     skipped: int
     cancelled: bool = False
@@ -46,21 +32,32 @@ class EvalOutcome:
 
 def evaluate(plan: EvalPlan, *, llm: LLM, retriever: Retriever | None, store: RunStore, concurrency: int = 2,
              progress: Progress | None = None, on_start: Callable[[int, int], None] | None = None,
-             stop: threading.Event | None = None, report_only: bool = False) -> EvalOutcome:
+             stop: threading.Event | None = None, report_only: bool = False,
+             watch: EvalProgress | None = None) -> EvalOutcome:
     """Every run is stored; ``stop`` (or Ctrl-C) cancels the runs in flight, which are not counted as done.
     ``report_only`` runs nothing: the rows are what earlier evaluations finished.
 
-    ``on_start(pending, skipped)`` is called once the finished items are known, before any run starts.
+    Questions run in order, every arm on a question before the next question, so that a stopped evaluation
+    leaves the arms compared on the same questions. Arms with the same configuration (a preset equal to its
+    method's defaults) share each run. ``on_start(pending, skipped)`` is called once the finished items are
+    known, before any run starts; ``watch`` follows the counts per arm.
     """
     results = EvalResults(store)
+    arms = plan.arms
     configs = plan.configs(llm, retriever)
-    keys = {(item.dataset, item.qid) for item in plan.items}
-    pending, skipped = [], 0
-    for method in plan.methods:
-        done = results.finished(configs[method]) & keys
-        skipped += len(done)
-        if not report_only:
-            pending += [(method, item) for item in plan.items if (item.dataset, item.qid) not in done]
+    keys = {item.key for item in plan.items}
+    done = {config: results.finished(config) & keys for config in set(configs.values())}
+    sharing: dict[str, list[Arm]] = defaultdict(list)
+    for arm in arms:
+        sharing[configs[arm.name]].append(arm)
+    pending: list[tuple[Arm, BenchItem]] = []
+    if not report_only:
+        pending = [(group[0], item) for item in plan.items for config, group in sharing.items()
+                   if item.key not in done[config]]
+    skipped = sum(len(done[configs[arm.name]]) for arm in arms)
+    if watch:
+        for arm in arms:
+            watch.plan(arm.name, arm.label, len(plan.items), len(done[configs[arm.name]]))
     if on_start:
         on_start(len(pending), skipped)
     stop = stop or threading.Event()
@@ -74,18 +71,18 @@ def evaluate(plan: EvalPlan, *, llm: LLM, retriever: Retriever | None, store: Ru
         if stop.is_set():
             ctx.cancel_event.set()
 
-    def one(method: str, item: BenchItem) -> dict[str, Any] | None:
+    def one(arm: Arm, item: BenchItem) -> dict[str, Any] | None:
         if stop.is_set():
             return None
-        run = execute(method, item.question, plan.params.get(method, {}), llm=llm, retriever=retriever, store=store,
+        run = execute(arm.method, item.question, arm.params, llm=llm, retriever=retriever, store=store,
                       ctx_hook=track)
         if run.status == "cancelled":
             return None
-        return results.record(configs[method], item.dataset, item.qid, item.answer, run)
+        return {**results.record(configs[arm.name], item, run, arm.preset), "arm": arm.name}
 
     ran = 0
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        futures: set[Future] = {pool.submit(one, method, item) for method, item in pending}
+        futures: set[Future] = {pool.submit(one, arm, item) for arm, item in pending}
         try:
             while futures:
                 finished, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
@@ -95,6 +92,9 @@ def evaluate(plan: EvalPlan, *, llm: LLM, retriever: Retriever | None, store: Ru
                     row = future.result()
                     if row is not None:
                         ran += 1
+                        if watch:
+                            for arm in sharing[row["config"]]:
+                                watch.record(arm.name, row)
                         if progress:
                             progress(row)
                 if stop.is_set():
@@ -102,9 +102,21 @@ def evaluate(plan: EvalPlan, *, llm: LLM, retriever: Retriever | None, store: Ru
         except KeyboardInterrupt:
             stop.set()
             _cancel(futures, live, lock)
-    rows = {configs[m]: results.rows(configs[m], keys) for m in plan.methods}
-    return EvalOutcome(rows=[r for m in plan.methods for r in rows[configs[m]]], ran=ran, skipped=skipped,
-                       cancelled=stop.is_set())
+    if watch:
+        watch.end()
+    return EvalOutcome(rows=_rows(results, plan, configs), ran=ran, skipped=skipped, cancelled=stop.is_set())
+
+
+def _rows(results: EvalResults, plan: EvalPlan, configs: dict[str, str]) -> list[dict[str, Any]]:
+    keys = {item.key for item in plan.items}
+    found = {config: results.rows(config, keys) for config in set(configs.values())}
+    return [{**row, "arm": arm.name} for arm in plan.arms for row in found[configs[arm.name]]]
+
+
+def finished_rows(plan: EvalPlan, store: RunStore, configs: dict[str, str]) -> list[dict[str, Any]]:
+    """What earlier evaluations finished of this plan (``configs`` from ``EvalPlan.config_keys``), as ``evaluate``
+    returns it; nothing is opened or run."""
+    return _rows(EvalResults(store), plan, configs)
 
 
 def _cancel(futures: set[Future], live: set[RunContext], lock: threading.Lock) -> None:

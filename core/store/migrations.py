@@ -73,12 +73,33 @@ def _m005_labels(db: sqlite_utils.Database) -> None:
     db["label_history"].create_index(["question_id", "snippet_id"])
 
 
+def _m006_eval_asked_and_presets(db: sqlite_utils.Database) -> None:
+    # Benchmark results are keyed by what was asked (question, options, gold), not only by the question id, and
+    # carry the name of the ablation preset they were run for. Rows from before get the key of what their run's
+    # trace says was asked (with the gold they were scored against); a row whose run was deleted gets an empty
+    # key, which matches no question, so that question runs again rather than being scored blind.
+    import json
+
+    from core.eval.keys import asked_key  # imported here: core.eval itself imports the store
+
+    items = db["eval_items"]
+    items.add_column("asked", str)
+    items.add_column("preset", str)
+    found = list(db.query("select e.rowid as row, e.gold, r.question, r.options from eval_items e "
+                          "left join runs r on r.id = e.run_id"))
+    for row in found:
+        key = "" if row["question"] is None else asked_key(row["question"], json.loads(row["options"]), row["gold"])
+        db.execute("update eval_items set asked = ?, preset = '' where rowid = ?", [key, row["row"]])
+    items.transform(pk=("config", "dataset", "qid", "asked"))
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, events, annotations", _m001_initial),
     (2, "benchmark items", _m002_eval_items),
     (3, "run owners", _m003_run_owner),
     (4, "comparison groups", _m004_comparison_groups),
     (5, "graded labels per question, snippet and annotator; adjudications; label history", _m005_labels),
+    (6, "benchmark results keyed by what was asked; ablation presets", _m006_eval_asked_and_presets),
 ]
 
 

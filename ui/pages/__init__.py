@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.pages import annotate, ask, compare, history, settings
+from ui.pages import annotate, ask, benchmark, compare, history, settings
 
 ASK = st.Page(ask.page, title="Ask", icon=":material/chat:", url_path="ask")
 
@@ -23,6 +23,7 @@ def sections() -> dict[str, list[st.Page]]:
         "Run": [
             ASK,
             st.Page(compare.page, title="Compare", icon=":material/view_column:", url_path="compare"),
+            st.Page(benchmark.page, title="Benchmark", icon=":material/leaderboard:", url_path="benchmark"),
         ],
         "Review": [
             st.Page(history.page, title="History", icon=":material/history:", url_path="history"),

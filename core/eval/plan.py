@@ -1,0 +1,54 @@
+"""What an evaluation runs: questions × arms. An arm is a method with its knobs, or a named ablation preset."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from core.eval.mirage import BenchItem
+from core.eval.presets import get_preset
+from core.eval.results import config_key
+from core.llm import LLM
+from core.methods import get
+from core.methods.base import Retriever
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str  # the method's name, or the preset's
+    method: str
+    params: dict[str, Any]  # the knobs given; the rest keep the paper's defaults
+    preset: str = ""
+
+    @property
+    def label(self) -> str:
+        return get_preset(self.preset).label if self.preset else get(self.method).label
+
+
+@dataclass
+class EvalPlan:
+    methods: list[str]
+    items: list[BenchItem]
+    params: dict[str, dict[str, Any]] = field(default_factory=dict)  # method -> knobs, for it and its presets
+    presets: list[str] = field(default_factory=list)
+
+    @property
+    def arms(self) -> list[Arm]:
+        arms = [Arm(m, m, dict(self.params.get(m, {}))) for m in self.methods]
+        for name in self.presets:
+            preset = get_preset(name)
+            arms.append(Arm(name, preset.method, {**self.params.get(preset.method, {}), **preset.params}, name))
+        return arms
+
+    def configs(self, llm: LLM, retriever: Retriever | None) -> dict[str, str]:
+        """Each arm's configuration key; bad method names or knobs fail here, before any question runs."""
+        return self.config_keys(llm.backend, list(retriever.corpora) if retriever is not None else [])
+
+    def config_keys(self, backend: str, corpora: list[str]) -> dict[str, str]:
+        """The same from the backend's name and the corpus names alone, without opening either."""
+        keys = {}
+        for arm in self.arms:
+            spec = get(arm.method)
+            knobs = spec.params(**arm.params).model_dump()
+            keys[arm.name] = config_key(arm.method, knobs, backend, corpora if spec.uses_retrieval else [])
+        return keys

@@ -1,0 +1,76 @@
+"""Results are keyed by what was asked: a benchmark whose entry under a known id changed (question, options or gold)
+runs that question again instead of scoring old runs against it; stores from before keep working."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from core.eval import EvalPlan, evaluate, load_benchmark, load_ids, select, summarize
+from core.eval.results import config_key
+from core.methods import get
+from core.runner import execute
+from core.store import RunStore, migrations
+from tests.fakes import ScriptedLLM
+from tests.test_eval import BENCH, IDS, always, bench_files, plan  # noqa: F401 - bench_files is a fixture
+
+
+def _plan_for(tmp_path, bench: dict) -> EvalPlan:
+    path = tmp_path / "changed.json"
+    path.write_text(json.dumps(bench))
+    ids = tmp_path / "ids.json"
+    ids.write_text(json.dumps(IDS))
+    return EvalPlan(methods=["cot"], items=select(load_benchmark(path), load_ids(ids)))
+
+
+def test_a_changed_question_gold_or_option_under_a_known_id_runs_again(bench_files, tmp_path):
+    store = RunStore()
+    first = evaluate(plan(bench_files), llm=always("A"), retriever=None, store=store)
+    assert summarize(first.rows)[-1]["correct"] == 2  # golds B, A, A, B
+
+    changed = copy.deepcopy(BENCH)
+    changed["medqa"]["q1"]["answer"] = "A"  # the gold letter
+    changed["medqa"]["q2"]["options"]["B"] = "fibrate"  # one option's text
+    changed["pubmedqa"]["p1"]["question"] = "Does Z help?"  # the question
+    again = always("B")
+    second = evaluate(_plan_for(tmp_path, changed), llm=again, retriever=None, store=store)
+    assert (second.ran, second.skipped) == (3, 1) and len(again.calls) == 3
+    scored = {r["qid"]: (r["gold"], r["predicted"], r["correct"]) for r in second.rows}
+    assert scored == {"q1": ("A", "B", 0), "q2": ("A", "B", 0), "p1": ("A", "B", 0), "p2": ("B", "A", 0)}
+    asked = {r["qid"]: store.load_run(r["run_id"]) for r in second.rows}
+    # each row's run is the one that saw the changed entry
+    assert asked["p1"].question == "Does Z help?" and asked["q2"].options["B"] == "fibrate"
+
+    # the original file still has its own results: nothing runs for it
+    third = evaluate(plan(bench_files), llm=ScriptedLLM(), retriever=None, store=store)
+    assert (third.ran, third.skipped) == (0, 4) and summarize(third.rows)[-1]["correct"] == 2
+
+
+def test_rows_from_before_are_keyed_by_what_their_run_asked_or_run_again(bench_files, tmp_path, monkeypatch):
+    """A store written before results were keyed by what was asked: each row gets the key of the question its run
+    saw (with the gold it was scored against); a row whose run was deleted matches nothing and runs again."""
+    path = tmp_path / "old.sqlite"
+    monkeypatch.setattr(migrations, "MIGRATIONS", [m for m in migrations.MIGRATIONS if m[0] <= 2])
+    old = RunStore(path)
+    items = plan(bench_files, datasets=["medqa"]).items
+    llm = always("A")
+    config = config_key("cot", get("cot").params().model_dump(), llm.backend, [])
+    for item in items:
+        run = execute("cot", item.question, llm=llm, store=old)
+        old.db["eval_items"].insert({  # a row as the earlier schema held it
+            "config": config, "method": "cot", "dataset": item.dataset, "qid": item.qid, "run_id": run.id,
+            "model": run.model, "params": json.dumps(run.params), "corpus": "[]", "gold": item.answer,
+            "predicted": run.answer.choice, "correct": int(run.answer.choice == item.answer), "status": "ok",
+            "error_type": "", "calls": 1, "retrievals": 0, "prompt_tokens": 1, "completion_tokens": 1, "seconds": 0.1,
+            "finished": run.finished})
+    old.delete_run(old.db["eval_items"].get((config, "medqa", "q2"))["run_id"])
+    old.db.conn.close()
+    monkeypatch.undo()
+
+    store = RunStore(path)  # migration 5 runs here
+    keys = {r["qid"]: r["asked"] for r in store.db["eval_items"].rows}
+    assert keys == {"q1": items[0].asked, "q2": ""}
+    again = always("A")
+    outcome = evaluate(EvalPlan(methods=["cot"], items=items), llm=again, retriever=None, store=store)
+    assert (outcome.ran, outcome.skipped, len(again.calls)) == (1, 1, 1)
+    assert sorted((r["qid"], r["asked"]) for r in outcome.rows) == [("q1", items[0].asked), ("q2", items[1].asked)]
