@@ -29,7 +29,7 @@ def test_hash_mismatch_leaves_nothing_to_serve(monkeypatch, tmp_path):
         part = tmp_path / f"p{i}.bin"
         part.write_bytes(b"not a model" * 10)
         parts.append(part)
-    monkeypatch.setattr(embedded, "_part_paths", lambda: parts)
+    monkeypatch.setattr(embedded, "_part_paths", lambda model: parts)
     with pytest.raises(embedded.ModelAssemblyError, match="does not match"):
         embedded.assemble()
     assert list((tmp_path / "models").iterdir()) == []
