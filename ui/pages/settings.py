@@ -16,6 +16,7 @@ from ui.chrome import header
 from ui.corpora import corpora_section
 from ui.knobs import check_knobs, knob_inputs, method_picker
 from ui.launch import embedded_server, ensure_model, start_model
+from ui.server_info import server_section
 
 MODES = ("Embedded model (offline)", "OpenAI-compatible endpoint")
 
@@ -76,6 +77,7 @@ def model_section() -> None:
     if server is None and st.button("Start the embedded model", icon=":material/memory:", key="settings.start"):
         if start_model():
             st.rerun()
+    server_section()
 
 
 def defaults_section() -> None:
