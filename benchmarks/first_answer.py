@@ -63,7 +63,9 @@ def healthy(url: str) -> bool:
         return False
 
 
-def first_cot_answer(url: str, timeout_ms: int) -> None:
+def first_cot_answer(url: str, timeout_ms: int, shots: Path | None, started: float) -> float:
+    """Seconds from ``started`` to CoT's answer on the Ask page. With ``shots``, screenshots of the page as it
+    opened and answered, and of MedRAG asked for while the corpus index is still being built."""
     from playwright.sync_api import sync_playwright
 
     from tests.e2e.test_browser import CASE, CHROMIUM, CHROMIUM_ARGS, open_page, pick
@@ -74,12 +76,22 @@ def first_cot_answer(url: str, timeout_ms: int) -> None:
         page.set_default_timeout(timeout_ms)
         open_page(page, url, "Ask")
         pick(page, "Start from a teaching case", CASE)
+        if shots:
+            page.screenshot(path=str(shots / "first_answer_1_opened.png"))
         page.get_by_role("button", name="Run", exact=True).click()
         page.locator(".answer-line").wait_for(timeout=timeout_ms)
+        answered = time.perf_counter() - started
+        if shots:
+            page.screenshot(path=str(shots / "first_answer_2_cot_answered.png"))
+            pick(page, "Method", "MedRAG")
+            page.get_by_role("button", name="Run", exact=True).click()
+            page.wait_for_timeout(3000)
+            page.screenshot(path=str(shots / "first_answer_3_medrag_asked.png"))
         browser.close()
+    return answered
 
 
-def measure(ref: str, wheels: Path, workdir: Path, timeout: float) -> dict:
+def measure(ref: str, wheels: Path, workdir: Path, timeout: float, shots: Path | None = None) -> dict:
     clone = workdir / "clone"
     subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
     subprocess.run(["git", "checkout", "--quiet", ref], cwd=clone, check=True)
@@ -98,8 +110,7 @@ def measure(ref: str, wheels: Path, workdir: Path, timeout: float) -> dict:
             raise RuntimeError(f"the app did not start; see {workdir / 'make_run.log'}")
         result["page_s"] = round(time.perf_counter() - started, 1)
         result["index_ready_before_page"] = indexes_ready(clone)
-        first_cot_answer(url, int(timeout * 1000))
-        result["first_cot_answer_s"] = round(time.perf_counter() - started, 1)
+        result["first_cot_answer_s"] = round(first_cot_answer(url, int(timeout * 1000), shots, started), 1)
         if not wait_for(lambda: indexes_ready(clone), timeout, every=2):
             raise RuntimeError("the default corpus index was not ready in time")
         result["index_ready_s"] = round(time.perf_counter() - started, 1) if not result["index_ready_before_page"] \
@@ -117,11 +128,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--wheels", type=Path, required=True, help="folder of wheels for every pinned package")
     p.add_argument("--timeout", type=float, default=1800, help="seconds for each step")
     p.add_argument("--keep", action="store_true", help="keep the clone and its log")
+    p.add_argument("--shots", type=Path, help="folder for screenshots of the page as it opens and answers")
     p.add_argument("--out", type=Path, default=RESULTS, help="results file (a JSON list, appended to)")
     args = p.parse_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="first-answer-"))
     try:
-        result = measure(args.ref, args.wheels.resolve(), workdir, args.timeout)
+        if args.shots:
+            args.shots.mkdir(parents=True, exist_ok=True)
+        result = measure(args.ref, args.wheels.resolve(), workdir, args.timeout, args.shots)
     finally:
         if not args.keep:
             subprocess.run(["rm", "-rf", str(workdir / "clone")], check=False)
