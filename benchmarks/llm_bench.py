@@ -45,6 +45,7 @@ CONFIGS: dict[str, embedded.ServerConfig] = {
     "2 slots + RAM cache": replace(embedded.SHIPPED, name="2 slots + RAM cache", slots=2),
     "4 slots unified KV": replace(embedded.SHIPPED, name="4 slots unified KV", kv_unified=True),
     "shipped + draft": replace(embedded.SHIPPED, name="shipped + draft", draft=True),
+    "shipped + ngram": replace(embedded.SHIPPED, name="shipped + ngram", ngram=8),
 }
 
 

@@ -77,6 +77,7 @@ class ServerConfig:
     draft: bool = False  # speculative decoding with the 0.5B model of the same family
     draft_max: int = 8  # most tokens drafted per step
     draft_p_min: float = 0.75  # stop drafting below this draft probability
+    ngram: int = 0  # speculative decoding from n-grams already in the context (no draft model): drafts this many
 
     def apply(self, params, model: Path, draft: Path | None, threads: int) -> None:
         params.model.path = str(model)
@@ -89,6 +90,11 @@ class ServerConfig:
         params.slot_prompt_similarity = self.slot_prompt_similarity
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
+        if self.ngram:
+            import xllamacpp
+
+            params.speculative.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+            params.speculative.ngram_simple.size_m = self.ngram
         if self.draft:
             import xllamacpp
 
