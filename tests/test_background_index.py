@@ -4,6 +4,7 @@ and the clear refusal a method that needs the corpus gets meanwhile."""
 from __future__ import annotations
 
 import threading
+import time
 
 from streamlit.testing.v1 import AppTest
 
@@ -17,16 +18,17 @@ def blocking_build(release: threading.Event, fail: bool = False) -> BackgroundBu
         if fail:
             raise RuntimeError("disk full")
         return "retriever"
-    return BackgroundBuild(work).start()
+    build = BackgroundBuild(work).start()
+    for _ in range(500):  # until the build has reported its first stage
+        if build.status().stage or build.status().state != "building":
+            break
+        time.sleep(0.01)
+    return build
 
 
 def test_a_build_reports_its_stage_then_its_result():
     release = threading.Event()
     build = blocking_build(release)
-    for _ in range(100):
-        if build.status().stage:
-            break
-        threading.Event().wait(0.01)
     status = build.status()
     assert status.state == "building" and status.fraction == 0.25
     assert "embed hpo: 4,096 of 16,384 (25%)" in status.describe()
@@ -69,6 +71,18 @@ def test_the_sidebar_shows_progress_and_corpus_methods_wait(monkeypatch):
     at.run()
     assert at.session_state["medrag"] is None
     assert "index ready" in at.sidebar.caption[0].value
+
+
+def test_loading_a_built_index_makes_runs_wait_instead_of_refusing(monkeypatch):
+    from ui import index_status
+
+    release = threading.Event()
+    loading = BackgroundBuild(lambda progress: release.wait(10)).start()  # no build stage: only loading
+    monkeypatch.setenv("MEDRAG_BACKGROUND_INDEX", "1")
+    monkeypatch.setattr(index_status, "_build", lambda: loading)
+    at = AppTest.from_string(SCRIPT, default_timeout=10).run()
+    release.set()
+    assert not at.exception and at.session_state["medrag"] is None
 
 
 def test_turned_off_the_app_opens_the_corpus_when_a_run_needs_it():

@@ -62,8 +62,8 @@ def corpus_not_ready(spec: MethodSpec) -> str | None:
             or state.corpus_selection() is not None:
         return None
     current = status()
-    if current is None or current.state == "ready":
-        return None
+    if current is None or current.state == "ready" or (current.state == "building" and not current.stage):
+        return None  # ready, or only loading a built index: the run waits the few seconds that takes
     if current.state == "failed":
         return f"{spec.label} needs the default corpus, whose index could not be built: {current.error}"
     return (f"{spec.label} needs the default corpus, whose index is still being built ({current.describe()}). "
