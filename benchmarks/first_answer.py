@@ -87,6 +87,8 @@ def first_cot_answer(url: str, timeout_ms: int, shots: Path | None, started: flo
             page.get_by_role("button", name="Run", exact=True).click()
             page.wait_for_timeout(3000)
             page.screenshot(path=str(shots / "first_answer_3_medrag_asked.png"))
+            open_page(page, f"{url}/settings", "Settings")
+            page.screenshot(path=str(shots / "first_answer_4_settings.png"), full_page=True)
         browser.close()
     return answered
 
