@@ -88,7 +88,9 @@ def first_cot_answer(url: str, timeout_ms: int, shots: Path | None, started: flo
             page.wait_for_timeout(3000)
             page.screenshot(path=str(shots / "first_answer_3_medrag_asked.png"))
             open_page(page, f"{url}/settings", "Settings")
-            page.screenshot(path=str(shots / "first_answer_4_settings.png"), full_page=True)
+            page.set_viewport_size({"width": 1400, "height": 2200})  # the page scrolls inside its main block
+            page.wait_for_timeout(1000)
+            page.screenshot(path=str(shots / "first_answer_4_settings.png"))
         browser.close()
     return answered
 
