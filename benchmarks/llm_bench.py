@@ -40,10 +40,7 @@ MIRAGE_QUESTIONS = (("mmlu", "anatomy-000"),)
 CONFIGS: dict[str, embedded.ServerConfig] = {
     "naive": embedded.NAIVE,
     "shipped": embedded.SHIPPED,
-    "4 slots no RAM cache": replace(embedded.SHIPPED, name="4 slots no RAM cache", cache_ram_mib=0),
-    "1 slot + RAM cache": replace(embedded.SHIPPED, name="1 slot + RAM cache", slots=1),
-    "2 slots + RAM cache": replace(embedded.SHIPPED, name="2 slots + RAM cache", slots=2),
-    "4 slots unified KV": replace(embedded.SHIPPED, name="4 slots unified KV", kv_unified=True),
+    "4 slots + RAM cache": replace(embedded.SHIPPED, name="4 slots + RAM cache", slots=4),
     "shipped + draft": replace(embedded.SHIPPED, name="shipped + draft", draft=True),
     "shipped + ngram": replace(embedded.SHIPPED, name="shipped + ngram", ngram=8),
 }

@@ -66,7 +66,7 @@ def model_section() -> None:
     verified = assembled and stamp.is_file() and stamp.read_text().strip() == embedded.MODEL_SHA256
     server = embedded_server()
     st.markdown(f"**{embedded.MODEL_NAME}** · {embedded.MODEL_BYTES / 2**30:.2f} GiB · "
-                f"{embedded.PARALLEL_SLOTS} parallel slots of {embedded.SLOT_CONTEXT:,} tokens")
+                f"{embedded.SLOT_CONTEXT:,} tokens of context per call")
     st.markdown(" ".join([
         ":green-badge[assembled]" if assembled else ":orange-badge[not assembled]",
         ":green-badge[sha256 verified]" if verified else ":orange-badge[not verified]",
