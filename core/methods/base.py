@@ -170,8 +170,12 @@ def prompt(name: str, **values: Any) -> str:
     return _template(name).substitute(**{k: str(v) for k, v in values.items()})
 
 
-def messages(system: str, user: str) -> list[dict[str, str]]:
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+def messages(system: str, user: str, instructions: str = "") -> list[dict[str, str]]:
+    """A system and a user message. Agents of one method share its system prompt and start their user text with
+    what they share (documents, question, history), so the server reads that prefix once for all of them; a role's
+    own standing instructions (``instructions``) go last, after the user text."""
+    return [{"role": "system", "content": system},
+            {"role": "user", "content": f"{user.rstrip()}\n\n{instructions.strip()}" if instructions else user}]
 
 
 # -- documents and answers -------------------------------------------------------------

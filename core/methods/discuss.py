@@ -159,12 +159,14 @@ def decide(question: Question, summary: str, hits: list[Hit], params: DiscussPar
     return (kept if accepted else []), reason
 
 
-def answer_from_documents(question: Question, hits: list[Hit], ctx: RunContext, *, max_doc_chars: int,
+def answer_from_documents(question: Question, hits: list[Hit], ctx: RunContext, *, system: str, max_doc_chars: int,
                           max_tokens: int, note: str = "") -> Answer:
-    """MedRAG's reader (the authors' answer prompt is MedRAG's): answer from these snippets, citing their ids."""
+    """MedRAG's reader (the authors' answer prompt is MedRAG's): answer from these snippets, citing their ids.
+    ``system`` is the calling method's own, so the reader's documents continue the prefix its other agents read;
+    the reader's instructions come last."""
     documents, shown = read_docs(hits, max_doc_chars)
-    reply = ctx.ask(messages(prompt("medrag_system"), prompt("medrag_user", documents=documents,
-                                                             question=question.render())),
+    reply = ctx.ask(messages(system, prompt("medrag_user", documents=documents, question=question.render()),
+                             prompt("medrag_system")),
                     stage="answer", agent="Reader", role="reader", schema=answer_schema(question, cite=True),
                     max_tokens=max_tokens)
     return to_answer(reply.parsed, question, valid_ids=shown).model_copy(update={"note": note})
@@ -185,7 +187,8 @@ def run(question: Question, params: DiscussParams, ctx: RunContext) -> Answer:
     ctx.emit("retrieval", "Retriever", Query(text=query, purpose="question + distilled summary D" if summary
                                              else "question (no discussion)"))
     hits = ctx.retrieve(query, params.k, stage="retrieval", agent="Retriever")
-    read = partial(answer_from_documents, question, ctx=ctx, max_doc_chars=params.max_doc_chars,
+    read = partial(answer_from_documents, question, ctx=ctx, system=prompt("discuss_system"),
+                   max_doc_chars=params.max_doc_chars,
                    max_tokens=params.max_tokens)
     if not params.verify:
         return read(hits, note=f"verification off: answered from all {len(hits)} snippets")

@@ -92,7 +92,7 @@ def missing_schema(n: int) -> type[BaseModel]:
 
 
 def summarize(question: Question, params: MedRGAGParams, ctx: RunContext, hit: Hit) -> BaseModel:
-    # One call per document: the question comes first, since it is what the parallel calls share.
+    # The question comes first in every agent's prompt: it is what all of them share (each reads other documents).
     document, _ = _documents([hit], params)
     text = prompt("medrgag_summarize", question=question.render(), document=document)
     return ctx.ask(messages(prompt("medrgag_system"), text), stage="KGCC: summarize", agent="Summarizer",
@@ -210,8 +210,8 @@ def run(question: Question, params: MedRGAGParams, ctx: RunContext) -> Answer:
     else:
         selected = []
     clipped, budget = _reading(selected, params)
-    return answer_from_documents(question, clipped, ctx, max_doc_chars=budget, max_tokens=params.max_tokens,
-                                 note=_mix(selected, candidates))
+    return answer_from_documents(question, clipped, ctx, system=prompt("medrgag_system"), max_doc_chars=budget,
+                                 max_tokens=params.max_tokens, note=_mix(selected, candidates))
 
 
 SPEC = MethodSpec(

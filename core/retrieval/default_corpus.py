@@ -7,6 +7,7 @@ import gzip
 import json
 import os
 import shutil
+import threading
 from pathlib import Path
 
 from core import paths
@@ -48,7 +49,8 @@ def write_hpo_corpus(progress: Progress = no_progress) -> Path:
     source = _hpo_source()
     progress("write hpo corpus", 0, 1)  # a second or two: one step
     target = hpo_dir()
-    tmp = target.with_name(f"{target.name}.writing-{os.getpid()}")
+    # Per thread too: the app's background index build and its Settings page may both write it at start.
+    tmp = target.with_name(f"{target.name}.writing-{os.getpid()}-{threading.get_ident()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:

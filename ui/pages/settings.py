@@ -16,6 +16,7 @@ from ui.chrome import header
 from ui.corpora import corpora_section
 from ui.knobs import check_knobs, knob_inputs, method_picker
 from ui.launch import embedded_server, ensure_model, start_model
+from ui.server_info import server_section
 
 MODES = ("Embedded model (offline)", "OpenAI-compatible endpoint")
 
@@ -65,7 +66,7 @@ def model_section() -> None:
     verified = assembled and stamp.is_file() and stamp.read_text().strip() == embedded.MODEL_SHA256
     server = embedded_server()
     st.markdown(f"**{embedded.MODEL_NAME}** · {embedded.MODEL_BYTES / 2**30:.2f} GiB · "
-                f"{embedded.PARALLEL_SLOTS} parallel slots of {embedded.SLOT_CONTEXT:,} tokens")
+                f"{embedded.SLOT_CONTEXT:,} tokens of context per call")
     st.markdown(" ".join([
         ":green-badge[assembled]" if assembled else ":orange-badge[not assembled]",
         ":green-badge[sha256 verified]" if verified else ":orange-badge[not verified]",
@@ -76,6 +77,7 @@ def model_section() -> None:
     if server is None and st.button("Start the embedded model", icon=":material/memory:", key="settings.start"):
         if start_model():
             st.rerun()
+    server_section()
 
 
 def defaults_section() -> None:

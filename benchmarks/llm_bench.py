@@ -1,0 +1,247 @@
+"""LLM benchmark: every method on a fixed set of questions, with the embedded server in its naive configuration
+(no prompt cache, one slot, calls in sequence) and in the configuration the studio ships, in one process.
+
+Per method and configuration it prints wall seconds, prompt tokens sent, prompt tokens the server actually
+evaluated (llama.cpp's ``prompt_tokens_total`` counter; the rest came from its prompt cache), completion
+tokens and generated tokens/s (llama.cpp's own generation timing), then the shipped/naive ratio of seconds.
+The response cache is off and sampled calls get a fixed seed, so both configurations answer the same calls.
+
+Runs are saved one by one to a results file and skipped when already there, so a long benchmark runs in
+pieces (``--methods``/``--questions`` pick a piece; ``--report`` only prints the table). On a shared machine,
+hold the heavy-job lock for each piece: ``flock /tmp/heavy.lock .venv/bin/python -m benchmarks.llm_bench ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import statistics
+import sys
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from core.llm import LLM, Endpoint
+from core.llm import embedded
+from core.question import Question
+
+RESULTS = Path(__file__).parent / "results" / "llm_bench.json"
+SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "mirage"
+SEED = 20240601
+METHODS = ("cot", "medrag", "imedrag", "discuss", "sema", "medrgag", "mass")
+TEACHING_CASES = ("stemi",)
+# Two questions keep the whole benchmark (7 methods x 2 configurations) near 45 minutes on two cores.
+MIRAGE_QUESTIONS = (("mmlu", "anatomy-000"),)
+# Configurations tried besides the two the table compares (``--configs``); the shipped one is embedded.SHIPPED.
+CONFIGS: dict[str, embedded.ServerConfig] = {
+    "naive": embedded.NAIVE,
+    "shipped": embedded.SHIPPED,
+    "4 slots + RAM cache": replace(embedded.SHIPPED, name="4 slots + RAM cache", slots=4),
+    "shipped + draft": replace(embedded.SHIPPED, name="shipped + draft", draft=True),
+    "shipped + ngram": replace(embedded.SHIPPED, name="shipped + ngram", ngram=8),
+}
+
+
+@dataclass(frozen=True)
+class BenchQuestion:
+    key: str  # e.g. "teaching/stemi", "medqa/0018"
+    question: Question
+
+
+def questions(mirage: Path = SHARED_DATA) -> list[BenchQuestion]:
+    """The fixed question set: teaching-pack cases, then MIRAGE dev questions when the shared data is there."""
+    from core.teaching import load_cases
+
+    cases = {c.id: c for c in load_cases()}
+    found = [BenchQuestion(f"teaching/{name}", cases[name].to_question()) for name in TEACHING_CASES]
+    if (mirage / "benchmark.json.gz").is_file():
+        from core.eval.mirage import load_benchmark
+
+        bench = load_benchmark(mirage / "benchmark.json.gz")
+        for dataset, qid in MIRAGE_QUESTIONS:
+            raw = bench[dataset][qid]
+            found.append(BenchQuestion(f"{dataset}/{qid}", Question(text=raw["question"], options=raw["options"])))
+    return found
+
+
+class SeededLLM(LLM):
+    """The studio's client with a fixed seed on every call, so sampled calls repeat across configurations."""
+
+    def complete(self, messages, **kwargs):
+        kwargs.setdefault("seed", SEED)
+        return super().complete(messages, **kwargs)
+
+
+def delta(after: dict[str, float], before: dict[str, float], name: str) -> float:
+    return after.get(name, 0.0) - before.get(name, 0.0)
+
+
+def run_one(method: str, item: BenchQuestion, server: embedded.EmbeddedServer, llm: LLM, retriever,
+            sequential: bool) -> dict[str, Any]:
+    from core.runner import execute
+
+    def in_sequence(ctx) -> None:
+        if sequential:
+            ctx.max_workers = 1  # the naive configuration makes every call after the previous one
+
+    before = server.metrics()
+    started = time.perf_counter()
+    run = execute(method, item.question, llm=llm, retriever=retriever, ctx_hook=in_sequence)
+    seconds = time.perf_counter() - started
+    after = server.metrics()
+    predicted_s = delta(after, before, "tokens_predicted_seconds_total")
+    return {
+        "method": method, "question": item.key, "status": run.status,
+        "answer": run.answer.choice if run.answer else None,
+        "error": next((e.payload.message for e in run.events if e.payload.kind == "error"), None),
+        "seconds": round(seconds, 2), "calls": run.totals.calls,
+        "prompt_sent": run.totals.prompt_tokens,
+        "prompt_evaluated": int(delta(after, before, "prompt_tokens_total")),
+        "completion": run.totals.completion_tokens,
+        "generated": int(delta(after, before, "tokens_predicted_total")),
+        "generated_per_s": round(delta(after, before, "tokens_predicted_total") / predicted_s, 2) if predicted_s else None,
+        "at": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+
+
+# -- results file ----------------------------------------------------------------------------
+
+
+def load(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {"runs": {}, "configs": {}}
+
+
+def save(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    data["summary"] = latest(data, ["naive", "shipped"])
+    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    tmp.replace(path)
+
+
+def key(config: str, method: str, question: str) -> str:
+    return f"{config} | {method} | {question}"
+
+
+# -- table -----------------------------------------------------------------------------------
+
+
+def summarize(data: dict[str, Any], config: str, method: str) -> dict[str, Any] | None:
+    runs = [r for k, r in data["runs"].items() if k.startswith(f"{config} | {method} | ")]
+    if not runs:
+        return None
+    rates = [r["generated_per_s"] for r in runs if r["generated_per_s"]]
+    return {"n": len(runs), "questions": sorted(r["question"] for r in runs),
+            "seconds": sum(r["seconds"] for r in runs) / len(runs),
+            "prompt_sent": sum(r["prompt_sent"] for r in runs) / len(runs),
+            "prompt_evaluated": sum(r["prompt_evaluated"] for r in runs) / len(runs),
+            "completion": sum(r["completion"] for r in runs) / len(runs),
+            "generated_per_s": statistics.fmean(rates) if rates else math.nan,
+            "failed": sum(r["status"] != "ok" for r in runs)}
+
+
+def ratios(data: dict[str, Any], method: str, config: str, baseline: str) -> list[float]:
+    """shipped/naive seconds per question, on the questions both configurations ran."""
+    found = []
+    for k, r in data["runs"].items():
+        if k.startswith(f"{config} | {method} | "):
+            base = data["runs"].get(key(baseline, method, r["question"]))
+            if base and base["seconds"]:
+                found.append(r["seconds"] / base["seconds"])
+    return found
+
+
+def table(data: dict[str, Any], configs: list[str], baseline: str = "naive") -> str:
+    head = f"{'method':<9} {'configuration':<24} {'n':>2} {'seconds':>8} {'prompt sent':>11} {'evaluated':>9} " \
+           f"{'completion':>10} {'gen tok/s':>9} {'failed':>6} {'ratio (per question)':>24}"
+    lines = [head, "-" * len(head)]
+    for method in METHODS:
+        for config in configs:
+            s = summarize(data, config, method)
+            if s is None:
+                continue
+            r = ratios(data, method, config, baseline) if config != baseline else []
+            ratio = f"{statistics.fmean(r):.2f} ({', '.join(f'{x:.2f}' for x in r)})" if r else ""
+            lines.append(f"{method:<9} {config:<24} {s['n']:>2} {s['seconds']:>8.1f} {s['prompt_sent']:>11.0f} "
+                         f"{s['prompt_evaluated']:>9.0f} {s['completion']:>10.0f} {s['generated_per_s']:>9.1f} "
+                         f"{s['failed']:>6} {ratio:>24}")
+    lines.append("seconds and tokens: mean per question; ratio: this configuration's seconds / naive seconds, "
+                 "mean (each question).")
+    return "\n".join(lines)
+
+
+def latest(data: dict[str, Any], configs: list[str]) -> dict[str, Any]:
+    """What the Settings page shows: per method and configuration the summary, and the shipped/naive ratios."""
+    out: dict[str, Any] = {"configs": {c: data["configs"].get(c) for c in configs}, "methods": {}}
+    for method in METHODS:
+        row = {c: summarize(data, c, method) for c in configs}
+        if any(row.values()):
+            out["methods"][method] = {**{c: v for c, v in row.items() if v},
+                                      "ratio": ratios(data, method, "shipped", "naive")}
+    return out
+
+
+# -- command line ------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.llm_bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--methods", default=",".join(METHODS), help="comma-separated (default: all)")
+    p.add_argument("--questions", default="", help="comma-separated keys, e.g. teaching/stemi,medqa/0018 (default: all)")
+    p.add_argument("--configs", default="naive,shipped", help=f"comma-separated, of: {', '.join(CONFIGS)}")
+    p.add_argument("--out", type=Path, default=RESULTS, help="results file (runs already in it are skipped)")
+    p.add_argument("--rerun", action="store_true", help="run again what the results file already holds")
+    p.add_argument("--report", action="store_true", help="only print the table of what the results file holds")
+    args = p.parse_args(argv)
+    configs = [c.strip() for c in args.configs.split(",") if c.strip()]
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = [c for c in configs if c not in CONFIGS] + [m for m in methods if m not in METHODS]
+    if unknown:
+        p.error(f"unknown configuration or method: {', '.join(unknown)}")
+    data = load(args.out)
+    if not args.report:
+        items = questions()
+        if args.questions:
+            wanted = set(args.questions.split(","))
+            items = [q for q in items if q.key in wanted]
+        if not items:
+            p.error("no question selected (the MIRAGE ones need ../shared/data)")
+        bench(data, args.out, configs, methods, items, args.rerun)
+    print(table(data, configs))
+    return 0
+
+
+def bench(data: dict[str, Any], out: Path, configs: list[str], methods: list[str], items: list[BenchQuestion],
+          rerun: bool) -> None:
+    from core.retrieval import open_retriever
+
+    retriever = open_retriever(None, progress=True)
+    for name in configs:
+        todo = [(m, q) for m in methods for q in items if rerun or key(name, m, q.key) not in data["runs"]]
+        if not todo:
+            continue
+        config = CONFIGS[name]
+        server = embedded.EmbeddedServer.start(config)
+        llm = SeededLLM(Endpoint(base_url=server.base_url, model=embedded.MODEL_NAME, timeout=1800), cache_mode="off")
+        data["configs"][name] = config.describe()
+        try:
+            for method, item in tqdm(todo, desc=name, unit="run", file=sys.stderr):
+                result = run_one(method, item, server, llm, retriever, sequential=name == "naive")
+                data["runs"][key(name, method, item.key)] = {**result, "config": name}
+                save(out, data)
+                tqdm.write(f"{name}: {method} on {item.key}: {result['seconds']:.0f}s, {result['status']}, "
+                           f"prompt {result['prompt_sent']} sent / {result['prompt_evaluated']} evaluated",
+                           file=sys.stderr)
+        finally:
+            server.stop()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

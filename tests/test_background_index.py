@@ -1,0 +1,90 @@
+"""The default corpus index built in the background: its states and progress, the sidebar that follows it,
+and the clear refusal a method that needs the corpus gets meanwhile."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from streamlit.testing.v1 import AppTest
+
+from core.retrieval.background import BackgroundBuild
+
+
+def blocking_build(release: threading.Event, fail: bool = False) -> BackgroundBuild:
+    def work(progress):
+        progress("embed hpo", 4_096, 16_384)
+        release.wait(10)
+        if fail:
+            raise RuntimeError("disk full")
+        return "retriever"
+    build = BackgroundBuild(work).start()
+    for _ in range(500):  # until the build has reported its first stage
+        if build.status().stage or build.status().state != "building":
+            break
+        time.sleep(0.01)
+    return build
+
+
+def test_a_build_reports_its_stage_then_its_result():
+    release = threading.Event()
+    build = blocking_build(release)
+    status = build.status()
+    assert status.state == "building" and status.fraction == 0.25
+    assert "embed hpo: 4,096 of 16,384 (25%)" in status.describe()
+    release.set()
+    assert build.wait(5).state == "ready" and build.result == "retriever"
+    assert build.status().describe().startswith("ready")
+
+
+def test_a_failed_build_says_why_and_raises_nothing():
+    release = threading.Event()
+    release.set()
+    status = blocking_build(release, fail=True).wait(5)
+    assert status.state == "failed" and status.error == "disk full"
+    assert "failed" in status.describe() and "disk full" in status.describe()
+
+
+SCRIPT = """
+import streamlit as st
+from core.methods import get
+from ui import index_status
+index_status.sidebar()
+st.session_state["medrag"] = index_status.corpus_not_ready(get("medrag"))
+st.session_state["cot"] = index_status.corpus_not_ready(get("cot"))
+"""
+
+
+def test_the_sidebar_shows_progress_and_corpus_methods_wait(monkeypatch):
+    from ui import index_status
+
+    release = threading.Event()
+    build = blocking_build(release)
+    monkeypatch.setenv("MEDRAG_BACKGROUND_INDEX", "1")
+    monkeypatch.setattr(index_status, "_build", lambda: build)
+    at = AppTest.from_string(SCRIPT, default_timeout=10).run()
+    assert not at.exception
+    assert "Building the default corpus index" in at.sidebar.get("progress")[0].proto.text
+    assert "still being built" in at.session_state["medrag"] and at.session_state["cot"] is None
+    release.set()
+    build.wait(5)
+    at.run()
+    assert at.session_state["medrag"] is None
+    assert "index ready" in at.sidebar.caption[0].value
+
+
+def test_loading_a_built_index_makes_runs_wait_instead_of_refusing(monkeypatch):
+    from ui import index_status
+
+    release = threading.Event()
+    loading = BackgroundBuild(lambda progress: release.wait(10)).start()  # no build stage: only loading
+    monkeypatch.setenv("MEDRAG_BACKGROUND_INDEX", "1")
+    monkeypatch.setattr(index_status, "_build", lambda: loading)
+    at = AppTest.from_string(SCRIPT, default_timeout=10).run()
+    release.set()
+    assert not at.exception and at.session_state["medrag"] is None
+
+
+def test_turned_off_the_app_opens_the_corpus_when_a_run_needs_it():
+    at = AppTest.from_string(SCRIPT, default_timeout=10).run()  # the test suite turns the background build off
+    assert not at.exception and at.session_state["medrag"] is None and not at.sidebar.get("progress")

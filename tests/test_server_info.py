@@ -1,0 +1,35 @@
+"""The Settings part on the embedded server: its configuration and the last LLM benchmark's figures."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from core.llm import embedded
+from ui import server_info
+
+RESULTS = {"runs": {"a": {"at": "2026-11-23 14:00:00"}}, "summary": {"methods": {
+    "mass": {"naive": {"seconds": 100.0, "prompt_evaluated": 5000, "generated_per_s": 10.0},
+             "shipped": {"seconds": 55.0, "prompt_evaluated": 2000, "generated_per_s": 11.0},
+             "ratio": [0.5, 0.6]},
+    "cot": {"naive": {"seconds": 10.0, "prompt_evaluated": 200, "generated_per_s": 10.0}, "ratio": []}}}}
+
+
+def test_the_benchmark_table_has_the_ratio_and_its_range_per_method():
+    rows = server_info.bench_table(RESULTS)
+    assert [r["method"] for r in rows] == ["MASS-RAG"]  # CoT has no shipped run yet
+    assert rows[0]["shipped / naive"] == 0.55 and rows[0]["range over questions"] == "0.50–0.60"
+    assert rows[0]["questions"] == 2
+
+
+def test_the_configuration_rows_say_what_the_server_does():
+    rows = server_info.config_rows(embedded.SHIPPED)
+    assert rows["Slots (calls served at once)"] == str(embedded.SHIPPED.slots)
+    assert "host memory" in rows["Prompt cache"] and rows["Draft model (speculative decoding)"] == "none"
+    assert server_info.config_rows(embedded.NAIVE)["Prompt cache"] == "off"
+
+
+def test_settings_shows_the_server_and_the_committed_benchmark():
+    at = AppTest.from_string("from ui.server_info import server_section\nserver_section()", default_timeout=20).run()
+    assert not at.exception
+    assert "Server configuration" in at.markdown[0].value
+    assert any("Last LLM benchmark" in m.value for m in at.markdown)

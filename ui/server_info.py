@@ -1,0 +1,78 @@
+"""The Settings part that says how the embedded server is set up and how fast it measured: slots, context per
+slot, prompt cache, draft model, and the last LLM benchmark's figures (naive vs shipped configuration)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from core import paths
+from core.llm import embedded
+
+BENCH_RESULTS = paths.REPO_ROOT / "benchmarks" / "results" / "llm_bench.json"
+LABELS = {"cot": "CoT", "medrag": "MedRAG", "imedrag": "i-MedRAG", "discuss": "Discuss-RAG", "sema": "SEMA-RAG",
+          "medrgag": "MedRGAG", "mass": "MASS-RAG"}
+
+
+def config_rows(config: embedded.ServerConfig) -> dict[str, str]:
+    cache = "off" if not config.cache_prompt else (
+        f"on: each slot's own prefix, plus {config.cache_ram_mib:,} MiB in host memory shared by all slots"
+        if config.cache_ram_mib else "on: each slot's own prefix only")
+    return {
+        "Slots (calls served at once)": str(config.slots),
+        "Context per slot": f"{config.slot_context:,} tokens",
+        "Prompt cache": cache,
+        "KV cache": "one pool for all slots" if config.kv_unified else "one per slot",
+        "Draft model (speculative decoding)": f"{embedded.DRAFT.name}, up to {config.draft_max} tokens a step"
+        if config.draft else "none",
+    }
+
+
+def load_results(path: Path = BENCH_RESULTS) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def bench_table(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per method: naive and shipped seconds (mean per question), the ratio and its range over questions."""
+    rows = []
+    for method, row in results.get("summary", {}).get("methods", {}).items():
+        naive, shipped, ratio = row.get("naive"), row.get("shipped"), row.get("ratio") or []
+        if not naive or not shipped:
+            continue
+        rows.append({
+            "method": LABELS.get(method, method), "questions": len(ratio),
+            "naive s": round(naive["seconds"], 1), "shipped s": round(shipped["seconds"], 1),
+            "shipped / naive": round(sum(ratio) / len(ratio), 2) if ratio else None,
+            "range over questions": f"{min(ratio):.2f}–{max(ratio):.2f}" if ratio else "",
+            "prompt tokens read, naive": round(naive["prompt_evaluated"]),
+            "prompt tokens read, shipped": round(shipped["prompt_evaluated"]),
+            "generated tok/s, shipped": round(shipped["generated_per_s"], 1),
+        })
+    return rows
+
+
+def server_section() -> None:
+    """The running server's configuration (the shipped one before it starts) and the last benchmark."""
+    running = embedded.EmbeddedServer.current()
+    config = running.config if running else embedded.SHIPPED
+    st.markdown("**Server configuration**" + ("" if running else " (applied when the model starts)"))
+    st.dataframe([{"setting": k, "value": v} for k, v in config_rows(config).items()], hide_index=True,
+                 width="stretch")
+    results = load_results()
+    table = bench_table(results) if results else []
+    if not table:
+        st.caption("No LLM benchmark figures yet: `python -m benchmarks.llm_bench` measures them.")
+        return
+    st.markdown("**Last LLM benchmark** (naive: one slot, no prompt cache, calls in sequence)")
+    st.dataframe(table, hide_index=True, width="stretch")
+    latest = max((r["at"] for r in results.get("runs", {}).values()), default="")
+    n = max(row["questions"] for row in table)
+    st.caption(f"Embedded model on two CPU cores, response cache off, measured up to {latest}. Each method ran "
+               f"the same {n} questions in both configurations; with so few questions a ratio whose range crosses "
+               "1.0 cannot tell the two apart. Reproduce with `python -m benchmarks.llm_bench`.")
