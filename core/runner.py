@@ -28,7 +28,7 @@ def new_run(method: str, question: Question, params: dict[str, Any], *, llm: LLM
 
 def execute(method: str, question: Question, params: dict[str, Any] | None = None, *, llm: LLM,
             retriever: Retriever | None = None, store: RunStore | None = None, sinks: Iterable[Sink] = (),
-            exclude: Iterable[str] = (), parent_id: str | None = None, ctx_hook=None) -> Run:
+            exclude: Iterable[str] = (), parent_id: str | None = None, ctx_hook=None, pin: Iterable[str] = ()) -> Run:
     """Never raises for a failure inside the method: the run ends with status ``error`` and keeps its trace.
 
     ``ctx_hook`` receives the context before the method starts (the UI keeps it to cancel the run).
@@ -38,7 +38,7 @@ def execute(method: str, question: Question, params: dict[str, Any] | None = Non
     all_sinks = ([store.append_event] if store else []) + list(sinks)
     if store:
         store.create_run(run)
-    ctx = RunContext(run, llm, retriever if spec.uses_retrieval else None, all_sinks, exclude=exclude)
+    ctx = RunContext(run, llm, retriever if spec.uses_retrieval else None, all_sinks, exclude=exclude, pin=pin)
     if ctx_hook:
         ctx_hook(ctx)
     try:

@@ -57,7 +57,7 @@ class Retriever(Protocol):
     corpora: list[str]
 
     def search(self, query: str, k: int, *, corpora: list[str] | None = None, balanced: bool = False,
-               exclude: frozenset[str] = frozenset()) -> list[Hit]: ...
+               exclude: frozenset[str] = frozenset(), pin: frozenset[str] = frozenset()) -> list[Hit]: ...
 
 
 class RunCancelled(Exception):
@@ -68,12 +68,13 @@ class RunContext:
     """The one door a method uses to think, retrieve and report. Thread-safe."""
 
     def __init__(self, run: Run, llm: LLM, retriever: Retriever | None = None, sinks: Iterable[Sink] = (),
-                 exclude: Iterable[str] = (), max_workers: int = 4):
+                 exclude: Iterable[str] = (), max_workers: int = 4, pin: Iterable[str] = ()):
         self.run = run
         self.llm = llm
         self.retriever = retriever
         self.sinks = list(sinks)
         self.exclude = frozenset(exclude)  # snippet ids a what-if re-run drops
+        self.pin = frozenset(pin)  # and those it forces into every retrieval
         self.max_workers = max_workers
         self.cancel_event = threading.Event()
         self._lock = threading.Lock()
@@ -109,12 +110,13 @@ class RunContext:
     # -- retrieving ----------------------------------------------------------------
     def retrieve(self, query: str, k: int, *, stage: str, agent: str, round: int | None = None,
                  corpora: list[str] | None = None, balanced: bool = False) -> list[Hit]:
-        """One retrieval, recorded as a ``retrieval`` event; excluded snippets never come back."""
+        """One retrieval, recorded as a ``retrieval`` event; excluded snippets never come back, pinned ones always do."""
         self.check_cancelled()
         if self.retriever is None:
             raise RuntimeError("this method needs a corpus, but none is configured")
         started = time.perf_counter()
-        hits = self.retriever.search(query, k, corpora=corpora, balanced=balanced, exclude=self.exclude)
+        hits = self.retriever.search(query, k, corpora=corpora, balanced=balanced, exclude=self.exclude,
+                                     pin=self.pin)
         usage = Usage(retrievals=1, seconds=builtins.round(time.perf_counter() - started, 3))  # `round` is the keyword
         self.emit(stage, agent, Retrieval(query=query, hits=hits, round=round), usage)
         return hits

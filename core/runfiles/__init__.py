@@ -5,8 +5,8 @@ transaction; ``read(path)`` opens one without importing it (replay straight from
 """
 
 from core.runfiles.exchange import ImportReport, export_runs, export_to, import_file
-from core.runfiles.format import FORMAT, VERSION, CorpusRef, Origin, RunEntry, RunFile, RunFileError
+from core.runfiles.format import FORMAT, VERSION, CorpusRef, Origin, RunEntry, RunFile, RunFileError, Variation
 from core.runfiles.io import dumps, read, write
 
 __all__ = ["FORMAT", "VERSION", "CorpusRef", "ImportReport", "Origin", "RunEntry", "RunFile", "RunFileError",
-           "dumps", "export_runs", "export_to", "import_file", "read", "write"]
+           "Variation", "dumps", "export_runs", "export_to", "import_file", "read", "write"]

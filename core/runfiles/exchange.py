@@ -97,7 +97,7 @@ def import_file(store: RunStore, source: Path | str | BinaryIO, *, name: str | N
                 db["events"].insert_all([_event_row(e) for e in run.events])
                 origin = Origin(source=label, imported_at=now, exported_at=run_file.exported_at)
                 db[provenance.TABLE].insert(provenance.provenance_row(run.id, entry.backend, entry.corpora,
-                                                                      entry.case_id, origin))
+                                                                      entry.case_id, origin, entry.variation))
                 report.imported.append(run.id)
         except BaseException:
             db.conn.rollback()

@@ -42,6 +42,20 @@ class Origin(BaseModel):
     exported_at: float | None = None
 
 
+class Variation(BaseModel):
+    """What a what-if re-run changed against its parent run (``Run.parent_id``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    drop: list[str] = Field(default_factory=list)  # snippet ids it never retrieved
+    pin: list[str] = Field(default_factory=list)  # snippet ids forced into every retrieval
+
+    def describe(self) -> str:
+        parts = ([f"dropped {', '.join(self.drop)}"] if self.drop else []) + (
+            [f"pinned {', '.join(self.pin)}"] if self.pin else [])
+        return " and ".join(parts) or "no change"
+
+
 class RunEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -50,6 +64,7 @@ class RunEntry(BaseModel):
     corpora: list[CorpusRef] = Field(default_factory=list)
     case_id: str | None = None  # the teaching-pack case the run answers, when it is one
     origin: Origin | None = None  # set when the exporting studio had itself imported the run
+    variation: Variation | None = None  # for a what-if re-run: what it changed
 
 
 class RunFile(BaseModel):

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from core import paths
-from core.runfiles.format import CorpusRef, Origin, RunEntry
+from core.runfiles.format import CorpusRef, Origin, RunEntry, Variation
 from core.runfiles.masking import known_secrets, mask
 from core.store import RunStore
 from core.trace import Run
@@ -39,19 +39,20 @@ def retriever_corpora(retriever: Any) -> list[CorpusRef]:
 
 
 def record(store: RunStore, run_id: str, *, backend: str, corpora: list[CorpusRef], case_id: str | None = None,
-           origin: Origin | None = None) -> None:
+           origin: Origin | None = None, variation: Variation | None = None) -> None:
     """Keep a run's provenance (a run recorded or re-run here, or imported)."""
-    row = provenance_row(run_id, backend, corpora, case_id, origin)
+    row = provenance_row(run_id, backend, corpora, case_id, origin, variation)
     with store._lock, store.db.conn:
         store.db[TABLE].upsert(row, pk="run_id")
 
 
 def provenance_row(run_id: str, backend: str, corpora: list[CorpusRef], case_id: str | None,
-                   origin: Origin | None) -> dict[str, Any]:
+                   origin: Origin | None, variation: Variation | None = None) -> dict[str, Any]:
     return {"run_id": run_id, "backend": mask(backend, known_secrets()),
             "corpora": json.dumps([c.model_dump() for c in corpora]), "case_id": case_id,
             "source": origin.source if origin else None, "imported_at": origin.imported_at if origin else None,
-            "exported_at": origin.exported_at if origin else None}
+            "exported_at": origin.exported_at if origin else None,
+            "variation": variation.model_dump_json() if variation else None}
 
 
 def lookup(store: RunStore, run_id: str) -> dict[str, Any] | None:
@@ -71,8 +72,9 @@ def entry_for(store: RunStore, run: Run, local_fingerprints: dict[str, str | Non
     origin = None
     if row["imported_at"] is not None:
         origin = Origin(source=row["source"] or "", imported_at=row["imported_at"], exported_at=row["exported_at"])
+    variation = Variation.model_validate_json(row["variation"]) if row["variation"] else None
     return RunEntry(run=run, backend=row["backend"], corpora=[CorpusRef(**c) for c in json.loads(row["corpora"])],
-                    case_id=row["case_id"], origin=origin)
+                    case_id=row["case_id"], origin=origin, variation=variation)
 
 
 def imported_runs(store: RunStore) -> dict[str, dict[str, Any]]:

@@ -42,7 +42,7 @@ def _m008_workshop(db: sqlite_utils.Database) -> None:
     for sql in (
         """CREATE TABLE run_provenance (run_id TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
            backend TEXT NOT NULL DEFAULT '', corpora TEXT NOT NULL DEFAULT '[]', case_id TEXT, source TEXT,
-           imported_at REAL, exported_at REAL)""",
+           imported_at REAL, exported_at REAL, variation TEXT)""",
         """CREATE TABLE rooms (code TEXT PRIMARY KEY, title TEXT NOT NULL, presenter_hash TEXT NOT NULL,
            source TEXT NOT NULL, run_ids TEXT NOT NULL, case_id TEXT, step INTEGER NOT NULL DEFAULT 0,
            steps INTEGER NOT NULL, created REAL NOT NULL, updated REAL NOT NULL)""",
