@@ -26,7 +26,7 @@ def test_drop_a_snippet_and_the_answer_changes(tmp_path):
     parent = execute("medrag", MC, {"k": 3}, llm=ScriptedLLM().enqueue(reader("B", ["teaching-1"])),
                      retriever=retriever, store=store)
     assert "teaching-1" in retrieved_ids(parent)
-    llm = ScriptedLLM().enqueue(reader("A", ["teaching-4"]))
+    llm = ScriptedLLM().enqueue(reader("A", ["teaching-3"]))
     child = rerun(parent, Variation(drop=["teaching-1"]), llm=llm, retriever=retriever, store=store,
                   case_id="demo")
     assert child.parent_id == parent.id and child.params == parent.params and child.status == "ok"
@@ -39,7 +39,7 @@ def test_drop_a_snippet_and_the_answer_changes(tmp_path):
 
     diff = what_changed(parent, child)
     assert diff.answer_changed and diff.read_only_before == ["teaching-1"]
-    assert diff.cited_before == ["teaching-1"] and diff.cited_after == ["teaching-4"]
+    assert diff.cited_before == ["teaching-1"] and diff.cited_after == ["teaching-3"]
     lines = diff.lines()
     assert lines[0] == "Answer changed: B. metformin → A. aspirin"
     assert lines[1].startswith("Snippets retrieved only before: teaching-1; only after: teaching-")
