@@ -54,12 +54,12 @@ def test_a_member_who_reloads_rejoins_with_their_votes(tmp_path):
     rooms = RoomStore(path)
     room, presenter = new_room(rooms)
     member, token = rooms.join(room.code, "  Dr   Ada ")
-    rooms.predict(room.code, member.id, "B")
+    rooms.predict(room.code, member.id, "r1", "B")
     rooms.trust(room.code, member.id, "tp-asthma-o1", False)
     again = RoomStore(path)  # another process, after the reload
     assert again.member(room.code, token) == member and member.name == "Dr Ada"
     assert again.member(room.code, "forged") is None
-    assert again.my_votes(room.code, member.id) == ("B", {"tp-asthma-o1": False})
+    assert again.my_votes(room.code, member.id) == ({"r1": "B"}, {"tp-asthma-o1": False})
     with pytest.raises(RoomError, match="type a name"):
         rooms.join(room.code, "   ")
 
@@ -67,21 +67,24 @@ def test_a_member_who_reloads_rejoins_with_their_votes(tmp_path):
 def test_tally_counts_latest_picks_and_trust_and_votes_close_at_the_reveal(rooms):
     room, presenter = new_room(rooms, steps=4)
     ids = [rooms.join(room.code, f"p{i}")[0].id for i in range(4)]
-    rooms.predict(room.code, ids[0], "A")
-    rooms.predict(room.code, ids[1], "A")
-    rooms.predict(room.code, ids[2], "C")
+    rooms.predict(room.code, ids[0], "r1", "A")
+    rooms.predict(room.code, ids[1], "r1", "A")
+    rooms.predict(room.code, ids[2], "r1", "C")
+    rooms.predict(room.code, ids[2], "r2", "D")
     rooms.trust(room.code, ids[0], "s1", True)
     rooms.trust(room.code, ids[1], "s1", False)
     rooms.trust(room.code, ids[2], "s1", True)
     rooms.set_step(room.code, presenter, 2)
-    rooms.predict(room.code, ids[0], "B")  # changed their mind at a later step
+    rooms.predict(room.code, ids[0], "r1", "B")  # changed their mind at a later step
+    with pytest.raises(RoomError, match="run r9 is not replayed in room"):
+        rooms.predict(room.code, ids[0], "r9", "B")
     rooms.trust(room.code, ids[2], "s1", None)  # took the vote back
     tally = rooms.tally(room.code)
     assert tally.members == 4 and tally.predicted == 3 and tally.changed_mind == 1
-    assert tally.predictions == {"A": 1, "B": 1, "C": 1} and tally.trust == {"s1": (1, 1)}
+    assert tally.predictions == {"r1": {"A": 1, "B": 1, "C": 1}, "r2": {"D": 1}} and tally.trust == {"s1": (1, 1)}
     rooms.set_step(room.code, presenter, 3)
     with pytest.raises(RoomError, match="revealed, so votes are closed"):
-        rooms.predict(room.code, ids[3], "D")
+        rooms.predict(room.code, ids[3], "r1", "D")
 
 
 def test_the_room_tables_come_with_the_run_store(tmp_path):
@@ -100,7 +103,7 @@ def _vote_in_process(path: str, code: str, first: int, count: int, errors) -> No
         for i in range(first, first + count):
             member, _ = rooms.join(code, f"proc-{i}")
             for n in range(VOTES_EACH):
-                rooms.predict(code, member.id, "ABCD"[n % 4])
+                rooms.predict(code, member.id, "r1", "ABCD"[n % 4])
                 rooms.trust(code, member.id, f"s{n % 10}", n % 3 != 0)
     except Exception as exc:  # reported to the parent, which fails the test with it
         errors.put(f"{type(exc).__name__}: {exc}")
@@ -122,7 +125,7 @@ def test_threads_and_processes_voting_at_once_lose_nothing(tmp_path):
         try:
             member, _ = rooms.join(room.code, f"thread-{i}")
             for n in range(VOTES_EACH):
-                rooms.predict(room.code, member.id, "ABCD"[(n + i) % 4])
+                rooms.predict(room.code, member.id, "r2", "ABCD"[(n + i) % 4])
                 rooms.trust(room.code, member.id, f"s{n % 10}", n % 2 == 0)
         except Exception as exc:  # noqa: BLE001 - collected and asserted below
             thread_errors.append(f"{type(exc).__name__}: {exc}")
@@ -140,7 +143,7 @@ def test_threads_and_processes_voting_at_once_lose_nothing(tmp_path):
     assert thread_errors == [] and reported == [] and all(p.exitcode == 0 for p in processes)
     tally = rooms.tally(room.code)
     assert tally.members == 30 + 12 and tally.predicted == 42
-    assert sum(tally.predictions.values()) == 42
+    assert sum(tally.predictions["r1"].values()) == 12 and sum(tally.predictions["r2"].values()) == 30
     assert sum(yes + no for yes, no in tally.trust.values()) == 42 * 10  # one vote per member and snippet
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT COUNT(*) FROM room_predictions").fetchone()[0] == 42  # one row per member and step

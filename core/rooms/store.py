@@ -64,9 +64,10 @@ class Member:
 @dataclass
 class Tally:
     members: int
-    predictions: dict[str, int] = field(default_factory=dict)  # option -> members whose latest pick it is
-    predicted: int = 0  # members who picked an option
-    changed_mind: int = 0  # members whose pick changed as the steps went on
+    # run id -> option -> members whose latest pick for that run's answer it is
+    predictions: dict[str, dict[str, int]] = field(default_factory=dict)
+    predicted: int = 0  # members who picked an option for at least one run
+    changed_mind: int = 0  # members whose pick for a run changed as the steps went on
     trust: dict[str, tuple[int, int]] = field(default_factory=dict)  # snippet id -> (trusted, distrusted)
 
 
@@ -199,13 +200,16 @@ class RoomStore:
             raise RoomError("the answer has been revealed, so votes are closed")
         return room
 
-    def predict(self, code: str, member_id: int, option: str) -> None:
-        """The member's pick at the room's current step (a later pick at the same step replaces it)."""
+    def predict(self, code: str, member_id: int, run_id: str, option: str) -> None:
+        """The member's pick of the option ``run_id``'s method will choose, at the room's current step (a later
+        pick at the same step replaces it)."""
         room = self._open_for_votes(code)
+        if run_id not in room.run_ids:
+            raise RoomError(f"run {run_id} is not replayed in room {room.code}")
         self._write(lambda conn: conn.execute(
-            "INSERT INTO room_predictions (room_code, member_id, step, option, time) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT (room_code, member_id, step) DO UPDATE SET option = excluded.option, time = excluded.time",
-            [room.code, member_id, room.step, option, time.time()]))
+            "INSERT INTO room_predictions (room_code, member_id, run_id, step, option, time) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (room_code, member_id, run_id, step) DO UPDATE SET option = excluded.option, "
+            "time = excluded.time", [room.code, member_id, run_id, room.step, option, time.time()]))
 
     def trust(self, code: str, member_id: int, snippet_id: str, trusted: bool | None) -> None:
         """Would the member trust this snippet? ``None`` takes the vote back."""
@@ -220,26 +224,29 @@ class RoomStore:
             args = [room.code, member_id, snippet_id, int(trusted), room.step, time.time()]
         self._write(lambda conn: conn.execute(sql, args))
 
-    def my_votes(self, code: str, member_id: int) -> tuple[str | None, dict[str, bool]]:
-        """The member's latest pick and trust votes (what their screen shows after a reload)."""
+    def my_votes(self, code: str, member_id: int) -> tuple[dict[str, str], dict[str, bool]]:
+        """The member's latest pick per run and their trust votes (what their screen shows after a reload)."""
         code = normalise_code(code)
-        picks = self._rows("SELECT option FROM room_predictions WHERE room_code = ? AND member_id = ? "
-                           "ORDER BY step DESC LIMIT 1", [code, member_id])
+        picks = self._rows("SELECT run_id, option FROM room_predictions WHERE room_code = ? AND member_id = ? "
+                           "ORDER BY step", [code, member_id])
         trust = self._rows("SELECT snippet_id, trust FROM room_trust WHERE room_code = ? AND member_id = ?",
                            [code, member_id])
-        return (picks[0]["option"] if picks else None), {r["snippet_id"]: bool(r["trust"]) for r in trust}
+        return {r["run_id"]: r["option"] for r in picks}, {r["snippet_id"]: bool(r["trust"]) for r in trust}
 
     def tally(self, code: str) -> Tally:
         code = normalise_code(code)
         members = self._rows("SELECT COUNT(*) AS n FROM room_members WHERE room_code = ?", [code])[0]["n"]
-        picks = self._rows("SELECT member_id, option FROM room_predictions WHERE room_code = ? ORDER BY step",
+        picks = self._rows("SELECT member_id, run_id, option FROM room_predictions WHERE room_code = ? ORDER BY step",
                            [code])
-        history: dict[int, list[str]] = {}
+        history: dict[tuple[int, str], list[str]] = {}
         for row in picks:
-            history.setdefault(row["member_id"], []).append(row["option"])
-        latest = Counter(options[-1] for options in history.values())
+            history.setdefault((row["member_id"], row["run_id"]), []).append(row["option"])
+        latest: dict[str, Counter] = {}
+        for (_, run_id), options in history.items():
+            latest.setdefault(run_id, Counter())[options[-1]] += 1
         votes = self._rows("SELECT snippet_id, SUM(trust) AS yes, SUM(1 - trust) AS no FROM room_trust "
                            "WHERE room_code = ? GROUP BY snippet_id", [code])
-        return Tally(members=members, predictions=dict(sorted(latest.items())), predicted=len(history),
-                     changed_mind=sum(len(set(o)) > 1 for o in history.values()),
+        return Tally(members=members, predictions={r: dict(sorted(c.items())) for r, c in latest.items()},
+                     predicted=len({member for member, _ in history}),
+                     changed_mind=len({member for (member, _), o in history.items() if len(set(o)) > 1}),
                      trust={r["snippet_id"]: (r["yes"], r["no"]) for r in votes})
