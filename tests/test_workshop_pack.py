@@ -28,13 +28,13 @@ def test_recording_is_resumable_and_says_what_is_missing(tmp_path):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        pack.record(CASES, ["cot", "medrag"], llm=scripted(), retriever=retriever, pack_dir=folder,
+        pack.record(CASES, ["cot", "medrag"], llm=scripted(), retriever=retriever, folder=folder,
                     on_done=stop_after_first)
     assert pack.status(CASES, ["cot", "medrag"], folder) == {
         ("stemi", "cot"): "ok", ("stemi", "medrag"): "missing", ("asthma", "cot"): "missing",
         ("asthma", "medrag"): "missing"}
     planned = []
-    done = pack.record(CASES, ["cot", "medrag"], llm=scripted(), retriever=retriever, pack_dir=folder,
+    done = pack.record(CASES, ["cot", "medrag"], llm=scripted(), retriever=retriever, folder=folder,
                        on_plan=planned.append)
     assert [(c.id, m) for c, m in planned[0]] == [("stemi", "medrag"), ("asthma", "cot"), ("asthma", "medrag")]
     assert [r.method for r in done] == ["medrag", "cot", "medrag"]
@@ -44,13 +44,13 @@ def test_recording_is_resumable_and_says_what_is_missing(tmp_path):
     assert list(stemi.runs) == ["cot", "medrag"] and stemi.runs["medrag"].case_id == "stemi"
     assert stemi.runs["medrag"].corpora[0].name == "teaching" and stemi.runs["cot"].corpora == []
     assert pack.find_run(stemi.runs["cot"].run.id, folder).run == stemi.runs["cot"].run
-    assert pack.record(CASES, ["cot"], llm=scripted(), retriever=retriever, pack_dir=folder) == []  # nothing left
+    assert pack.record(CASES, ["cot"], llm=scripted(), retriever=retriever, folder=folder) == []  # nothing left
 
 
 def test_errors_are_recorded_and_recorded_again_on_request(tmp_path):
     folder = tmp_path / "pack"
     failing = ScriptedLLM().on("", "never json")
-    pack.record(CASES[:1], ["cot"], llm=failing, retriever=ListRetriever(make_hits(2)), pack_dir=folder)
+    pack.record(CASES[:1], ["cot"], llm=failing, retriever=ListRetriever(make_hits(2)), folder=folder)
     assert pack.status(CASES[:1], ["cot"], folder) == {("stemi", "cot"): "error"}
     assert pack.to_record(CASES[:1], ["cot"], folder) == []
     assert [m for _, m in pack.to_record(CASES[:1], ["cot"], folder, retry_errors=True)] == ["cot"]
@@ -60,7 +60,7 @@ def test_errors_are_recorded_and_recorded_again_on_request(tmp_path):
 
 def test_status_from_the_command_line(tmp_path, capsys):
     folder = tmp_path / "pack"
-    pack.record(CASES[:1], ["cot"], llm=scripted(), retriever=ListRetriever(make_hits(2)), pack_dir=folder)
+    pack.record(CASES[:1], ["cot"], llm=scripted(), retriever=ListRetriever(make_hits(2)), folder=folder)
     assert main(["workshop", "record", "--status", "--cases", "stemi,asthma", "--methods", "cot,medrag",
                  "--pack", str(folder)]) == 0
     out = capsys.readouterr().out

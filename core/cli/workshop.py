@@ -22,7 +22,7 @@ def register(commands) -> None:
     rec.add_argument("--methods", default="all", help=f"'all' (default) or comma-separated, from: {', '.join(registry())}")
     rec.add_argument("--retry-errors", action="store_true", help="record again the runs that ended in an error")
     rec.add_argument("--status", action="store_true", help="record nothing: show what is recorded and what is missing")
-    rec.add_argument("--pack", type=Path, default=pack.PACK_DIR, help=f"pack folder (default {pack.PACK_DIR})")
+    rec.add_argument("--pack", type=Path, help=f"pack folder (default {pack.PACK_DIR}, or MEDRAG_WORKSHOP_PACK)")
     rec.set_defaults(handler=handle_record)
 
 
@@ -83,7 +83,7 @@ def handle_record(args) -> int:
         bar.update(1)
 
     try:
-        pack.record(cases, methods, llm=llm, retriever=retriever, pack_dir=args.pack, retry_errors=args.retry_errors,
+        pack.record(cases, methods, llm=llm, retriever=retriever, folder=args.pack, retry_errors=args.retry_errors,
                     sinks=[event], on_plan=planned, on_start=starting, on_done=finished)
     except KeyboardInterrupt:
         bar.close()

@@ -66,10 +66,14 @@ def _event_row(event: Event) -> dict[str, Any]:
 
 def import_file(store: RunStore, source: Path | str | BinaryIO, *, name: str | None = None,
                 **limits: int) -> ImportReport:
-    """Check the whole file, then write its new runs in one transaction. A run whose id is already here is
-    skipped when its content is the same and refuses the whole import when it differs."""
+    """Check the whole file, then import it (see ``import_runs``)."""
     label = name or (Path(source).name if isinstance(source, str | Path) else "the uploaded file")
-    run_file = io.read(source, **limits)
+    return import_runs(store, io.read(source, **limits), label)
+
+
+def import_runs(store: RunStore, run_file: RunFile, label: str) -> ImportReport:
+    """Write a checked file's new runs in one transaction, each marked as imported from ``label``. A run whose id
+    is already here is skipped when its content is the same and refuses the whole import when it differs."""
     report = ImportReport(source=label)
     now = time.time()
     db = store.db

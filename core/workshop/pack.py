@@ -8,6 +8,7 @@ is simply recorded again next time, and cases or methods can be added later.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,8 +28,13 @@ PACK_DIR = REPO_ROOT / "data" / "workshop_pack"
 SIZE_BUDGET = 10 * 2**20  # the whole pack, in the repository
 
 
-def case_path(case_id: str, pack_dir: Path = PACK_DIR) -> Path:
-    return Path(pack_dir) / f"{case_id}.json.gz"
+def pack_dir() -> Path:
+    """The pack folder: MEDRAG_WORKSHOP_PACK when set (a pack kept elsewhere), else the repository's."""
+    return Path(os.environ.get("MEDRAG_WORKSHOP_PACK") or PACK_DIR)
+
+
+def case_path(case_id: str, folder: Path | None = None) -> Path:
+    return Path(folder or pack_dir()) / f"{case_id}.json.gz"
 
 
 @dataclass
@@ -38,11 +44,11 @@ class PackCase:
     path: Path
 
 
-def load_pack(pack_dir: Path = PACK_DIR, cases: list[TeachingCase] | None = None) -> tuple[list[PackCase], list[str]]:
+def load_pack(folder: Path | None = None, cases: list[TeachingCase] | None = None) -> tuple[list[PackCase], list[str]]:
     """The recorded cases in teaching-pack order, and a message for each file that cannot be read."""
     found, problems = [], []
     for case in cases if cases is not None else load_cases():
-        path = case_path(case.id, pack_dir)
+        path = case_path(case.id, folder)
         if not path.exists():
             continue
         try:
@@ -55,8 +61,8 @@ def load_pack(pack_dir: Path = PACK_DIR, cases: list[TeachingCase] | None = None
     return found, problems
 
 
-def find_run(run_id: str, pack_dir: Path = PACK_DIR) -> RunEntry | None:
-    for pack_case in load_pack(pack_dir)[0]:
+def find_run(run_id: str, folder: Path | None = None) -> RunEntry | None:
+    for pack_case in load_pack(folder)[0]:
         for entry in pack_case.runs.values():
             if entry.run.id == run_id:
                 return entry
@@ -66,20 +72,20 @@ def find_run(run_id: str, pack_dir: Path = PACK_DIR) -> RunEntry | None:
 # -- what is recorded, what is missing ---------------------------------------------------------------------------
 
 
-def status(cases: list[TeachingCase], methods: list[str], pack_dir: Path = PACK_DIR) -> dict[tuple[str, str], str]:
+def status(cases: list[TeachingCase], methods: list[str], folder: Path | None = None) -> dict[tuple[str, str], str]:
     """(case id, method) -> the recorded run's status ("ok", "error", ...) or "missing"."""
-    recorded = {p.case.id: p for p in load_pack(pack_dir, cases)[0]}
+    recorded = {p.case.id: p for p in load_pack(folder, cases)[0]}
     return {(c.id, m): (recorded[c.id].runs[m].run.status if c.id in recorded and m in recorded[c.id].runs
                         else "missing") for c in cases for m in methods}
 
 
-def pack_bytes(pack_dir: Path = PACK_DIR) -> int:
-    return sum(p.stat().st_size for p in Path(pack_dir).glob("*.json.gz"))
+def pack_bytes(folder: Path | None = None) -> int:
+    return sum(p.stat().st_size for p in Path(folder or pack_dir()).glob("*.json.gz"))
 
 
-def status_table(cases: list[TeachingCase], methods: list[str], pack_dir: Path = PACK_DIR) -> str:
+def status_table(cases: list[TeachingCase], methods: list[str], folder: Path | None = None) -> str:
     """A plain-text grid: one row per case, one column per method; ✓ recorded, ✗ ended in error, · missing."""
-    found = status(cases, methods, pack_dir)
+    found = status(cases, methods, folder)
     marks = {"ok": "✓", "missing": "·"}
     width = max(len(c.id) for c in cases)
     lines = [" " * width + "  " + " ".join(f"{m:>8}" for m in methods)]
@@ -89,15 +95,15 @@ def status_table(cases: list[TeachingCase], methods: list[str], pack_dir: Path =
     missing = [f"{c}/{m}" for (c, m), v in found.items() if v == "missing"]
     failed = [f"{c}/{m}" for (c, m), v in found.items() if v not in ("ok", "missing")]
     lines.append(f"recorded {done} of {len(found)}; missing {len(missing)}; ended in error {len(failed)}; "
-                 f"pack size {pack_bytes(pack_dir) / 2**20:.2f} MB of {SIZE_BUDGET / 2**20:.0f} MB")
+                 f"pack size {pack_bytes(folder) / 2**20:.2f} MB of {SIZE_BUDGET / 2**20:.0f} MB")
     if failed:
         lines.append("ended in error (record again with --retry-errors): " + ", ".join(failed))
     return "\n".join(lines)
 
 
-def to_record(cases: list[TeachingCase], methods: list[str], pack_dir: Path = PACK_DIR,
+def to_record(cases: list[TeachingCase], methods: list[str], folder: Path | None = None,
               retry_errors: bool = False) -> list[tuple[TeachingCase, str]]:
-    found = status(cases, methods, pack_dir)
+    found = status(cases, methods, folder)
     return [(c, m) for c in cases for m in methods
             if found[c.id, m] == "missing" or (retry_errors and found[c.id, m] != "ok")]
 
@@ -105,27 +111,28 @@ def to_record(cases: list[TeachingCase], methods: list[str], pack_dir: Path = PA
 # -- recording ---------------------------------------------------------------------------------------------------
 
 
-def save_run(case: TeachingCase, entry: RunEntry, pack_dir: Path = PACK_DIR) -> Path:
+def save_run(case: TeachingCase, entry: RunEntry, folder: Path | None = None) -> Path:
     """Put one recorded run into its case's file (replacing that method's earlier run), methods in display order."""
-    path = case_path(case.id, pack_dir)
+    path = case_path(case.id, folder)
     runs = {e.run.method: e for e in read(path).runs} if path.exists() else {}
     runs[entry.run.method] = entry
     ordered = [runs[m] for m in registry() if m in runs]
     return write(RunFile(kind="comparison", title=case.title, runs=ordered), path)
 
 
-def record(cases: list[TeachingCase], methods: list[str], *, llm, retriever: Retriever, pack_dir: Path = PACK_DIR,
+def record(cases: list[TeachingCase], methods: list[str], *, llm, retriever: Retriever, folder: Path | None = None,
            retry_errors: bool = False, sinks: Iterable[Sink] = (),
            on_plan: Callable[[list[tuple[TeachingCase, str]]], None] | None = None,
            on_start: Callable[[TeachingCase, str], None] | None = None,
            on_done: Callable[[TeachingCase, Run], None] | None = None) -> list[Run]:
     """Run each missing (case, method) with the method's default knobs and save it into the pack as soon as it
     ends. One recorder at a time per pack folder (a file lock): a second one waits, then finds less to do."""
-    Path(pack_dir).mkdir(parents=True, exist_ok=True)
+    folder = Path(folder or pack_dir())
+    folder.mkdir(parents=True, exist_ok=True)
     corpora = retriever_corpora(retriever)
     done = []
-    with FileLock(str(Path(pack_dir) / ".record.lock")):
-        pairs = to_record(cases, methods, pack_dir, retry_errors)
+    with FileLock(str(folder / ".record.lock")):
+        pairs = to_record(cases, methods, folder, retry_errors)
         if on_plan:
             on_plan(pairs)
         for case, method in pairs:
@@ -136,7 +143,7 @@ def record(cases: list[TeachingCase], methods: list[str], *, llm, retriever: Ret
                           sinks=sinks)
             entry = RunEntry(run=run, backend=llm.backend, corpora=corpora if spec.uses_retrieval else [],
                              case_id=case.id)
-            save_run(case, entry, pack_dir)
+            save_run(case, entry, folder)
             done.append(run)
             if on_done:
                 on_done(case, run)

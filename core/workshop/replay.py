@@ -131,6 +131,10 @@ class Replay:
         return [(i, e) for i, (a, b) in enumerate(zip(before, self.steps[step].shown))
                 for e in self.runs[i].events[a:b]]
 
+    def step_of(self, run: int, seq: int) -> int:
+        """The first step that shows event ``seq`` of run ``run``."""
+        return next(i for i, step in enumerate(self.steps) if step.shown[run] > seq)
+
     def hits_shown(self, step: int, top: int = 5) -> list[Hit]:
         """The best ``top`` snippets of each retrieval shown so far (first appearance), for trust votes."""
         seen: dict[str, Hit] = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.pages import ask, compare, history, settings
+from ui.pages import ask, compare, history, settings, workshop
 
 
 def sections() -> dict[str, list[st.Page]]:
@@ -12,6 +12,7 @@ def sections() -> dict[str, list[st.Page]]:
         "Run": [
             st.Page(ask.page, title="Ask", icon=":material/chat:", url_path="ask", default=True),
             st.Page(compare.page, title="Compare", icon=":material/view_column:", url_path="compare"),
+            st.Page(workshop.page, title="Workshop", icon=":material/co_present:", url_path="workshop"),
         ],
         "Review": [
             st.Page(history.page, title="History", icon=":material/history:", url_path="history"),

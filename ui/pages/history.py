@@ -10,6 +10,7 @@ import streamlit as st
 from ui import state
 from ui.chrome import header
 from ui.knobs import method_label
+from ui.runfile_panel import files_panel
 from ui.text import short
 from ui.trace_view import render_run
 
@@ -53,6 +54,7 @@ def _delete(run_id: str) -> None:
 def page() -> None:
     header("History", "Every run is saved with its whole trace. Reopen one to see exactly what it did.")
     store = state.store()
+    files_panel(store)
     every = store.list_runs(limit=1000)
     if not every:
         st.info("No runs yet. Ask a question on the Ask page and it will appear here.")
