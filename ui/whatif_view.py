@@ -73,7 +73,9 @@ def panel(chosen: Chosen, replay: Replay, step: int, key: str) -> None:
                 "live with that change. The new run is saved and linked to this one.")
     index = 0
     if len(replay.runs) > 1:
-        index = st.selectbox("Run", range(len(replay.runs)), key=f"{key}.run",
+        retrieving = [i for i in range(len(replay.runs))
+                      if any(isinstance(e.payload, Retrieval) for e in replay.events(step, i))]
+        index = st.selectbox("Run", range(len(replay.runs)), key=f"{key}.run", index=(retrieving or [0])[0],
                              format_func=lambda i: method_label(replay.runs[i].method))
     run = replay.runs[index]
     retrievals = [e for e in replay.events(step, index) if isinstance(e.payload, Retrieval)]
