@@ -22,15 +22,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
 import psutil
@@ -38,13 +34,13 @@ import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from core.paths import REPO_ROOT
 from core.rooms import RoomStore
 from core.runfiles import RunEntry, RunFile, write
 from core.teaching import load_cases, load_passages
 from core.trace import AgentMessage, Answer, Event, Hit, Query, Retrieval, Run, Usage
 from core.workshop.pack import load_pack
 from core.workshop.replay import Replay
+from tests.e2e.serve import serve_app
 
 
 def synthetic_run(steps: int) -> tuple[Run, str]:
@@ -80,12 +76,6 @@ def synthetic_run(steps: int) -> tuple[Run, str]:
     run.answer, run.status, run.finished = run.events[-1].payload, "ok", clock
     run.totals = run.compute_totals()
     return run, case.id
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Participant:
@@ -209,36 +199,21 @@ def main() -> int:
     replay = Replay([e.run for e in chosen])
     steps = min(args.steps, replay.last)
 
-    env = {**os.environ, "MEDRAG_STUDIO_HOME": str(home), "MEDRAG_WORKSHOP_PACK": str(folder)}
-    port = _free_port()
-    log = open(home / "streamlit.log", "w")
-    server = subprocess.Popen([str(Path(sys.executable).with_name("streamlit")), "run", "streamlit_app.py",
-                               "--server.headless", "true", "--server.port", str(port), "--server.address",
-                               "127.0.0.1"], cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.3)
+    with serve_app(home, {"MEDRAG_WORKSHOP_PACK": str(folder)}) as (url, server):
         rooms = RoomStore(home / "studio.sqlite")
         room, presenter = rooms.open_room(title="load test", source="pack", run_ids=[e.run.id for e in chosen],
                                           steps=len(replay), case_id=case_id)
         tokens = [rooms.join(room.code, f"participant {i + 1}")[1] for i in range(args.participants)]
         print(f"{args.participants} participants, {steps} steps of a {len(replay)}-step replay "
               f"({', '.join(e.run.method for e in chosen)}), dwell {args.dwell:.1f} s, room {room.code}")
-        latencies, errors, cpu = asyncio.run(_drive(args, port, room.code, presenter, tokens, rooms, steps, server.pid))
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
+        stream = url.replace("http://", "ws://") + "/_stcore/stream"
+        latencies, errors, cpu = asyncio.run(_drive(args, stream, room.code, presenter, tokens, rooms, steps,
+                                                    server.pid))
     _report(latencies, errors, cpu, args.participants * steps)
     return 0 if not errors else 1
 
 
-async def _drive(args, port, code, presenter, tokens, rooms, steps, pid):
-    url = f"ws://127.0.0.1:{port}/_stcore/stream"
+async def _drive(args, url, code, presenter, tokens, rooms, steps, pid):
     deadline = time.time() + 120 + steps * (args.dwell + args.timeout)
     people = [Participant(url, f"room={code}&member={token}", deadline) for token in tokens]
     tasks = [asyncio.create_task(p.run(steps)) for p in people]

@@ -10,12 +10,8 @@ seconds. Screenshots go to artifacts/screenshots/workshop_*.png.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
@@ -24,7 +20,8 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from core.workshop.pack import PACK_DIR, case_path
-from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, REPO, SHOTS, _free_port
+from tests.e2e.serve import serve_app
+from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 WIDTH = 1440
@@ -72,29 +69,12 @@ def app(tmp_path_factory):
     if not CHROMIUM.exists():
         pytest.skip(f"needs Debian's chromium at {CHROMIUM}")
     if not case_path("stemi", PACK_DIR).exists():
-        pytest.skip(f"the workshop pack has no stemi case: record it with `python -m core workshop record`")
+        pytest.skip("the workshop pack has no stemi case: record it with `python -m core workshop record`")
     endpoint = ScriptedEndpoint()
     home = tmp_path_factory.mktemp("workshop-home")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEDRAG_")}
-    env.update(MEDRAG_STUDIO_HOME=str(home), MEDRAG_BASE_URL=endpoint.url, MEDRAG_MODEL="scripted",
-               MEDRAG_CACHE="off")
-    port = _free_port()
-    log = open(home / "streamlit.log", "w")
-    server = subprocess.Popen(
-        [str(Path(sys.executable).with_name("streamlit")), "run", "streamlit_app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=REPO, env=env, stdout=log,
-        stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.3)
-    yield url, home
-    server.terminate()
-    server.wait(timeout=30)
-    log.close()
+    with serve_app(home, {"MEDRAG_BASE_URL": endpoint.url, "MEDRAG_MODEL": "scripted", "MEDRAG_CACHE": "off",
+                          "MEDRAG_WORKSHOP_PACK": str(PACK_DIR)}) as (url, _):
+        yield url, home
     endpoint.httpd.shutdown()
 
 
@@ -129,10 +109,14 @@ def snap(page, name: str) -> Path:
     return path
 
 
-def open_workshop(page, url: str) -> None:
+def open_workshop(browser, url: str, *methods: str):
+    """A new browser context on the Workshop page with the pack's first case and these methods chosen."""
+    page = new_page(browser)
     page.goto(f"{url}/workshop")
     page.get_by_role("heading", name="Workshop", level=1).wait_for()
     settle(page)
+    choose_methods(page, *methods)
+    return page
 
 
 def choose_methods(page, *labels: str) -> None:
@@ -151,10 +135,8 @@ def click(page, name: str) -> None:
 
 def test_replay_mid_run_then_the_reveal(app, browser):
     url, _ = app
-    page = new_page(browser)
-    open_workshop(page, url)
+    page = open_workshop(browser, url, "MedRAG")
     expect(page.get_by_text("Step 0 of")).to_be_visible()
-    choose_methods(page, "MedRAG")
     page.get_by_text("B. Aspirin loading dose", exact=False).first.click()  # the prediction for CoT
     settle(page)
     click(page, "Next")
@@ -172,9 +154,7 @@ def test_replay_mid_run_then_the_reveal(app, browser):
 
 def test_a_live_room_two_participants_vote_and_follow_the_presenter(app, browser):
     url, _ = app
-    presenter = new_page(browser)
-    open_workshop(presenter, url)
-    choose_methods(presenter, "MedRAG")
+    presenter = open_workshop(browser, url, "MedRAG")
     click(presenter, "Open a live room with these runs")
     presenter.get_by_text("Live tally").wait_for()
     code = parse_qs(urlparse(presenter.url).query)["room"][0]
@@ -208,10 +188,7 @@ def test_a_live_room_two_participants_vote_and_follow_the_presenter(app, browser
 
 
 def test_what_if_drop_a_snippet_side_by_side(app, browser):
-    url, home = app
-    page = new_page(browser)
-    open_workshop(page, url)
-    choose_methods(page, "MedRAG")
+    page = open_workshop(browser, app[0], "MedRAG")
     click(page, "Next")
     page.get_by_text("What if… drop or pin a snippet", exact=False).click()
     box = page.locator('[data-testid="stSelectbox"]', has_text="Snippet to drop from every retrieval")
