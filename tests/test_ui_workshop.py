@@ -45,6 +45,16 @@ def use_pack(pack_folder, monkeypatch):
     monkeypatch.setenv("MEDRAG_WORKSHOP_PACK", str(pack_folder))
 
 
+@pytest.fixture
+def no_model(monkeypatch):
+    """Fails the test if anything asks for the embedded model; afterwards no server exists that did not before."""
+    before = EmbeddedServer.current()
+    asked = []
+    monkeypatch.setattr(EmbeddedServer, "get", classmethod(lambda cls, progress=None: asked.append(1) or 1 / 0))
+    yield
+    assert asked == [] and EmbeddedServer.current() is before
+
+
 def workshop(query: dict | None = None) -> AppTest:
     at = AppTest.from_string(PAGE, default_timeout=30)
     for name, value in (query or {}).items():
@@ -61,7 +71,7 @@ def text_of(at: AppTest) -> str:
     return "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
 
 
-def test_a_pack_run_replays_step_by_step_then_reveals_with_the_key_and_never_starts_the_model():
+def test_a_pack_run_replays_step_by_step_then_reveals_with_the_key_and_never_starts_the_model(no_model):
     at = workshop()
     assert not at.exception
     at.multiselect(key="workshop.methods.stemi").set_value(["medrag"]).run()
@@ -82,10 +92,10 @@ def test_a_pack_run_replays_step_by_step_then_reveals_with_the_key_and_never_sta
     assert at.button(key="workshop.next").disabled
     at.button(key="workshop.prev").click().run()
     assert "Step 1 of 2" in at.get("progress")[0].proto.text
-    assert EmbeddedServer.current() is None and not at.exception
+    assert not at.exception
 
 
-def test_two_methods_step_together_aligned_by_stage_and_a_stage_can_be_jumped_to():
+def test_two_methods_step_together_aligned_by_stage_and_a_stage_can_be_jumped_to(no_model):
     at = workshop()
     at.multiselect(key="workshop.methods.stemi").set_value(["cot", "medrag"]).run()
     assert "#### CoT" in text_of(at) and "#### MedRAG" in text_of(at)
@@ -94,7 +104,6 @@ def test_two_methods_step_together_aligned_by_stage_and_a_stage_can_be_jumped_to
     assert "No step of this stage: waiting for the others." in text_of(at)  # CoT waits while MedRAG retrieves
     at.button(key="workshop.next").click().run()
     assert text_of(at).count("matches the key") == 2
-    assert EmbeddedServer.current() is None
 
 
 def test_the_pack_cases_say_what_each_teaches():
@@ -115,7 +124,7 @@ def test_saved_and_imported_runs_replay_too(tmp_path):
     assert "**CoT** chose **B**" in text_of(at) and "Teaching pack key" in text_of(at)  # its case is recognised
 
 
-def test_a_room_the_presenter_drives_and_a_participant_follows():
+def test_a_room_the_presenter_drives_and_a_participant_follows(no_model):
     presenter = workshop()
     presenter.multiselect(key="workshop.methods.stemi").set_value(["medrag"]).run()
     presenter.button(key="workshop.open_room").click().run()
@@ -144,7 +153,6 @@ def test_a_room_the_presenter_drives_and_a_participant_follows():
     guest.run()
     text = text_of(guest)
     assert "your pick: **C** · the room: C 1" in text and "Teaching pack key" in text
-    assert EmbeddedServer.current() is None
 
 
 def test_a_wrong_room_code_is_named():

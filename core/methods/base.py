@@ -115,8 +115,8 @@ class RunContext:
         if self.retriever is None:
             raise RuntimeError("this method needs a corpus, but none is configured")
         started = time.perf_counter()
-        hits = self.retriever.search(query, k, corpora=corpora, balanced=balanced, exclude=self.exclude,
-                                     pin=self.pin)
+        pins = {"pin": self.pin} if self.pin else {}  # only a what-if re-run needs a retriever that can pin
+        hits = self.retriever.search(query, k, corpora=corpora, balanced=balanced, exclude=self.exclude, **pins)
         usage = Usage(retrievals=1, seconds=builtins.round(time.perf_counter() - started, 3))  # `round` is the keyword
         self.emit(stage, agent, Retrieval(query=query, hits=hits, round=round), usage)
         return hits

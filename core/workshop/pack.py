@@ -8,7 +8,9 @@ is simply recorded again next time, and cases or methods can be added later.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -131,7 +133,8 @@ def record(cases: list[TeachingCase], methods: list[str], *, llm, retriever: Ret
     folder.mkdir(parents=True, exist_ok=True)
     corpora = retriever_corpora(retriever)
     done = []
-    with FileLock(str(folder / ".record.lock")):
+    key = hashlib.sha1(str(folder.resolve()).encode()).hexdigest()[:12]  # outside the folder: nothing to commit
+    with FileLock(str(Path(tempfile.gettempdir()) / f"medrag-workshop-record-{key}.lock")):
         pairs = to_record(cases, methods, folder, retry_errors)
         if on_plan:
             on_plan(pairs)
