@@ -3,15 +3,16 @@ listener, and always ends it with an ``answer`` or an ``error`` event."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable
 from typing import Any
 
 from pydantic import ValidationError
 
-from core.llm import LLM
+from core.llm import LLM, LLMCancelled
 from core.methods import get
-from core.methods.base import Retriever, RunCancelled, RunContext, Sink
+from core.methods.base import Retriever, RunCancelled, RunContext, Sink, StreamSink
 from core.question import Question
 from core.store import RunStore
 from core.trace import Error, Run
@@ -28,28 +29,35 @@ def new_run(method: str, question: Question, params: dict[str, Any], *, llm: LLM
 
 def execute(method: str, question: Question, params: dict[str, Any] | None = None, *, llm: LLM,
             retriever: Retriever | None = None, store: RunStore | None = None, sinks: Iterable[Sink] = (),
-            exclude: Iterable[str] = (), parent_id: str | None = None, ctx_hook=None, pin: Iterable[str] = ()) -> Run:
+            exclude: Iterable[str] = (), parent_id: str | None = None, ctx_hook=None,
+            stream_sinks: Iterable[StreamSink] = (), cancel: threading.Event | None = None,
+            pin: Iterable[str] = ()) -> Run:
     """Never raises for a failure inside the method: the run ends with status ``error`` and keeps its trace.
 
-    ``ctx_hook`` receives the context before the method starts (the UI keeps it to cancel the run).
+    ``ctx_hook`` receives the context before the method starts (the UI keeps it to cancel the run); setting
+    ``cancel`` (shared by several runs, e.g. on Ctrl-C) or the context's ``cancel_event`` ends the run as
+    ``cancelled`` within about a second. ``stream_sinks`` see every reply as it is written.
     """
     spec = get(method)
     run = new_run(method, question, params or {}, llm=llm, retriever=retriever, parent_id=parent_id)
     all_sinks = ([store.append_event] if store else []) + list(sinks)
     if store:
         store.create_run(run)
-    ctx = RunContext(run, llm, retriever if spec.uses_retrieval else None, all_sinks, exclude=exclude, pin=pin)
+    ctx = RunContext(run, llm, retriever if spec.uses_retrieval else None, all_sinks, exclude=exclude,
+                     stream_sinks=stream_sinks, cancel=cancel, pin=pin)
     if ctx_hook:
         ctx_hook(ctx)
+    # The last event carries what calls that failed without a reply cost, so the run's totals count them.
     try:
         answer = spec.run(question, spec.params(**run.params), ctx)
-        ctx.emit("final answer", "Answer", answer)
+        ctx.emit("final answer", "Answer", answer, ctx.failed_usage)
         run.answer, run.status = answer, "ok"
-    except RunCancelled as exc:
-        ctx.emit("cancelled", spec.label, Error(message=str(exc), error_type="cancelled"))
+    except (RunCancelled, LLMCancelled):
+        ctx.emit("cancelled", spec.label, Error(message="the run was stopped before it finished; the trace is kept "
+                                                        "up to that point", error_type="cancelled"), ctx.failed_usage)
         run.status = "cancelled"
     except Exception as exc:  # the run boundary: any failure becomes an error event, the trace is kept
-        ctx.emit("failed", spec.label, Error(message=_describe(exc), error_type=type(exc).__name__))
+        ctx.emit("failed", spec.label, Error(message=_describe(exc), error_type=type(exc).__name__), ctx.failed_usage)
         run.status = "error"
     run.finished = time.time()
     run.totals = run.compute_totals()

@@ -177,3 +177,79 @@ def _describe(exc: ValidationError) -> str:
         message = error["msg"].removeprefix("Value error, ")
         parts.append(f"{field}: {message}" if field else message)
     return "; ".join(parts)
+
+
+# -- teaching marks on a run ------------------------------------------------------------------
+
+
+ROLE_WORDS: dict[str, str] = {"key": "key passage", "near_miss": "near miss", "outdated": "outdated"}
+
+
+class PassageMark(BaseModel):
+    """What a teaching-pack passage is for: its role in its case, and what the teacher should say about it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    passage_id: str
+    case_id: str
+    case_title: str
+    role: Role
+    note: str  # the case's teaching note
+    superseded_by: str | None = None
+
+    @property
+    def word(self) -> str:
+        return ROLE_WORDS[self.role]
+
+
+class TeachingPack:
+    """The pack's cases and passages together: marks by passage id, and the case a question comes from."""
+
+    def __init__(self, cases: list[TeachingCase], passages: list[TeachingPassage]):
+        self.cases = cases
+        by_case = {c.id: c for c in cases}
+        self.marks = {p.id: PassageMark(passage_id=p.id, case_id=p.case_id, case_title=by_case[p.case_id].title,
+                                        role=p.role, note=by_case[p.case_id].teaching_note,
+                                        superseded_by=p.superseded_by)
+                      for p in passages if p.case_id in by_case}
+
+    @classmethod
+    def load(cls, path: Path = PACK_DIR / CASES_FILE) -> TeachingPack:
+        return cls(load_cases(path), load_passages(Path(path).with_name(PASSAGES_FILE)))
+
+    def mark(self, snippet_id: str) -> PassageMark | None:
+        return self.marks.get(snippet_id)
+
+    def case_for(self, question: str, options: dict[str, str]) -> TeachingCase | None:
+        """The case whose question this is (same text and options, spacing aside)."""
+        text = " ".join(question.split())
+        return next((c for c in self.cases
+                     if " ".join(c.question.split()) == text and c.options == options), None)
+
+
+class CaseTally(BaseModel):
+    """How a run met its case's passages: which it retrieved (met) and which its answer cited."""
+
+    case: TeachingCase
+    met: dict[Role, list[str]]
+    cited: dict[Role, list[str]]
+
+    def line(self) -> str:
+        """e.g. 'met 2 of 3 key passages, cited the outdated one'."""
+        keys = len(self.case.key_passages)
+        parts = [f"met {len(self.met['key'])} of {keys} key passage{'s' if keys != 1 else ''}"]
+        if self.cited["key"]:
+            parts.append(f"cited {len(self.cited['key'])} of them")
+        for role, word in (("outdated", "outdated"), ("near_miss", "near-miss")):
+            cited, met = self.cited[role], self.met[role]
+            if cited:
+                parts.append(f"cited the {word} one" if len(cited) == 1 else f"cited {len(cited)} {word} ones")
+            elif met:
+                parts.append(f"met the {word} one" if len(met) == 1 else f"met {len(met)} {word} ones")
+        return ", ".join(parts)
+
+
+def tally(case: TeachingCase, met_ids: list[str], cited_ids: list[str]) -> CaseTally:
+    met, cited = set(met_ids), set(cited_ids)
+    return CaseTally(case=case, met={r: [i for i in case.passage_ids(r) if i in met] for r in ROLES},
+                     cited={r: [i for i in case.passage_ids(r) if i in cited] for r in ROLES})

@@ -154,6 +154,19 @@ class Event(BaseModel):
         return self.payload.kind
 
 
+class Partial(BaseModel):
+    """A reply being written, as it streams: ``text`` is the whole reply so far. Not an event and never stored;
+    ``done`` marks the last one of a call (the call's event, if any, follows)."""
+
+    run_id: str
+    stage: str
+    agent: str
+    role: str
+    text: str
+    started: float
+    done: bool = False
+
+
 def wall_seconds(events: list[Event]) -> float:
     """Wall time the costly steps span, from the first one's start (its end less its duration) to the last one's
     end: less than their summed seconds when a method made the calls concurrently."""
@@ -177,7 +190,8 @@ class Run(BaseModel):
     corpus: list[str] = Field(default_factory=list)
     started: float = Field(default_factory=time.time)
     finished: float | None = None
-    status: Literal["running", "ok", "error", "cancelled"] = "running"
+    # interrupted: the process running it died (found so when a store opens); like error, it has no answer
+    status: Literal["running", "ok", "error", "cancelled", "interrupted"] = "running"
     answer: Answer | None = None
     totals: Totals = Field(default_factory=Totals)
     parent_id: str | None = None  # what-if re-runs link to the run they vary

@@ -1,4 +1,5 @@
-"""A scripted LLM for control-flow tests: the real LLM class (parsing, repair, usage) with the HTTP call replaced."""
+"""A scripted LLM for control-flow tests: the real LLM class (parsing, repair, cache, usage) with the HTTP call
+replaced by replies that stream in a few chunks and honour cancellation like the real client."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from core.llm import LLM, Endpoint, LLMResponse
+from core.llm import LLM, Endpoint, LLMCancelled, LLMResponse
 from core.trace import Hit, Usage
+
+CHUNKS = 3  # pieces each scripted reply streams in
 
 Reply = str | dict | Callable[[list[dict[str, str]]], str | dict]
 
@@ -18,11 +21,13 @@ Reply = str | dict | Callable[[list[dict[str, str]]], str | dict]
 class ScriptedLLM(LLM):
     """Replies come from rules (first rule whose text occurs in the prompt) or else from a queue.
 
-    ``delay`` makes every call take that long, so tests can tell concurrent calls from sequential ones.
+    ``delay`` makes every call take that long (spread over its chunks), so tests can tell concurrent calls from
+    sequential ones; a set cancel event ends the call at the next chunk with ``LLMCancelled``.
     """
 
-    def __init__(self, delay: float = 0.0):
-        super().__init__(Endpoint(base_url="http://scripted.invalid/v1", model="scripted"), cache_mode="off")
+    def __init__(self, delay: float = 0.0, cache=None):
+        super().__init__(Endpoint(base_url="http://scripted.invalid/v1", model="scripted"), cache=cache,
+                         cache_mode="auto" if cache is not None else "off")
         self.delay = delay
         self.rules: list[tuple[str, Reply]] = []
         self.queue: deque[Reply] = deque()
@@ -49,25 +54,50 @@ class ScriptedLLM(LLM):
                 return self.queue.popleft()
         raise AssertionError(f"ScriptedLLM has no reply for a prompt starting: {prompt[:300]!r}")
 
-    def _call(self, messages, schema, temperature, max_tokens, seed) -> LLMResponse:
+    def _request(self, messages, schema, params, on_text, cancel) -> LLMResponse:
         with self._lock:
             self.active += 1
             self.max_active = max(self.max_active, self.active)
-            self.calls.append({"messages": messages, "schema": schema, "temperature": temperature})
+            self.calls.append({"messages": messages, "schema": schema, "temperature": params["temperature"]})
         try:
             started = time.perf_counter()
-            if self.delay:
-                time.sleep(self.delay)
             reply = self._pick(messages)
             if callable(reply):
                 reply = reply(messages)
             text = reply if isinstance(reply, str) else json.dumps(reply)
+            step = max(1, -(-len(text) // CHUNKS))
+            for end in range(step, len(text) + step, step):
+                if cancel is not None and cancel.wait(self.delay / CHUNKS):
+                    raise LLMCancelled("the call was cancelled", text[: end - step],
+                                       Usage(calls=1, seconds=round(time.perf_counter() - started, 3)))
+                if self.delay and cancel is None:
+                    time.sleep(self.delay / CHUNKS)
+                if on_text is not None:
+                    on_text(text[:end])
             usage = Usage(calls=1, prompt_tokens=sum(len(m["content"]) for m in messages) // 4,
                           completion_tokens=len(text) // 4, seconds=round(time.perf_counter() - started, 3))
-            return LLMResponse(text=text, usage=usage, model="scripted")
+            return LLMResponse(text=text, usage=usage, model="scripted", finish_reason="stop")
         finally:
             with self._lock:
                 self.active -= 1
+
+
+def chunk_stream(text: str, prompt_tokens: int, completion_tokens: int, pieces: int = CHUNKS):
+    """What the openai client's ``create(stream=True)`` gives: a closable iterable of chat completion chunks,
+    the last one with usage only."""
+    from contextlib import nullcontext
+
+    from openai.types.chat import ChatCompletionChunk
+
+    step = max(1, -(-len(text) // pieces))
+    parts = [text[i:i + step] for i in range(0, len(text), step)] or [""]
+    base = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "fake"}
+    chunks = [ChatCompletionChunk.model_validate({**base, "choices": [{"index": 0, "delta": {"content": part},
+              "finish_reason": "stop" if i == len(parts) - 1 else None}]}) for i, part in enumerate(parts)]
+    chunks.append(ChatCompletionChunk.model_validate({**base, "choices": [], "usage": {
+        "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens}}))
+    return nullcontext(chunks)
 
 
 class ListRetriever:
@@ -93,3 +123,18 @@ class ListRetriever:
 def make_hits(n: int, corpus: str = "teaching") -> list[Hit]:
     return [Hit(snippet_id=f"{corpus}-{i}", corpus=corpus, title=f"Doc {i}", text=f"fact number {i} about disease {i % 3}",
                 rank=i + 1, score=1.0 / (i + 1)) for i in range(n)]
+
+
+def until_runs_end(at, timeout: float = 30.0):
+    """Rerun an AppTest page once every run this server started has ended (a page no longer waits for its runs:
+    a fragment redraws them, which AppTest does not tick)."""
+    from ui.live import live_runs
+
+    if not live_runs().running():
+        return at  # nothing was started (the page refused the input): what it said is on screen
+    deadline = time.time() + timeout
+    while live_runs().running():
+        if time.time() > deadline:
+            raise AssertionError("a run did not end in time")
+        time.sleep(0.05)
+    return at.run()

@@ -16,7 +16,7 @@ from core.eval import BenchmarkError, EvalPlan, evaluate, load_benchmark, load_i
 from core.eval.report import format_table
 from core.llm import LLM, Endpoint, LLMError
 from core.store import RunStore
-from tests.fakes import ListRetriever, ScriptedLLM, make_hits
+from tests.fakes import ListRetriever, ScriptedLLM, chunk_stream, make_hits
 
 BENCH = {
     "medqa": {
@@ -208,9 +208,7 @@ class SlowEndpointLLM(LLM):
     def _connect(self):
         def create(**_kw):
             time.sleep(0.2)
-            message = SimpleNamespace(content=json.dumps({"reasoning": "r", "answer": "A"}))
-            return SimpleNamespace(choices=[SimpleNamespace(message=message)],
-                                   usage=SimpleNamespace(prompt_tokens=10, completion_tokens=5))
+            return chunk_stream(json.dumps({"reasoning": "r", "answer": "A"}), 10, 5)
 
         return SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
 

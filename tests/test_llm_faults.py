@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import socket
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from pydantic import BaseModel
 
 from core.llm import LLM, Endpoint, LLMError, LLMParseError
+from tests.fake_endpoint import FakeEndpoint, error, raw, streams
 
 
 class Pick(BaseModel):
@@ -19,56 +17,12 @@ class Pick(BaseModel):
     answer: str
 
 
-def completion(content: str) -> bytes:
-    return json.dumps({
-        "id": "x", "object": "chat.completion", "created": 0, "model": "fake",
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
-    }).encode()
-
-
-class FakeServer:
-    """Answers each request with the next scripted step: (status, body bytes, delay seconds)."""
-
-    def __init__(self, steps):
-        self.steps = list(steps)
-        self.requests: list[dict] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                length = int(self.headers.get("Content-Length", 0))
-                outer.requests.append(json.loads(self.rfile.read(length) or b"{}"))
-                status, body, delay = outer.steps.pop(0) if len(outer.steps) > 1 else outer.steps[0]
-                time.sleep(delay)
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture
 def serve():
     servers = []
 
     def start(*steps, timeout=5.0, retries=2):
-        server = FakeServer(steps)
+        server = FakeEndpoint(*steps)
         servers.append(server)
         llm = LLM(Endpoint(base_url=server.url, model="fake", timeout=timeout, max_retries=retries), cache_mode="off")
         return server, llm
@@ -78,12 +32,12 @@ def serve():
         server.close()
 
 
-GOOD = (200, completion('{"reasoning": "short", "answer": "B"}'), 0)
+GOOD = streams('{"reasoning": "short", "answer": "B"}')
 ASK = [{"role": "user", "content": "pick one"}]
 
 
 def test_server_error_then_recovery(serve):
-    server, llm = serve((500, b'{"error": {"message": "boom"}}', 0), GOOD)
+    server, llm = serve(error(500), GOOD)
     reply = llm.complete(ASK, schema=Pick)
     assert reply.parsed.answer == "B"
     assert len(server.requests) == 2
@@ -91,26 +45,26 @@ def test_server_error_then_recovery(serve):
 
 
 def test_rate_limited_then_recovery(serve):
-    server, llm = serve((429, b'{"error": {"message": "slow down"}}', 0), GOOD)
+    server, llm = serve(error(429, "slow down"), GOOD)
     assert llm.complete(ASK).text == '{"reasoning": "short", "answer": "B"}'
     assert len(server.requests) == 2
 
 
 def test_persistent_500_is_a_clear_error_after_the_last_try(serve):
-    server, llm = serve((500, b'{"error": {"message": "boom"}}', 0), retries=1)
+    server, llm = serve(error(500), retries=1)
     with pytest.raises(LLMError, match=r"answered HTTP 500"):
         llm.complete(ASK)
     assert len(server.requests) == 2  # one try plus one retry
 
 
 def test_garbage_body_is_a_clear_error(serve):
-    _, llm = serve((200, b"<html>not json at all", 0), retries=0)
+    _, llm = serve(raw(b"<html>not json at all", "text/html"), retries=0)
     with pytest.raises(LLMError, match="not a chat completion"):
         llm.complete(ASK)
 
 
 def test_truncated_json_is_repaired_once(serve):
-    server, llm = serve((200, completion('{"reasoning": "the patient has'), 0), GOOD)
+    server, llm = serve(streams('{"reasoning": "the patient has'), GOOD)
     reply = llm.complete(ASK, schema=Pick)
     assert reply.parsed == Pick(reasoning="short", answer="B")
     assert reply.usage.calls == 2 and reply.usage.prompt_tokens == 22
@@ -120,14 +74,14 @@ def test_truncated_json_is_repaired_once(serve):
 
 
 def test_json_that_never_parses_is_a_parse_error(serve):
-    _, llm = serve((200, completion('{"reasoning": "cut'), 0))
+    _, llm = serve(streams('{"reasoning": "cut'))
     with pytest.raises(LLMParseError, match="could not be parsed as Pick after one repair") as info:
         llm.complete(ASK, schema=Pick)
     assert info.value.raw == '{"reasoning": "cut'
 
 
 def test_too_slow_is_a_timeout_not_a_hang(serve):
-    _, llm = serve((200, completion("late"), 3), timeout=0.5, retries=0)
+    _, llm = serve(streams("late", delay=3), timeout=0.5, retries=0)
     started = time.perf_counter()
     with pytest.raises(LLMError, match=r"did not answer within"):
         llm.complete(ASK)

@@ -98,8 +98,8 @@ VOTES_EACH = 40
 
 
 def _vote_in_process(path: str, code: str, first: int, count: int, errors) -> None:
-    rooms = RoomStore(path)
     try:
+        rooms = RoomStore(path)
         for i in range(first, first + count):
             member, _ = rooms.join(code, f"proc-{i}")
             for n in range(VOTES_EACH):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from core.store import RunStore
-from tests.fakes import ListRetriever, ScriptedLLM, make_hits
+from core.store.groups import list_groups
+from tests.fakes import ListRetriever, ScriptedLLM, make_hits, until_runs_end
 from ui.state import LLM_OVERRIDE, RETRIEVER_OVERRIDE
 
 QUESTION = "Which drug treats disease 1?"
@@ -25,7 +26,7 @@ def compare_page(llm, retriever) -> AppTest:
 
 
 def run_all(at: AppTest) -> AppTest:
-    return next(b for b in at.button if b.label == "Run all").click().run()
+    return until_runs_end(at.button(key="compare.go").click().run())
 
 
 def text_of(at: AppTest) -> str:
@@ -44,13 +45,22 @@ def test_two_methods_run_concurrently_and_are_compared():
     assert [s.state for s in at.status] == ["complete", "complete"]
     assert ":green-badge[agree] All 2 answers are the same: **B**." in text_of(at)
     summary = at.dataframe[0].value  # the summary sits above everything else
-    assert list(summary["method"]) == ["CoT", "MedRAG"] and list(summary["LLM calls"]) == [1, 1]
+    assert list(summary["method"]) == ["CoT", "MedRAG"] and list(summary["calls"]) == [1, 1]
     assert list(summary["retrievals"]) == [0, 1]
     text = text_of(at)
-    assert "Queries, retrieval and generated documents" in text and "retrieved **6** snippets" in text
+    # swimlanes: one row per common stage, CoT has nothing to retrieve, MedRAG's cell summarises its retrieval
+    heads = [m.value for m in at.markdown if 'class="lane-head"' in m.value]
+    assert [h.split(">")[1].split("<")[0] for h in heads] == ["Understand the question", "Query",
+                                                              "Retrieve / generate", "Judge the evidence", "Answer"]
+    assert "**Retriever** · 1 retrieval \\(6 snippets\\)" in text and ":gray[— no step here]" in text
+    assert "retrieved **6** snippets" in text  # inside the cell's expander
     assert text.count('<span class="letter">B</span>metformin') == 4  # side by side, and in each full trace
     assert {"CoT", "MedRAG"} <= {t.label for t in at.tabs}
-    assert len(RunStore().list_runs()) == 2
+    runs = RunStore().list_runs()
+    assert len(runs) == 2
+    # the comparison is kept as a group, and the URL names its runs so a reload or a link finds them
+    assert list_groups(RunStore())[0]["run_ids"] == at.query_params["runs"].split(",")
+    assert set(at.query_params["runs"].split(",")) == {r["id"] for r in runs}
 
 
 def test_disagreement_is_spelled_out_and_one_failure_does_not_stop_the_other():

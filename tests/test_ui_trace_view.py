@@ -20,7 +20,7 @@ from core.trace import (
     Verdict,
     VerdictItem,
 )
-from ui.trace_view import role_style
+from ui.event_view import role_style
 
 
 def _hits() -> list[Hit]:
@@ -56,7 +56,7 @@ def full_run() -> Run:
                                                  gap="coronary dominance"),
          Usage(calls=1, prompt_tokens=200, completion_tokens=30, seconds=1.5)),
         ("selection", "Integrator", Verdict(items=verdicts, accepted=True, reason="enough to answer"), None),
-        ("arbitration", "A-Agent", AgentMessage(role="arbiter", text="{}", data={
+        ("claims", "A-Agent", AgentMessage(role="arbiter", text="{}", data={
             "supporting": [{"claim": "II, III, aVF map to the RCA", "ids": ["teach-0", "gen-1"]}], "refuting": [],
             "deeper": [{"nested": {"kept": "as JSON"}}]}), llm_call),
         ("arbitration", "A-Agent", Report(supporting=["II, III, aVF map to the RCA"],
@@ -73,16 +73,16 @@ def full_run() -> Run:
     return run
 
 
-def _render(run: Run) -> AppTest:
+def render(run: Run, upto: int | None = None) -> AppTest:
     def script():
         import streamlit as st
 
         from ui.trace_view import render_run
 
-        render_run(st.session_state["run"], key="t", show_question=True)
+        render_run(st.session_state["run"], key="t", show_question=True, upto=st.session_state["upto"])
 
     at = AppTest.from_function(script, default_timeout=20)
-    at.session_state["run"] = run
+    at.session_state["run"], at.session_state["upto"] = run, upto
     return at.run()
 
 
@@ -91,7 +91,7 @@ def _text(at: AppTest) -> str:
 
 
 def test_every_event_kind_is_drawn():
-    at = _render(full_run())
+    at = render(full_run())
     assert not at.exception
     text = _text(at)
     # the answer card, with its cited documents as highlighted cards
@@ -130,7 +130,7 @@ def test_a_failed_run_shows_the_error_and_the_partial_trace():
     error = Error(message="could not reach the LLM endpoint at http://x/v1", error_type="LLMError")
     run.events.append(Event(run_id=run.id, seq=3, stage="failed", agent="SEMA-RAG", payload=error))
     run.answer, run.status = None, "error"
-    at = _render(run)
+    at = render(run)
     assert not at.exception
     text = _text(at)
     assert "The run failed:" in text and "could not reach the LLM endpoint" in text
@@ -143,7 +143,7 @@ def test_a_run_still_being_written_is_not_called_failed():
     run = full_run()
     run.events = run.events[:3]
     run.answer, run.status, run.finished = None, "running", None
-    at = _render(run)
+    at = render(run)
     assert not at.exception
     text = _text(at)
     assert "**Not finished:**" in text and "failed" not in text

@@ -13,7 +13,7 @@ from core.llm.embedded import EmbeddedServer, ModelAssemblyError
 from core.methods.base import MethodSpec
 from ui import state
 from ui.knobs import check_knobs
-from ui.live import LiveRun
+from ui.live import LiveRun, live_runs
 from ui.question_form import parse_question
 
 
@@ -66,8 +66,12 @@ def _open_retriever(spec: MethodSpec) -> tuple[Any, str | None]:
     return retriever, None
 
 
-def start(chosen: list[tuple[MethodSpec, dict[str, Any]]], text: str, options: dict[str, str]) -> list[LiveRun]:
-    """One live run per (method, knob values) on the same question, or none and a message saying why."""
+def start(chosen: list[tuple[MethodSpec, dict[str, Any]]], text: str, options: dict[str, str] | None) -> list[LiveRun]:
+    """One live run per (method, knob values) on the same question, or none and a message saying why.
+
+    ``options`` is None for a free-text question; an empty dict is a multiple-choice question with no options yet.
+    Started runs are in the server's registry (``live_runs``), so any page or tab can follow them.
+    """
     question, problems = parse_question(text, options)
     params = {}
     for spec, values in chosen:
@@ -88,6 +92,9 @@ def start(chosen: list[tuple[MethodSpec, dict[str, Any]]], text: str, options: d
             return []
     if not ensure_model():
         return []
-    llm, store = state.llm(), state.store()
-    return [LiveRun(spec.name, question, params[spec.name], llm=llm, retriever=retrievers[spec.name],
-                    store=store).start() for spec, _ in chosen]
+    llm, store, registry = state.llm(), state.store(), live_runs()
+    lives = [LiveRun(spec.name, question, params[spec.name], llm=llm, retriever=retrievers[spec.name],
+                     store=store).start() for spec, _ in chosen]
+    for live in lives:
+        registry.add(live)
+    return lives

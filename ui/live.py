@@ -1,7 +1,7 @@
-"""Runs a method in a background thread and shows its events on the page as they arrive.
+"""Runs a method in a background thread; the server keeps every run it started in one registry, by run id.
 
-The run lives in ``st.session_state``, so a rerun (a click, a visit to another page and back) finds it
-again and picks up where it was; the thread never touches Streamlit.
+A page holds only the run's id (in ``st.session_state`` and in the page's URL, ``?run=``), so a rerun, a visit to
+another page, a reload or a second tab finds the same live run again. The thread never touches Streamlit.
 """
 
 from __future__ import annotations
@@ -12,17 +12,17 @@ from typing import Any
 
 import streamlit as st
 
-from core.cli.render import describe
 from core.llm import LLM
 from core.methods import get
 from core.methods.base import Retriever, RunContext
 from core.question import Question
 from core.runner import execute
 from core.store import RunStore
-from core.trace import Error, Event, Run
-from ui.text import md
+from core.trace import Error, Event, Partial, Run
 
 POLL_SECONDS = 0.4
+STARTING_SECONDS = 10.0  # how long start() waits for the run to get its id (creating it is one store write)
+KEEP_ENDED_SECONDS = 3600.0  # ended runs stay followable this long, then only the store has them
 
 
 class LiveRun:
@@ -33,8 +33,12 @@ class LiveRun:
         self.spec = get(method)
         self.question = question
         self.events: list[Event] = []
+        self.writing: dict[tuple[str, str, float], Partial] = {}  # replies being written, by (stage, agent, start)
         self.run: Run | None = None
         self.started = time.time()
+        self.ended: float | None = None
+        self.stop_requested = False
+        self._cancel = threading.Event()
         self._ctx: RunContext | None = None
         self._changed = threading.Condition()
         self._done = False
@@ -44,8 +48,15 @@ class LiveRun:
         )
 
     def start(self) -> LiveRun:
+        """Starts the thread and returns once the run exists (it has its id), or has already failed."""
         self._thread.start()
+        with self._changed:
+            self._changed.wait_for(lambda: self.run is not None or self._done, timeout=STARTING_SECONDS)
         return self
+
+    @property
+    def id(self) -> str:
+        return self.run.id if self.run else ""
 
     @property
     def done(self) -> bool:
@@ -57,33 +68,51 @@ class LiveRun:
         return end - self.started
 
     def cancel(self) -> None:
-        if self._ctx is not None:
-            self._ctx.cancel_event.set()
+        """Ends the run within about a second, even in the middle of a model call."""
+        self.stop_requested = True
+        self._cancel.set()
 
     def wait(self, seen: int, timeout: float = POLL_SECONDS) -> None:
         """Block until there are more than ``seen`` events, the run ends, or the timeout passes."""
         with self._changed:
             self._changed.wait_for(lambda: self._done or len(self.events) > seen, timeout=timeout)
 
+    def working(self) -> list[Partial]:
+        """Replies being written now, oldest first (a method can have several agents writing at once)."""
+        with self._changed:
+            return sorted((p for p in self.writing.values() if not p.done), key=lambda p: p.started)
+
     # -- the worker thread ---------------------------------------------------------------
+    def _partial(self, partial: Partial) -> None:
+        with self._changed:
+            key = (partial.stage, partial.agent, partial.started)
+            if partial.done:
+                self.writing.pop(key, None)
+            else:
+                self.writing[key] = partial
+
     def _sink(self, event: Event) -> None:
         with self._changed:
             self.events.append(event)
             self._changed.notify_all()
 
     def _hook(self, ctx: RunContext) -> None:
-        self._ctx = ctx
-        self.run = ctx.run
+        with self._changed:
+            self._ctx = ctx
+            self.run = ctx.run
+            self._changed.notify_all()
 
     def _work(self, method, question, params, llm, retriever, store) -> None:
         try:
             self.run = execute(method, question, params, llm=llm, retriever=retriever, store=store,
-                               sinks=[self._sink], ctx_hook=self._hook)
+                               sinks=[self._sink], ctx_hook=self._hook, stream_sinks=[self._partial],
+                               cancel=self._cancel)
         except Exception as exc:  # noqa: BLE001 - the page must hear of it, whatever it is
             self._fail(exc)
         finally:
             with self._changed:
                 self._done = True
+                self.ended = time.time()
                 self._changed.notify_all()
 
     def _fail(self, exc: Exception) -> None:
@@ -98,57 +127,30 @@ class LiveRun:
         self._sink(event)
 
 
-# -- showing progress ----------------------------------------------------------------------
+class LiveRuns:
+    """Every run this server started, by run id: any page or tab can follow or stop one."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._runs: dict[str, LiveRun] = {}
+
+    def add(self, live: LiveRun) -> None:
+        with self._lock:
+            now = time.time()
+            self._runs = {i: r for i, r in self._runs.items()
+                          if not r.done or (r.ended or now) > now - KEEP_ENDED_SECONDS}
+            if live.id:
+                self._runs[live.id] = live
+
+    def get(self, run_id: str | None) -> LiveRun | None:
+        with self._lock:
+            return self._runs.get(run_id or "")
+
+    def running(self) -> list[LiveRun]:
+        with self._lock:
+            return [r for r in self._runs.values() if not r.done]
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def _label(live: LiveRun) -> str:
-    seconds = f"{live.elapsed:.0f} s"
-    if not live.done:
-        last = live.events[-1] if live.events else None
-        doing = f"after {last.stage} · {last.agent}" if last else "waiting for the first step"
-        return f"{live.spec.label}: running, {doing} · {_count(len(live.events), 'event')} · {seconds}"
-    run = live.run
-    if run is None or run.status == "error":
-        return f"{live.spec.label}: failed after {seconds}"
-    if run.status == "cancelled":
-        return f"{live.spec.label}: stopped after {seconds}"
-    t = run.totals
-    return f"{live.spec.label}: done in {seconds} · {_count(t.calls, 'call')} · {t.tokens:,} tokens"
-
-
-def _state(live: LiveRun) -> str:
-    if not live.done:
-        return "running"
-    return "complete" if live.run is not None and live.run.status == "ok" else "error"
-
-
-def _line(event: Event) -> str:
-    return md(describe(event))
-
-
-def follow(lives: list[LiveRun], slots: list[Any]) -> None:
-    """Show every run's events in its slot (a container) as they arrive, until all runs end.
-
-    Each slot gets an ``st.status`` whose label names the step in progress and its elapsed time.
-    """
-    boxes = []
-    for live, slot in zip(lives, slots):
-        with slot:
-            boxes.append(st.status(_label(live), state=_state(live), expanded=not live.done))
-    shown = [0] * len(lives)
-    while True:
-        ended = [live.done for live in lives]  # read first: once a run has ended, all its events are in
-        for i, (live, box) in enumerate(zip(lives, boxes)):
-            new = live.events[shown[i]:]
-            for event in new:
-                box.markdown(_line(event))
-            shown[i] += len(new)
-            box.update(label=_label(live), state=_state(live), expanded=not live.done)
-        if all(ended):
-            return
-        running = ended.index(False)
-        lives[running].wait(shown[running])
+@st.cache_resource(show_spinner=False)
+def live_runs() -> LiveRuns:
+    return LiveRuns()

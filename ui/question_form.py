@@ -8,35 +8,22 @@ import streamlit as st
 from pydantic import ValidationError
 
 from core.question import Question
-from core.teaching import TeachingCase, TeachingPackError, load_cases
+from core.teaching import TeachingCase
 from ui.state import kept, set_kept
+from ui.teaching_view import pack, pack_problem
 
 FORMATS = ("Multiple choice", "Free text")
 LETTERS = string.ascii_uppercase[:10]
 START_OPTIONS = 4
 
 
-@st.cache_data(show_spinner=False)
-def teaching_pack() -> tuple[list[TeachingCase], str | None]:
-    """The teaching pack's cases, or none and the file problem that keeps them out."""
-    try:
-        return load_cases(), None
-    except TeachingPackError as exc:
-        return [], f"The teaching pack cannot be read: {exc}"
-
-
 def teaching_cases() -> list[TeachingCase]:
-    return teaching_pack()[0]
+    found = pack()
+    return found.cases if found else []
 
 
 def _case(case_id: str | None) -> TeachingCase | None:
     return next((c for c in teaching_cases() if c.id == case_id), None)
-
-
-def case_for(text: str, case_id: str | None) -> TeachingCase | None:
-    """The teaching case a question came from, while its text is unchanged."""
-    case = _case(case_id)
-    return case if case is not None and case.question.strip() == text.strip() else None
 
 
 # -- lettered options -------------------------------------------------------------------------
@@ -77,7 +64,7 @@ def option_editor(key: str) -> dict[str, str]:
         with middle:
             options[letter] = kept(st.text_input, f"Option {letter}", key=f"{key}.opt.{uid}", default="",
                                    label_visibility="collapsed", placeholder=f"Option {letter}")
-        right.button("✕", key=f"{key}.remove.{uid}", help=f"Remove option {letter}", on_click=_remove_option,
+        right.button("×", key=f"{key}.remove.{uid}", help=f"Remove option {letter}", on_click=_remove_option,
                      args=(key, uid))
     st.button("Add option", icon=":material/add:", key=f"{key}.add", on_click=_add_option, args=(key,),
               disabled=len(ids) >= len(LETTERS))
@@ -97,7 +84,7 @@ def _load_case(key: str) -> None:
 
 
 def case_picker(key: str) -> None:
-    cases, problem = teaching_pack()
+    cases, problem = teaching_cases(), pack_problem()
     if problem:
         st.caption(problem)
         return
@@ -107,21 +94,27 @@ def case_picker(key: str) -> None:
          format_func=lambda i: "—" if i is None else f"{by_id[i].specialty.capitalize()} · {by_id[i].title}")
 
 
-def question_form(key: str) -> tuple[str, dict[str, str]]:
-    """The question text and its options as typed (options empty for free text)."""
+def question_form(key: str) -> tuple[str, dict[str, str] | None]:
+    """The question text and its options as typed (None for a free-text question)."""
     case_picker(key)
     text = kept(st.text_area, "Question", key=f"{key}.text", default="", height=150,
                 placeholder="e.g. A 58-year-old with crushing chest pain and ST elevation in II, III and aVF: "
                             "which artery is most likely occluded?")
     answer_format = kept(st.radio, "Answer format", key=f"{key}.format", default=FORMATS[0], options=FORMATS,
                          horizontal=True)
-    options = option_editor(key) if answer_format == FORMATS[0] else {}
-    return text, options
+    return text, option_editor(key) if answer_format == FORMATS[0] else None
 
 
-def parse_question(text: str, options: dict[str, str]) -> tuple[Question | None, list[str]]:
-    """The checked question, or the reasons it cannot be asked (in the words of core.question)."""
+NO_OPTIONS = ("Multiple choice needs at least two options: add them with “Add option”, or switch the answer "
+              "format to Free text.")
+
+
+def parse_question(text: str, options: dict[str, str] | None) -> tuple[Question | None, list[str]]:
+    """The checked question, or the reasons it cannot be asked (in the words of core.question). A multiple-choice
+    question with no options is refused rather than asked as free text."""
+    problems = [NO_OPTIONS] if options == {} else []
     try:
-        return Question(text=text, options=options), []
+        question = Question(text=text, options=options or {})
     except ValidationError as exc:
-        return None, [e["msg"].removeprefix("Value error, ") for e in exc.errors()]
+        return None, problems + [e["msg"].removeprefix("Value error, ") for e in exc.errors()]
+    return (None, problems) if problems else (question, [])

@@ -42,7 +42,7 @@ def _import(store: RunStore) -> None:
 
 def files_panel(store: RunStore) -> None:
     """Export and import, in one expander; the open run's imported mark above it."""
-    imported_mark(store, st.session_state.get("history.open"))
+    imported_mark(store, st.query_params.get("run") or st.session_state.get("history.open"))
     rows = store.list_runs(limit=1000)
     with st.expander("Run files: download runs, or import a file", icon=":material/swap_horiz:"):
         left, right = st.columns(2, gap="large")

@@ -1,3 +1,4 @@
-from core.llm.client import LLM, Endpoint, LLMError, LLMParseError, LLMResponse
+from core.llm.client import LLM, LLMCancelled, LLMError, LLMParseError, LLMResponse
+from core.llm.endpoint import ConfigError, Endpoint
 
-__all__ = ["LLM", "Endpoint", "LLMError", "LLMParseError", "LLMResponse"]
+__all__ = ["LLM", "ConfigError", "Endpoint", "LLMCancelled", "LLMError", "LLMParseError", "LLMResponse"]

@@ -1,14 +1,13 @@
-"""Response cache in SQLite, keyed by model + messages + sampling parameters.
+"""Response cache in SQLite, keyed by backend + messages + sampling parameters.
 
-It makes replays and tests reproducible and repeated questions free. A row that
-cannot be read back is treated as a miss and overwritten.
+It makes replays and tests reproducible and repeated questions free. Only accepted replies are put in it
+(see ``LLM._keep``). A row that cannot be read back is treated as a miss and overwritten.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -16,23 +15,24 @@ from typing import Any
 
 import sqlite_utils
 
+from core.store.sqlite import connect, setting_up, use_wal
 
-def cache_key(model: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
-    blob = json.dumps({"model": model, "messages": messages, "params": params}, sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(blob.encode()).hexdigest()
+
+def cache_key(backend: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+    blob = json.dumps({"model": backend, "messages": messages, "params": params}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class ResponseCache:
     def __init__(self, path: Path | str):
-        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
-        self.db = sqlite_utils.Database(conn)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.table = self.db.table("responses")
-        if not self.table.exists():
-            self.table.create(
+        self.db = connect(path)
+        with setting_up(path):  # several processes may open a new cache at once
+            use_wal(self.db)
+            self.db.table("responses").create(
                 {"key": str, "model": str, "text": str, "prompt_tokens": int, "completion_tokens": int, "created": float},
-                pk="key",
+                pk="key", if_not_exists=True,
             )
+        self.table = self.db.table("responses")
         self._lock = threading.Lock()
 
     def get(self, key: str) -> dict[str, Any] | None:
@@ -54,6 +54,10 @@ class ResponseCache:
                "completion_tokens": completion_tokens, "created": time.time()}
         with self._lock:
             self.table.upsert(row, pk="key")
+
+    def delete(self, key: str) -> None:
+        with self._lock:
+            self.table.delete_where("key = ?", [key])
 
     def __len__(self) -> int:
         with self._lock:

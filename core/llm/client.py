@@ -1,61 +1,50 @@
-"""One chat client for every OpenAI-compatible backend, the embedded server included."""
+"""One chat client for every OpenAI-compatible backend, the embedded server included.
+
+Every call streams (so it can be watched as it is written and stopped between chunks), and a reply is only
+kept in the response cache once it has been accepted: complete, and parsed when a schema was asked.
+"""
 
 from __future__ import annotations
 
-import os
+import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+import httpx2
 import openai
-from pydantic import BaseModel
+from pydantic import BaseModel, PrivateAttr
 
 from core import paths
 from core.llm.cache import ResponseCache, cache_key
+from core.llm.endpoint import CACHE_MODES, CacheMode, ConfigError, Endpoint, cache_mode_from_env, redact, \
+    split_credentials
 from core.llm.parsing import ReplyParseError, parse_reply
+from core.llm.stream import CallStats, StreamCancelled, on_request, stream_chat
 from core.trace import Usage
 
 T = TypeVar("T", bound=BaseModel)
-CacheMode = Literal["auto", "always", "off"]  # auto: only deterministic (temperature 0) calls
+TextSink = Callable[[str], None]
+
+__all__ = ["LLM", "CacheMode", "Endpoint", "LLMCancelled", "LLMError", "LLMParseError", "LLMResponse"]
 
 
 class LLMError(RuntimeError):
-    """A call that failed after its retries; the message says where and why."""
+    """A call that failed after its retries; the message says where and why. ``raw``: what the reply held so
+    far; ``usage``: what the attempts cost (calls, seconds, tokens), so a trace can still count them."""
 
-
-class LLMParseError(LLMError):
-    """``raw``: the last reply; ``usage``: what the failed attempts cost, so a trace can still count them."""
-
-    def __init__(self, message: str, raw: str, usage: Usage | None = None):
+    def __init__(self, message: str, raw: str = "", usage: Usage | None = None):
         super().__init__(message)
         self.raw = raw
         self.usage = usage or Usage()
 
 
-@dataclass(frozen=True)
-class Endpoint:
-    """Where to send calls. ``base_url=None`` means the embedded model."""
+class LLMParseError(LLMError):
+    """A reply that did not parse as the asked schema, even after one repair."""
 
-    base_url: str | None = None
-    model: str = ""
-    api_key: str = ""
-    timeout: float = 300.0
-    max_retries: int = 2
 
-    @property
-    def embedded(self) -> bool:
-        return not self.base_url
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] = os.environ) -> Endpoint:
-        return cls(
-            base_url=env.get("MEDRAG_BASE_URL") or None,
-            model=env.get("MEDRAG_MODEL", ""),
-            api_key=env.get("MEDRAG_API_KEY") or env.get("OPENAI_API_KEY", ""),
-            timeout=float(env.get("MEDRAG_TIMEOUT", 300)),
-            max_retries=int(env.get("MEDRAG_MAX_RETRIES", 2)),
-        )
+class LLMCancelled(LLMError):
+    """The caller's cancel event was set while the call ran."""
 
 
 class LLMResponse(BaseModel):
@@ -65,6 +54,8 @@ class LLMResponse(BaseModel):
     parsed: Any = None  # an instance of the asked schema
     usage: Usage
     model: str
+    finish_reason: str | None = None  # "stop", or "length" when the token budget cut the reply off
+    _cache_key: str | None = PrivateAttr(default=None)
 
 
 def schema_format(schema: type[BaseModel]) -> dict[str, Any]:
@@ -75,27 +66,33 @@ class LLM:
     def __init__(self, endpoint: Endpoint | None = None, cache: ResponseCache | None = None,
                  cache_mode: CacheMode | None = None):
         self.endpoint = endpoint or Endpoint.from_env()
-        self.cache_mode = cache_mode or os.environ.get("MEDRAG_CACHE", "auto")
-        if self.cache_mode not in ("auto", "always", "off"):
-            raise ValueError(f"MEDRAG_CACHE must be auto, always or off, not {self.cache_mode!r}")
+        self.cache_mode = cache_mode or cache_mode_from_env()
+        if self.cache_mode not in CACHE_MODES:
+            raise ConfigError(f"the cache mode must be one of {', '.join(CACHE_MODES)}, not {self.cache_mode!r}")
         self._cache = cache
         self._client: openai.OpenAI | None = None
-        self._base_url = self.endpoint.base_url
+        self._connect_lock = threading.Lock()
         self.model = self.endpoint.model
 
     # -- connection ------------------------------------------------------------------
     def _connect(self) -> openai.OpenAI:
-        if self._client is None:
-            if self.endpoint.embedded:
-                from core.llm.embedded import MODEL_NAME, EmbeddedServer
+        with self._connect_lock:
+            if self._client is None:
+                if self.endpoint.embedded:
+                    from core.llm.embedded import MODEL_NAME, EmbeddedServer
 
-                self._base_url = EmbeddedServer.get().base_url
-                self.model = self.model or MODEL_NAME
-            self._client = openai.OpenAI(
-                base_url=self._base_url, api_key=self.endpoint.api_key or "not-needed",
-                timeout=self.endpoint.timeout, max_retries=self.endpoint.max_retries,
-            )
-        return self._client
+                    base_url, credentials = EmbeddedServer.get().base_url, None
+                    self.model = self.model or MODEL_NAME
+                else:
+                    base_url, credentials = split_credentials(self.endpoint.base_url)
+                # Credentials leave the URL (httpx would log it whole) and go as basic auth, as they did inside it.
+                http = openai.DefaultHttpxClient(
+                    limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=0),
+                    event_hooks={"request": [on_request]}, auth=httpx2.BasicAuth(*credentials) if credentials else None)
+                self._client = openai.OpenAI(base_url=base_url, api_key=self.endpoint.api_key or "not-needed",
+                                             timeout=self.endpoint.timeout, max_retries=self.endpoint.max_retries,
+                                             http_client=http)
+            return self._client
 
     @property
     def model_name(self) -> str:
@@ -107,9 +104,14 @@ class LLM:
 
     @property
     def backend(self) -> str:
-        """What answers: the model name, and for an endpoint its URL too. The same model file served by
-        another build gives other greedy replies, so cached replies and eval results are kept apart by this."""
-        return self.model_name if self.endpoint.embedded else f"{self.model_name} @ {self.endpoint.base_url}"
+        """What answers: the model name, and for an endpoint its URL too (credentials masked). The same model
+        file served by another build gives other greedy replies, so cached replies and eval results are kept
+        apart by this."""
+        return self.model_name if self.endpoint.embedded else f"{self.model_name} @ {self.endpoint.display_url}"
+
+    @property
+    def where(self) -> str:
+        return "the embedded model" if self.endpoint.embedded else f"the LLM endpoint at {self.endpoint.display_url}"
 
     @property
     def cache(self) -> ResponseCache | None:
@@ -126,69 +128,123 @@ class LLM:
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        on_text: TextSink | None = None,
+        cancel: threading.Event | None = None,
     ) -> LLMResponse:
-        """Text, the parsed schema object when one is asked, and usage. One repair retry for bad JSON."""
-        response = self._call(messages, schema, temperature, max_tokens, seed)
+        """Text, the parsed schema object when one is asked, and usage. One repair retry for bad JSON.
+
+        ``on_text`` gets the whole reply so far as it grows (a cached reply: once, whole); a set ``cancel``
+        ends the call within about a second with ``LLMCancelled``."""
+        def call(msgs: list[dict[str, str]], cached: bool = True) -> LLMResponse:
+            return self._call(msgs, schema, temperature, max_tokens, seed, on_text, cancel, cached)
+
+        response = call(messages)
+        if schema is not None and response.usage.cached and not _parses(response.text, schema):
+            self.cache.delete(response._cache_key)  # an unusable reply kept by a version that cached before parsing
+            response = call(messages, cached=False)
         if schema is None:
+            self._keep(response)
             return response
         try:
             response.parsed = parse_reply(response.text, schema)
-            return response
         except ReplyParseError as first:
             repair = messages + [
                 {"role": "assistant", "content": response.text},
                 {"role": "user", "content": f"That reply could not be used: {first}. "
                                             "Reply again with only one JSON object that follows the schema."},
             ]
-            retry = self._call(repair, schema, temperature, max_tokens, seed)
+            try:
+                retry = call(repair)
+            except LLMError as exc:
+                exc.usage = response.usage + exc.usage
+                raise
             usage = response.usage + retry.usage
             try:
                 parsed = parse_reply(retry.text, schema)
             except ReplyParseError as second:
                 raise LLMParseError(f"the model's reply could not be parsed as {schema.__name__} after one repair: {second}",
                                     retry.text, usage) from second
-            return LLMResponse(text=retry.text, parsed=parsed, usage=usage, model=retry.model)
+            self._keep(retry)
+            return LLMResponse(text=retry.text, parsed=parsed, usage=usage, model=retry.model,
+                               finish_reason=retry.finish_reason)
+        self._keep(response)
+        return response
 
     def _use_cache(self, temperature: float) -> bool:
         return self.cache_mode == "always" or (self.cache_mode == "auto" and temperature == 0)
 
-    def _call(self, messages, schema, temperature, max_tokens, seed) -> LLMResponse:
-        client = self._connect()
+    def _keep(self, response: LLMResponse) -> None:
+        """Caches an accepted reply; one cut off by the token budget, or that ended without saying why, never."""
+        if response._cache_key and not response.usage.cached and response.finish_reason == "stop":
+            self.cache.put(response._cache_key, response.model, response.text, response.usage.prompt_tokens,
+                           response.usage.completion_tokens)
+
+    def _call(self, messages, schema, temperature, max_tokens, seed, on_text, cancel, cached=True) -> LLMResponse:
+        if cancel is not None and cancel.is_set():
+            raise LLMCancelled("the call was cancelled before it started")
         params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
         if seed is not None:
             params["seed"] = seed
         if schema is not None:
             params["response_format"] = schema_format(schema)
         started = time.perf_counter()
-        key = cache_key(self.backend, messages, params)
-        use_cache = self._use_cache(temperature) and self.cache is not None
-        if use_cache and (hit := self.cache.get(key)):
-            return LLMResponse(text=hit["text"], model=self.model_name, usage=Usage(
+        key = cache_key(self.backend, messages, params) if self._use_cache(temperature) and self.cache is not None else None
+        if key and cached and (hit := self.cache.get(key)):
+            if on_text is not None:
+                on_text(hit["text"])
+            response = LLMResponse(text=hit["text"], model=self.model_name, finish_reason="stop", usage=Usage(
                 calls=1, prompt_tokens=hit["prompt_tokens"], completion_tokens=hit["completion_tokens"],
                 seconds=round(time.perf_counter() - started, 3), cached=True))
+        else:
+            response = self._request(messages, schema, params, on_text, cancel)
+        response._cache_key = key
+        return response
+
+    def _request(self, messages, schema, params, on_text, cancel) -> LLMResponse:
+        """The endpoint call itself, streamed; every failure is an ``LLMError`` with what it cost."""
+        client = self._connect()
+        stats, started = CallStats(), time.perf_counter()
+
+        def cost(prompt: int | None = None, completion: int | None = None) -> Usage:
+            """Usage as the endpoint reported it; otherwise the prompt estimated (once the model is writing, it
+            has read it) and one token a content chunk, as servers stream them."""
+            if prompt is None:
+                prompt = _estimate_prompt(messages) if stats.chunks else 0
+            return Usage(calls=max(stats.attempts, 1), seconds=round(time.perf_counter() - started, 3),
+                         prompt_tokens=prompt, completion_tokens=stats.chunks if completion is None else completion)
+
+        def fail(message: str, kind: type[LLMError] = LLMError) -> LLMError:
+            return kind(redact(message, *self.endpoint.secrets), stats.text, cost())
+
+        tries = f"after {self.endpoint.max_retries + 1} tries"
         try:
-            completion = client.chat.completions.create(model=self.model_name, messages=messages, **params)
-            text = completion.choices[0].message.content or ""
-            usage = completion.usage
+            reply = stream_chat(client, {"model": self.model_name, "messages": messages, **params}, stats,
+                                on_text, cancel)
+        except StreamCancelled:
+            raise fail("the call was cancelled", LLMCancelled) from None
         except openai.APITimeoutError as exc:
-            raise LLMError(f"the LLM endpoint at {self._base_url} did not answer within {self.endpoint.timeout:.0f}s "
-                           f"(after {self.endpoint.max_retries + 1} tries)") from exc
+            raise fail(f"{self.where} did not answer within {self.endpoint.timeout:.0f}s ({tries})") from exc
         except openai.APIConnectionError as exc:
-            raise LLMError(f"could not reach the LLM endpoint at {self._base_url} "
-                           f"(after {self.endpoint.max_retries + 1} tries): {exc.__cause__ or exc}") from exc
+            raise fail(f"could not reach {self.where} ({tries}): {exc.__cause__ or exc}") from exc
         except openai.APIStatusError as exc:
-            raise LLMError(f"the LLM endpoint at {self._base_url} answered HTTP {exc.status_code}: "
-                           f"{_short(exc.message)}") from exc
-        except (openai.OpenAIError, AttributeError, IndexError, TypeError, ValueError) as exc:
-            raise LLMError(f"the LLM endpoint at {self._base_url} sent a reply that is not a chat completion: "
-                           f"{_short(str(exc))}") from exc
-        prompt_tokens = getattr(usage, "prompt_tokens", 0) or 0
-        completion_tokens = getattr(usage, "completion_tokens", 0) or 0
-        if use_cache:
-            self.cache.put(key, self.model_name, text, prompt_tokens, completion_tokens)
-        return LLMResponse(text=text, model=self.model_name, usage=Usage(
-            calls=1, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens,
-            seconds=round(time.perf_counter() - started, 3), cached=False))
+            raise fail(f"{self.where} answered HTTP {exc.status_code}: {_short(exc.message)}") from exc
+        except (openai.OpenAIError, AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
+            raise fail(f"{self.where} sent a reply that is not a chat completion: {_short(str(exc))}") from exc
+        return LLMResponse(text=reply.text, model=self.model_name, finish_reason=reply.finish_reason,
+                           usage=cost(reply.prompt_tokens, reply.completion_tokens))
+
+
+def _parses(text: str, schema: type[BaseModel]) -> bool:
+    try:
+        parse_reply(text, schema)
+    except ReplyParseError:
+        return False
+    return True
+
+
+def _estimate_prompt(messages: list[dict[str, str]]) -> int:
+    """About four characters a token, for endpoints that do not report usage."""
+    return sum(len(str(m.get("content", ""))) for m in messages) // 4
 
 
 def _short(text: str, limit: int = 300) -> str:

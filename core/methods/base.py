@@ -20,13 +20,15 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from core.llm import LLM, LLMParseError, LLMResponse
+from core.llm import LLM, LLMCancelled, LLMError, LLMParseError, LLMResponse
 from core.question import Question
-from core.trace import AgentMessage, Answer, Event, Hit, Payload, Retrieval, Run, Usage
+from core.stages import Stage
+from core.trace import AgentMessage, Answer, Event, Hit, Partial, Payload, Retrieval, Run, Usage
 
 T = TypeVar("T")
 R = TypeVar("R")
 Sink = Callable[[Event], None]
+StreamSink = Callable[[Partial], None]
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 
@@ -49,6 +51,7 @@ class MethodSpec:
     params: type[MethodParams]
     run: Method
     uses_retrieval: bool = True
+    stages: tuple[Stage, ...] = ()  # the pipeline as the paper draws it, for the method map and Compare
 
 
 class Retriever(Protocol):
@@ -65,18 +68,25 @@ class RunCancelled(Exception):
 
 
 class RunContext:
-    """The one door a method uses to think, retrieve and report. Thread-safe."""
+    """The one door a method uses to think, retrieve and report. Thread-safe.
+
+    ``stream_sinks`` see every reply as it is written (``Partial``); setting ``cancel_event`` (or the ``cancel``
+    event given) stops the run within about a second, the call in flight included."""
 
     def __init__(self, run: Run, llm: LLM, retriever: Retriever | None = None, sinks: Iterable[Sink] = (),
-                 exclude: Iterable[str] = (), max_workers: int = 4, pin: Iterable[str] = ()):
+                 exclude: Iterable[str] = (), max_workers: int = 4, stream_sinks: Iterable[StreamSink] = (),
+                 cancel: threading.Event | None = None, pin: Iterable[str] = ()):
         self.run = run
         self.llm = llm
         self.retriever = retriever
         self.sinks = list(sinks)
+        self.stream_sinks = list(stream_sinks)
         self.exclude = frozenset(exclude)  # snippet ids a what-if re-run drops
         self.pin = frozenset(pin)  # and those it forces into every retrieval
         self.max_workers = max_workers
-        self.cancel_event = threading.Event()
+        self.cancel_event = cancel if cancel is not None else threading.Event()
+        # Calls that failed with no reply to show: their cost goes on the run's last event, so totals count them.
+        self.failed_usage = Usage()
         self._lock = threading.Lock()
 
     # -- trace ---------------------------------------------------------------------
@@ -96,13 +106,31 @@ class RunContext:
     # -- thinking ------------------------------------------------------------------
     def ask(self, messages: list[dict[str, str]], *, stage: str, agent: str, role: str, schema: type[BaseModel] | None = None,
             temperature: float = 0.0, max_tokens: int = 512, turn: int | None = None) -> LLMResponse:
-        """One LLM call, recorded as an ``agent_message`` event with its usage."""
+        """One LLM call, streamed to the stream sinks and recorded as an ``agent_message`` event with its usage.
+        A cancelled call raises ``RunCancelled`` (not an ``LLMError``, so a method's fallback cannot swallow it)."""
         self.check_cancelled()
+        started = time.time()
+
+        def show(text: str, done: bool = False) -> None:
+            partial = Partial(run_id=self.run.id, stage=stage, agent=agent, role=role, text=text, started=started,
+                              done=done)
+            for sink in self.stream_sinks:
+                sink(partial)
+
         try:
-            response = self.llm.complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens)
-        except LLMParseError as exc:  # the unusable reply and its cost stay in the trace, before the error
-            self.emit(stage, agent, AgentMessage(role=role, text=exc.raw, turn=turn), exc.usage)
+            response = self.llm.complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
+                                         on_text=show if self.stream_sinks else None, cancel=self.cancel_event)
+        except LLMError as exc:
+            show(exc.raw, done=True)
+            if exc.raw or isinstance(exc, LLMParseError):  # the unusable or unfinished reply stays in the trace
+                self.emit(stage, agent, AgentMessage(role=role, text=exc.raw, turn=turn), exc.usage)
+            else:
+                with self._lock:
+                    self.failed_usage += exc.usage
+            if isinstance(exc, LLMCancelled):
+                raise RunCancelled("the run was cancelled") from exc
             raise
+        show(response.text, done=True)
         data = response.parsed.model_dump() if response.parsed is not None else None
         self.emit(stage, agent, AgentMessage(role=role, text=response.text, data=data, turn=turn), response.usage)
         return response

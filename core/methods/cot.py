@@ -6,6 +6,7 @@ from pydantic import Field
 
 from core.methods.base import MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, to_answer
 from core.question import Question
+from core.stages import Stage
 from core.trace import Answer
 
 
@@ -25,4 +26,5 @@ def run(question: Question, params: CoTParams, ctx: RunContext) -> Answer:
 SPEC = MethodSpec(
     name="cot", label="CoT", description="Chain-of-thought baseline: reasons step by step with no retrieval.",
     params=CoTParams, run=run, uses_retrieval=False,
+    stages=(Stage("Clinician reasons step by step and answers", "answer", ("reasoning",)),),
 )

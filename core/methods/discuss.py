@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, create_model
 from core.methods.base import MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, to_answer
 from core.methods.medrag import read_docs
 from core.question import Question
+from core.stages import Stage
 from core.trace import Answer, Hit, Query, Verdict, VerdictItem
 
 NO_SUMMARY = "(none yet)"
@@ -199,4 +200,14 @@ SPEC = MethodSpec(
     description="Recruited experts brainstorm what the question needs; retrieve with that summary; "
                 "a decision-maker verifies the snippets or falls back to CoT.",
     params=DiscussParams, run=run,
+    stages=(Stage("Recruiter picks expert roles", "understand", ("recruitment",)),
+            Stage("Experts brainstorm", "understand", ("brainstorm turn",), many="× n experts",
+                  kinds=("agent_message",)),
+            Stage("Summarizer folds the turn", "understand", ("brainstorm turn",), agents=("Summarizer",),
+                  loop_to="Experts brainstorm", loop_label="next turn (m turns)"),
+            Stage("Verifier distils the summary", "understand", ("summary verification",)),
+            Stage("Retrieve with question + summary", "retrieve", ("retrieval",)),
+            Stage("Decision-maker judges the snippets", "judge", ("verification",)),
+            Stage("Reader answers from kept snippets", "answer", ("answer",)),
+            Stage("CoT fallback (snippets rejected)", "answer", ("CoT fallback",), branch=True)),
 )

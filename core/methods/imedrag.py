@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, create_model
 from core.methods.base import MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, to_answer
 from core.methods.medrag import read_docs
 from core.question import Question
+from core.stages import Stage
 from core.trace import Answer, Query
 
 _BRACKETED = re.compile(r"\[([^\[\]\n]{1,80})\]")
@@ -98,4 +99,9 @@ SPEC = MethodSpec(
     description="Iterative follow-up queries: R rounds × Q queries, each answered by a small RAG step; "
                 "the final answer reads the query–answer history.",
     params=IMedRAGParams, run=run,
+    stages=(Stage("Questioner writes Q follow-up queries", "query", ("round",), agents=("Questioner",)),
+            Stage("Retrieve for each query", "retrieve", ("round",), agents=("Retriever",), many="× Q"),
+            Stage("Responder answers each query briefly", "retrieve", ("round",), agents=("Responder",), many="× Q",
+                  loop_to="Questioner writes Q follow-up queries", loop_label="next round (R rounds)"),
+            Stage("Answerer reads the query–answer history", "answer", ("final answer",), agents=("Answerer",))),
 )

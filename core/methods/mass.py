@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, create_model, field_validator
 from core.methods.base import MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, to_answer
 from core.methods.medrag import read_docs
 from core.question import Question
+from core.stages import Stage
 from core.trace import Answer, Hit, Verdict, VerdictItem
 
 View = Literal["summarizer", "extractor", "reasoner"]
@@ -162,4 +163,9 @@ SPEC = MethodSpec(
     description="Summarizer, Extractor (verbatim spans, checked) and Reasoner read the same documents in parallel; "
                 "a Synthesis Agent reconciles the views or their candidate answers.",
     params=MassParams, run=run,
+    stages=(Stage("Retrieve k documents", "retrieve", ("retrieval",)),
+            Stage("Summarizer · Extractor · Reasoner views", "judge", ("views",), many="in parallel"),
+            Stage("Span check (verbatim?)", "judge", ("span check",)),
+            Stage("Answer Agent per view (optional)", "answer", ("candidate answers",)),
+            Stage("Synthesis Agent reconciles", "answer", ("synthesis",))),
 )

@@ -13,6 +13,7 @@ from pydantic import Field
 
 from core.methods.base import MethodParams, MethodSpec, RunContext, answer_schema, format_docs, messages, prompt, to_answer
 from core.question import Question
+from core.stages import Stage
 from core.trace import Answer, Hit
 
 NO_DOCUMENTS = "(no documents were found)"
@@ -46,4 +47,6 @@ SPEC = MethodSpec(
     name="medrag", label="MedRAG",
     description="Retrieval baseline: hybrid search for k=32 snippets, answer from the numbered documents with citations.",
     params=MedRAGParams, run=run,
+    stages=(Stage("Retrieve k snippets (BM25 + dense)", "retrieve", ("retrieval",)),
+            Stage("Reader answers, citing documents", "answer", ("answer",))),
 )

@@ -24,6 +24,7 @@ from core.methods.base import MethodParams, MethodSpec, RunContext, messages, pr
 from core.methods.discuss import answer_from_documents
 from core.methods.medrag import read_docs
 from core.question import Question
+from core.stages import Stage
 from core.trace import Answer, GeneratedDoc, Hit, Retrieval, Verdict, VerdictItem
 
 GENERATED = "generated"  # the corpus name of generated documents; their ids are gen-1, gen-2, ...
@@ -218,4 +219,10 @@ SPEC = MethodSpec(
     description="Source-balanced retrieval, generated documents for the knowledge it misses (KGCC), "
                 "and a knowledge-aware selection of retrieved + generated evidence (KADS).",
     params=MedRGAGParams, run=run,
+    stages=(Stage("Source-balanced retrieval", "retrieve", ("retrieval",)),
+            Stage("KGCC: summarize each document", "judge", ("KGCC: summarize",), many="× k"),
+            Stage("KGCC: explorer lists missing knowledge", "query", ("KGCC: explore",)),
+            Stage("KGCC: generate background documents", "retrieve", ("KGCC: generate", "generation"), many="× gaps"),
+            Stage("KADS: integrator selects documents", "judge", ("KADS: select", "selection")),
+            Stage("Reader answers", "answer", ("answer",))),
 )

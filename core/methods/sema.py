@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, create_model
 from core.methods.base import MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, to_answer
 from core.methods.medrag import read_docs
 from core.question import Question
+from core.stages import Stage
 from core.trace import Answer, Hit, Query, Report, Sufficiency, Verdict, VerdictItem
 
 
@@ -219,4 +220,10 @@ SPEC = MethodSpec(
     name="sema", label="SEMA-RAG",
     description="Interpreter → sufficiency-driven explorer (k=16, m=3, T_max=2) → arbiter with an evidence report.",
     params=SemaParams, run=run,
+    stages=(Stage("I-Agent maps the question to a schema", "understand", ("interpretation",)),
+            Stage("E-Agent retrieves", "retrieve", ("exploration turn",), kinds=("query", "retrieval")),
+            Stage("E-Agent judges sufficiency", "judge", ("exploration turn", "sufficiency round"),
+                  loop_to="E-Agent retrieves", loop_label="not sufficient: m follow-up queries (≤ T_max turns)"),
+            Stage("A-Agent arbitrates the evidence", "judge", ("arbitration",)),
+            Stage("A-Agent selects the answer", "answer", ("answer selection", "answer"))),
 )

@@ -35,6 +35,13 @@ def _m002_eval_items(db: sqlite_utils.Database) -> None:
     }, pk=("config", "dataset", "qid"))
 
 
+def _m006_comparison_groups(db: sqlite_utils.Database) -> None:
+    # A comparison: the runs of two or three methods on one question, reopened side by side. Deleting a run
+    # leaves the group with the runs that remain.
+    db["comparison_groups"].create({"id": str, "title": str, "created": float}, pk="id")
+    db["comparison_runs"].create({"group_id": str, "position": int, "run_id": str}, pk=("group_id", "position"),
+                                 foreign_keys=[("group_id", "comparison_groups", "id")])
+    db["comparison_runs"].create_index(["run_id"])
 def _m008_workshop(db: sqlite_utils.Database) -> None:
     # Where a run came from (imported from a file, or recorded for the workshop pack): the backend that answered
     # and the corpora's index fingerprints. Rooms of a live workshop: the presenter's step, the members (tokens
@@ -65,6 +72,7 @@ def _m008_workshop(db: sqlite_utils.Database) -> None:
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, events, annotations", _m001_initial),
     (2, "benchmark items", _m002_eval_items),
+    (6, "comparison groups", _m006_comparison_groups),
     (8, "run provenance, workshop rooms and votes", _m008_workshop),
 ]
 

@@ -1,4 +1,8 @@
-"""Ask: one method on one question; its steps appear live, then the whole trace."""
+"""Ask: one method on one question; its steps appear live, then the whole trace.
+
+The run shown is named in the URL (``/ask?run=<id>``), so a reload or a link re-attaches to it: live while it
+goes on in this server, else its saved trace.
+"""
 
 from __future__ import annotations
 
@@ -8,49 +12,51 @@ from ui import state
 from ui.chrome import header
 from ui.knobs import knob_inputs, method_picker
 from ui.launch import start
-from ui.live import LiveRun, follow
-from ui.question_form import case_for, question_form
-from ui.text import md
-from ui.trace_view import render_run
+from ui.live import live_runs
+from ui.live_panel import stop_button
+from ui.method_map import method_map
+from ui.question_form import question_form
+from ui.run_display import show_run
 
-LIVE = "ask.live"
+SHOWN = "ask.run"  # the id of the run this tab shows
 
 
-def _teaching_key(live: LiveRun) -> None:
-    """For a teaching-pack case: the pack's answer and teaching note next to the method's answer."""
-    case = case_for(live.question.text, st.session_state.get("ask.case"))
-    answer = live.run.answer
-    if case is None or answer is None:
-        return
-    same = "the same as" if answer.choice == case.answer else "not the same as"
-    with st.expander(f"Teaching pack answer ({same} the method's): open to reveal", icon=":material/school:"):
-        st.markdown(f"**{md(case.answer)}\\.** {md(case.options[case.answer])}")
-        st.markdown(md(case.teaching_note))
+def shown_run_id() -> str | None:
+    """The run named in the URL wins (a link, a reload); otherwise the one this tab last started."""
+    from_url = st.query_params.get("run")
+    if from_url:
+        st.session_state[SHOWN] = from_url
+    elif st.session_state.get(SHOWN):
+        st.query_params["run"] = st.session_state[SHOWN]
+    return st.session_state.get(SHOWN)
 
 
 def page() -> None:
     header("Ask", "Pick a method and ask a question: each step appears as it happens, then the whole trace.")
-    live: LiveRun | None = st.session_state.get(LIVE)
+    run_id = shown_run_id()
+    live = live_runs().get(run_id)
     running = live is not None and not live.done
     setup, ask = st.columns([1, 2], gap="large")
     with setup:
         spec = method_picker("ask.method")
         with st.expander("Knobs", expanded=False):
             values = knob_inputs(spec, key="ask.knobs", defaults=state.knob_defaults(spec.name))
+        if run_id is None:
+            with st.expander("Method map", expanded=True, icon=":material/account_tree:"):
+                method_map(spec, [])
     with ask:
         text, options = question_form("ask")
         go, stop = st.columns([1, 1])
         clicked = go.button("Run", type="primary", icon=":material/play_arrow:", disabled=running,
-                            width="stretch")
-        if running and stop.button("Stop", icon=":material/stop:", width="stretch"):
-            live.cancel()
+                            width="stretch", key="ask.go")
+        with stop:
+            stop_button([live] if running else [], key="ask.stop")
     if clicked:
         started = start([(spec, values)], text, options)
-        if started:
-            live = st.session_state[LIVE] = started[0]
-    if live is None:
+        if started:  # the new run replaces the one shown, and the page redraws with its Stop button
+            st.session_state[SHOWN] = started[0].id
+            st.query_params["run"] = started[0].id
+            st.rerun()
         return
-    follow([live], [st.container()])
-    _teaching_key(live)
-    render_run(live.run, key="ask")
-    st.caption(f"Saved as run {live.run.id}; reopen it any time in History.")
+    if run_id is not None:
+        show_run(run_id, key="ask")

@@ -1,27 +1,30 @@
-"""Compare: two or three methods on the same question, run at the same time, side by side by phase."""
+"""Compare: two or three methods on the same question, run at the same time, lined up stage by stage.
+
+Each comparison is kept as a group (History lists them); ``/compare?runs=<id>,<id>[,<id>]`` reopens saved runs side
+by side, no model needed, and keeps a live comparison on screen across a reload.
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from core.methods import registry
+from core.store.groups import group_of, save_group
 from core.trace import Run
 from ui import state
 from ui.chrome import header
 from ui.knobs import knob_inputs, method_label
 from ui.launch import start
-from ui.live import LiveRun, follow
+from ui.live import live_runs
+from ui.live_panel import follow, live_box, stop_button
 from ui.question_form import question_form
+from ui.run_display import load
+from ui.swimlanes import swimlanes
 from ui.text import md, short
-from ui.trace_view import Evidence, render_outcome, render_run, render_timeline
+from ui.trace_view import render_run
 
-LIVES = "compare.lives"
-# Rows of the side-by-side view: every method's events of these kinds, so like steps line up.
-PHASES = (
-    ("What the agents said", ("agent_message",)),
-    ("Queries, retrieval and generated documents", ("query", "retrieval", "generated_doc")),
-    ("Checks: sufficiency, verdicts, reports", ("sufficiency", "verdict", "report")),
-)
+SHOWN = "compare.runs"  # ids of the runs this tab compares
+MAX_RUNS = 3
 
 
 def agreement(runs: list[Run]) -> str:
@@ -46,47 +49,69 @@ def agreement(runs: list[Run]) -> str:
 def _answer(run: Run) -> str:
     if run.answer is None:
         return "—"
-    return (f"{run.answer.choice}. " if run.answer.choice else "") + short(run.answer.text, 80)
+    return (f"{run.answer.choice}. " if run.answer.choice else "") + short(run.answer.text, 60)
 
 
 def summary(runs: list[Run]) -> None:
     st.markdown(agreement(runs))
     st.dataframe([{
-        "method": method_label(r.method),
-        "status": r.status,
-        "answer": _answer(r),
-        "LLM calls": r.totals.calls, "retrievals": r.totals.retrievals, "tokens": r.totals.tokens,
-        "seconds": round(r.totals.seconds, 1),
+        "method": method_label(r.method), "status": r.status, "answer": _answer(r), "calls": r.totals.calls,
+        "retrievals": r.totals.retrievals, "tokens": r.totals.tokens, "seconds": round(r.totals.seconds, 1),
     } for r in runs], hide_index=True, key="compare-summary")
 
 
-def side_by_side(runs: list[Run]) -> None:
-    evidence = [Evidence.of(r.events) for r in runs]
-    for title, kinds in PHASES:
-        st.markdown(f'<div class="phase-head">{title}</div>', unsafe_allow_html=True)
-        for column, run, found in zip(st.columns(len(runs), gap="medium"), runs, evidence):
+def shown_run_ids() -> list[str]:
+    """The runs named in the URL win (a link, a reload); otherwise the ones this tab last started."""
+    from_url = st.query_params.get("runs")
+    if from_url:
+        st.session_state[SHOWN] = list(dict.fromkeys(i.strip() for i in from_url.split(",") if i.strip()))
+    elif st.session_state.get(SHOWN):
+        st.query_params["runs"] = ",".join(st.session_state[SHOWN])
+    return st.session_state.get(SHOWN, [])
+
+
+def _show(ids: list[str]) -> None:
+    registry = live_runs()
+    if any(live is not None and not live.done for live in map(registry.get, ids)):
+        follow(ids)
+        return
+    found = {i: (live.run if (live := registry.get(i)) else load(i)) for i in ids}
+    missing = [i for i, run in found.items() if run is None]
+    if missing:
+        st.warning(f"No saved run has the id {', '.join(f'“{i}”' for i in missing)}; showing the others.")
+    runs = [run for run in found.values() if run is not None]
+    if len(ids) > MAX_RUNS:
+        st.warning(f"A comparison shows at most {MAX_RUNS} runs; showing the first {MAX_RUNS}.")
+        runs = runs[:MAX_RUNS]
+    if not runs:
+        return
+    for column, live in zip(st.columns(len(runs), gap="small"), map(registry.get, [r.id for r in runs])):
+        if live is not None:
             with column:
-                events = [e for e in run.events if e.kind in kinds]
-                if events:
-                    render_timeline(events, found)
-                else:
-                    st.caption("No steps of this kind.")
-    st.markdown('<div class="phase-head">Answers and the documents they cite</div>', unsafe_allow_html=True)
-    for i, (column, run, found) in enumerate(zip(st.columns(len(runs), gap="medium"), runs, evidence)):
-        with column:
-            render_outcome(run, found, key=f"compare-{i}")
+                live_box(live)
+    summary(runs)
+    if group_of(state.store(), [r.id for r in runs]) is None and len(runs) > 1:
+        if st.button("Keep these runs as a comparison", icon=":material/bookmark_add:", key="compare.keep"):
+            save_group(state.store(), [r.id for r in runs], short(runs[0].question, 80))
+            st.toast("Kept: History lists it under Comparisons.")
+    swimlanes(runs, key="compare")
+    st.subheader("Full traces")
+    for i, (tab, run) in enumerate(zip(st.tabs([method_label(r.method) for r in runs]), runs)):
+        with tab:
+            render_run(run, key=f"compare-full-{i}")
 
 
 def page() -> None:
-    header("Compare", "Two or three methods on the same question, run at the same time, lined up step by step.")
+    header("Compare", "Two or three methods on the same question, run at the same time, lined up stage by stage.")
     methods = registry()
-    lives: list[LiveRun] = st.session_state.get(LIVES, [])
+    ids = shown_run_ids()
+    lives = [live for live in map(live_runs().get, ids) if live is not None]
     running = any(not live.done for live in lives)
     ask, setup = st.columns([3, 2], gap="large")
     with setup:
         chosen = state.kept(st.multiselect, "Methods (two or three)", key="compare.methods",
                             default=list(methods)[:2], options=list(methods), format_func=lambda n: methods[n].label,
-                            max_selections=3)
+                            max_selections=MAX_RUNS)
         values = {}
         for name in chosen:
             spec = methods[name]
@@ -97,24 +122,18 @@ def page() -> None:
         text, options = question_form("compare")
         go, stop = st.columns(2)
         clicked = go.button("Run all", type="primary", icon=":material/play_arrow:", width="stretch",
-                            disabled=running or len(chosen) < 2,
+                            disabled=running or len(chosen) < 2, key="compare.go",
                             help="Choose at least two methods" if len(chosen) < 2 else None)
-        if running and stop.button("Stop all", icon=":material/stop:", width="stretch"):
-            for live in lives:
-                live.cancel()
+        with stop:
+            stop_button(lives, key="compare.stop", label="Stop all")
     if clicked:
         started = start([(methods[name], values[name]) for name in chosen], text, options)
         if started:
-            lives = st.session_state[LIVES] = started
-    if not lives:
+            ids = [live.id for live in started]
+            save_group(state.store(), ids, short(started[0].question.text, 80))
+            st.session_state[SHOWN] = ids
+            st.query_params["runs"] = ",".join(ids)
+            st.rerun()
         return
-    top = st.container()
-    follow(lives, st.columns(len(lives), gap="medium"))
-    runs = [live.run for live in lives]
-    with top:
-        summary(runs)
-    side_by_side(runs)
-    st.subheader("Full traces")
-    for i, (tab, run) in enumerate(zip(st.tabs([method_label(r.method) for r in runs]), runs)):
-        with tab:
-            render_run(run, key=f"compare-full-{i}")
+    if ids:
+        _show(ids)

@@ -1,4 +1,8 @@
-"""History: every saved run; reopen one and see exactly the trace it had, or delete it."""
+"""History: every saved run; reopen one and see exactly the trace it had, or delete it. Runs still going are
+listed first (follow one live, stop it), and kept comparisons reopen side by side.
+
+``/history?run=<id>`` opens History on that run.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,14 @@ from typing import Any
 
 import streamlit as st
 
+from core.store.groups import list_groups
 from ui import state
 from ui.chrome import header
+from ui.history_lists import comparisons, running_now
 from ui.knobs import method_label
 from ui.runfile_panel import files_panel
+from ui.run_display import show_run
 from ui.text import short
-from ui.trace_view import render_run
 
 STATUSES = ("ok", "error", "cancelled", "running")
 CONFIRM = "history.confirm_delete"
@@ -48,7 +54,12 @@ def _delete(run_id: str) -> None:
     state.store().delete_run(run_id)
     st.session_state.pop(CONFIRM, None)
     st.session_state.pop("history.open", None)
+    st.query_params.pop("run", None)
     st.toast(f"Deleted run {run_id}.")
+
+
+def _opened() -> None:
+    st.query_params["run"] = st.session_state["history.open"]
 
 
 def page() -> None:
@@ -59,6 +70,8 @@ def page() -> None:
     if not every:
         st.info("No runs yet. Ask a question on the Ask page and it will appear here.")
         return
+    running_now(every)
+    comparisons(list_groups(store), {r["id"]: r for r in every})
     left, middle, right = st.columns(3)
     method = left.selectbox("Method", [None, *sorted({r["method"] for r in every})], key="history.method",
                             format_func=lambda m: "All methods" if m is None else method_label(m))
@@ -68,12 +81,19 @@ def page() -> None:
     rows = [r for r in store.list_runs(limit=1000, method=method)
             if (status is None or r["status"] == status) and words in r["question"].lower()]
     st.caption(f"{len(rows)} of {len(every)} runs")
-    if not rows:
+    linked = st.query_params.get("run")
+    if linked and linked not in {r["id"] for r in every}:
+        st.warning(f"No saved run has the id “{linked}”. It may have been deleted.")
+        linked = None
+    if not rows and not linked:
         st.info("No saved run matches these filters.")
         return
     _table(rows)
     by_id = {r["id"]: r for r in rows}
-    run_id = st.selectbox("Open a run", list(by_id), key="history.open", format_func=lambda i: (
+    if linked:  # a link opens its run, even one the filters hide
+        by_id.setdefault(linked, next(r for r in every if r["id"] == linked))
+        st.session_state["history.open"] = linked
+    run_id = st.selectbox("Open a run", list(by_id), key="history.open", on_change=_opened, format_func=lambda i: (
         f"{_when(by_id[i]['started'])} · {method_label(by_id[i]['method'])} · {by_id[i]['status']} · "
         f"{short(by_id[i]['question'], 70)}"))
     run = store.load_run(run_id)
@@ -89,4 +109,4 @@ def page() -> None:
                       on_click=_ask_to_delete, args=(run.id,))
     knobs = ", ".join(f"{k}={v}" for k, v in run.params.items()) or "defaults"
     st.caption(f"Run {run.id} · model {run.model or '—'} · corpus {', '.join(run.corpus) or 'none'} · knobs: {knobs}")
-    render_run(run, key="history", show_question=True)
+    show_run(run.id, key="history", stop=True, show_question=True)

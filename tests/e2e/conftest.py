@@ -1,0 +1,144 @@
+"""The real app served by ``streamlit run`` for browser tests, and Debian's chromium driving it (Playwright).
+
+Each test module gets its own app on a fresh state folder; a module can put saved runs in that folder's store
+first by defining a ``seed_runs`` fixture (runs to save before the server starts).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SHOTS = REPO / "artifacts" / "screenshots"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+MODEL_SECONDS = 1_200_000  # ms: a whole run when other work shares the two cores
+WIDTH = 1400
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def seed_runs() -> list:
+    return []
+
+
+@pytest.fixture(scope="module")
+def timings(request) -> dict:
+    """Figures a module measures, written to artifacts/screenshots/timings-<module>.json at its end."""
+    found: dict = {}
+    yield found
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / f"timings-{request.module.__name__.rsplit('.', 1)[-1]}.json").write_text(json.dumps(found, indent=1))
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory, seed_runs):
+    """The app served by ``streamlit run`` from a fresh state folder: (its URL, that folder)."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium, or `make browser`)")
+    home = tmp_path_factory.mktemp("studio-home")
+    if seed_runs:
+        from core.store import RunStore
+
+        store = RunStore(home / "studio.sqlite")
+        for run in seed_runs:
+            store.create_run(run)
+            for event in run.events:
+                store.append_event(event)
+    env = {k: v for k, v in os.environ.items() if k not in ("MEDRAG_BASE_URL", "MEDRAG_MODEL", "MEDRAG_API_KEY")}
+    env["MEDRAG_STUDIO_HOME"] = str(home)
+    port = _free_port()
+    log = open(home / "streamlit.log", "w")
+    server = subprocess.Popen(
+        [str(Path(sys.executable).with_name("streamlit")), "run", "streamlit_app.py", "--server.headless", "true",
+         "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=REPO, env=env, stdout=log,
+        stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
+            break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        server.terminate()
+        pytest.fail(f"the app did not start: {(home / 'streamlit.log').read_text()[-2000:]}")
+    yield url, home
+    server.terminate()
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:  # a model call still in flight can hold the server up
+        server.kill()
+        server.wait()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def page(app):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": WIDTH, "height": 1000})
+        page.set_default_timeout(60_000)
+        yield page
+        browser.close()
+
+
+def snap(page, name: str, width: int = WIDTH) -> None:
+    """The whole page: Streamlit scrolls inside its main block, so the viewport grows to fit it first."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.set_viewport_size({"width": width, "height": 1000})
+    page.wait_for_timeout(300)
+    height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    page.set_viewport_size({"width": width, "height": max(1000, min(height, 12000))})
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
+    page.set_viewport_size({"width": width, "height": 1000})
+
+
+def open_page(page, url: str, title: str) -> None:
+    page.goto(url)
+    page.get_by_role("heading", name=title, level=1).wait_for()
+    page.wait_for_load_state("networkidle")
+
+
+def settle(page) -> None:
+    """Wait for Streamlit's rerun after an input to finish."""
+    page.wait_for_timeout(300)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=MODEL_SECONDS)
+
+
+def pick(page, label: str, option: str) -> None:
+    page.locator('[data-testid="stSelectbox"]', has_text=label).click()
+    page.get_by_role("option", name=option).click()
+    settle(page)
+
+
+def set_number(scope, label: str, value: int) -> None:
+    box = scope.get_by_label(label, exact=True)
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def saved_runs(home: Path) -> list:
+    from core.store import RunStore
+
+    store = RunStore(home / "studio.sqlite")
+    return [store.load_run(row["id"]) for row in store.list_runs()]

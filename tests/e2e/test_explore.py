@@ -1,0 +1,179 @@
+"""Exploring, finished, in headless chromium at 1440 and 1024 px: links between pages, a run's life (Stop from the
+first second, a reload re-attaches, a new run clears the old result), teaching marks, budget cuts, the method map,
+Compare in swimlanes kept as a group, a CJK font, and a multiple-choice question with no options refused.
+
+Saved runs come from real runs of the embedded model on the teaching pack's asthma case (tests/data/), loaded into
+the app's store before it starts; the live run is CoT on the real model with a small budget.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from benchmarks.first_token import FIRST_TOKEN_JS
+from core.trace import Run
+from tests.e2e.conftest import MODEL_SECONDS, open_page, pick, saved_runs, set_number, settle, snap
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+RECORDED = ("sema_asthma_run", "cot_asthma_run", "medrag_asthma_run")
+CASE = "Cardiology · Acute inferior ST-elevation myocardial infarction"
+WIDTHS = (1440, 1024)
+
+
+@pytest.fixture(scope="module")
+def seed_runs() -> list[Run]:
+    return [Run.model_validate_json((DATA / f"{name}.json").read_text()) for name in RECORDED]
+
+
+def _no_sideways_scroll(page) -> None:
+    """Nothing on the page is wider than the window (no clipped table, no column pushed out)."""
+    wide = page.evaluate("(() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+                         " return m.scrollWidth - m.clientWidth; })()")
+    assert wide <= 1, f"the page is {wide}px wider than the window"
+
+
+def test_links_open_ask_history_and_compare(page, app, seed_runs):
+    url, _ = app
+    sema, cot, medrag = seed_runs
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 1000})
+        open_page(page, f"{url}/ask", "Ask")
+        expect(page.get_by_text("Page not found")).to_have_count(0)
+        expect(page.locator('[data-testid="stGraphVizChart"] svg')).to_contain_text("Clinician")  # CoT's map
+        snap(page, f"explore_ask_link_{width}", width)
+        open_page(page, f"{url}/history?run={sema.id}", "History")
+        expect(page.get_by_role("heading", name=re.compile("SEMA-RAG"))).to_be_visible()
+        expect(page.locator(".answer-line")).to_contain_text(sema.answer.text)
+        open_page(page, f"{url}/ask?run={cot.id}", "Ask")  # a saved run: its trace, Run enabled, no Stop
+        expect(page.locator(".answer-line")).to_contain_text(cot.answer.text)
+        expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled()
+        expect(page.get_by_role("button", name="Stop")).to_have_count(0)
+    open_page(page, f"{url}/history?run=nosuchrun", "History")
+    expect(page.get_by_text("No saved run has the id “nosuchrun”")).to_be_visible()
+
+
+def test_teaching_marks_budget_cuts_report_once_and_the_map(page, app, seed_runs):
+    url, _ = app
+    sema = seed_runs[0]
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 1000})
+        open_page(page, f"{url}/history?run={sema.id}", "History")
+        expect(page.get_by_text("met 4 of 4 key passages")).to_be_visible()  # the run's tally against its case
+        reveal = page.get_by_text("Teaching pack answer and note: open to reveal")
+        expect(reveal).to_be_visible()  # a neutral title, after the method's answer
+        assert reveal.bounding_box()["y"] > page.locator(".answer-line").bounding_box()["y"]
+        page.get_by_role("tab", name=re.compile("Evidence")).click()
+        evidence = page.locator('[data-testid="stTabPanel"]:visible')
+        expect(evidence.locator(".tag.teach.outdated")).to_have_count(2)  # this case's and another case's
+        expect(evidence.locator(".tag.teach.key").first).to_be_visible()
+        expect(evidence.locator(".tag.budget").first).to_have_text("not read: over the reading budget")
+        expect(evidence.locator(".tag.drop")).to_have_count(0)  # a budget cut is not a verdict
+        evidence.locator(".snip.teach-outdated .teach-note summary").first.click()
+        expect(evidence.get_by_text("Since revised:").first).to_be_visible()
+        snap(page, f"explore_teaching_marks_{width}", width)
+        page.get_by_role("tab", name=re.compile("Trace")).click()
+        expect(page.get_by_text("Wrote the report drawn below.")).to_have_count(1)  # the report is drawn once
+        expect(page.locator('[data-testid="stChatMessage"]', has_text="锻炼")).to_have_count(1)
+        # the model drifted into Chinese: the served CJK font has the glyphs, so the text is legible
+        assert page.evaluate("document.fonts.check('16px noto-sans-sc', '锻炼')")
+        assert page.evaluate("document.fonts.load('16px noto-sans-sc', '锻炼').then(f => f.length)") >= 1
+        # the method map: SEMA-RAG's own stages, each with events a link to them in the trace
+        page.get_by_text("Method map", exact=True).click()
+        graph = page.locator('[data-testid="stGraphVizChart"] svg')
+        expect(graph).to_contain_text("E-Agent judges sufficiency")
+        link = graph.locator("a", has_text="A-Agent arbitrates the evidence")
+        link.click()
+        page.wait_for_timeout(800)
+        head = page.locator("#history-stage-arbitration")
+        assert 0 <= head.bounding_box()["y"] < 1000, "the map's link scrolls to the stage's events"
+        snap(page, f"explore_history_sema_{width}", width)
+
+
+def test_compare_swimlanes_fit_1024_and_reopen_as_a_group(page, app, seed_runs):
+    url, _ = app
+    ids = ",".join(run.id for run in seed_runs)
+    page.set_viewport_size({"width": 1024, "height": 1000})
+    open_page(page, f"{url}/compare?runs={ids}", "Compare")
+    expect(page.locator(".lane-head")).to_have_count(5)
+    expect(page.locator(".lane-method")).to_have_text(["SEMA-RAG", "CoT", "MedRAG"])
+    _no_sideways_scroll(page)
+    snap(page, "explore_compare_swimlanes_1024", 1024)
+    page.get_by_role("button", name="Keep these runs as a comparison").click()
+    settle(page)
+    open_page(page, f"{url}/history", "History")
+    page.get_by_text("Comparisons · 1").click()
+    page.get_by_role("link", name="Open side by side").click()
+    page.get_by_role("heading", name="Compare", level=1).wait_for()
+    settle(page)
+    assert page.url.endswith(f"runs={ids.replace(',', '%2C')}") or page.url.endswith(f"runs={ids}")
+    expect(page.locator(".lane-method")).to_have_count(3)
+    snap(page, "explore_compare_swimlanes_1440", 1440)
+    _no_sideways_scroll(page)
+
+
+def test_zero_options_multiple_choice_is_refused(page, app):
+    url, _ = app
+    open_page(page, f"{url}/ask", "Ask")
+    page.get_by_label("Question").fill("Which hormone lowers blood glucose?")
+    for left in (3, 2, 1, 0):
+        page.get_by_role("button", name="×").first.click()
+        expect(page.get_by_role("button", name="×")).to_have_count(left)
+        settle(page)
+    page.get_by_role("button", name="Run", exact=True).click()
+    expect(page.get_by_text("Multiple choice needs at least two options")).to_be_visible()
+    snap(page, "explore_zero_options_refused_1024", 1024)
+
+
+def test_a_runs_life_stop_reload_and_a_new_run_clears_the_old(page, app, timings):
+    url, home = app
+    page.set_viewport_size({"width": 1440, "height": 1000})
+    open_page(page, f"{url}/ask", "Ask")
+    pick(page, "Start from a teaching case", CASE)
+    page.get_by_text("Knobs", exact=True).click()
+    set_number(page, "Max tokens", 96)
+    settle(page)
+    started = time.perf_counter()
+    page.get_by_role("button", name="Run", exact=True).click()
+    stop = page.get_by_role("button", name="Stop")
+    stop.wait_for(timeout=MODEL_SECONDS)  # the model may load first; then Stop is there before any step ends
+    timings["click_to_stop_button_first_run_s"] = round(time.perf_counter() - started, 1)
+    expect(page.get_by_role("button", name="Run", exact=True)).to_be_disabled()
+    assert "run=" in page.url
+    # tokens as they are written: the reply's first field shows while the model is still writing it
+    page.wait_for_function(FIRST_TOKEN_JS, timeout=MODEL_SECONDS, polling=100)
+    timings["click_to_first_token_first_run_s"] = round(time.perf_counter() - started, 1)
+    expect(page.get_by_text(re.compile(r"now Clinician writing for \d+ s"))).to_be_visible()
+    expect(page.locator('[class*="st-key-writing-"]')).to_contain_text("reasoning")
+    lit = page.locator('[data-testid="stGraphVizChart"] g.node', has_text="Clinician reasons")
+    assert lit.locator("path, polygon").first.get_attribute("fill") == "#0f766e"  # its stage lit on the map
+    snap(page, "explore_ask_streaming_1440", 1440)
+    page.reload()  # the URL names the run: the reloaded page follows it again
+    page.get_by_text("CoT: running").wait_for(timeout=30_000)
+    expect(page.get_by_role("button", name="Stop")).to_be_visible()
+    page.locator(".answer-line").wait_for(timeout=MODEL_SECONDS)
+    settle(page)
+    expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled()
+    expect(page.get_by_role("button", name="Stop")).to_have_count(0)
+    snap(page, "explore_ask_done_1440", 1440)
+    snap(page, "explore_ask_done_1024", 1024)
+    # a second run: the first one's answer leaves the screen at once; then Stop ends it and the buttons come back
+    started = time.perf_counter()
+    page.get_by_role("button", name="Run", exact=True).click()
+    stop.wait_for(timeout=MODEL_SECONDS)
+    timings["click_to_stop_button_model_loaded_s"] = round(time.perf_counter() - started, 1)
+    expect(page.locator(".answer-line")).to_have_count(0)
+    stop.click()
+    page.get_by_text("CoT: stopped after").wait_for(timeout=MODEL_SECONDS)
+    settle(page)
+    expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled()
+    expect(page.get_by_role("button", name="Stop")).to_have_count(0)
+    snap(page, "explore_ask_stopped_1440", 1440)
+    statuses = [r.status for r in saved_runs(home)[:2]]
+    assert statuses == ["cancelled", "ok"]

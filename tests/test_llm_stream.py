@@ -1,0 +1,146 @@
+"""Streaming and prompt cancellation through the real client, against a local endpoint that streams slowly."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from pydantic import BaseModel
+
+from core.llm import LLM, Endpoint, LLMCancelled
+from core.llm.cache import ResponseCache
+from core.question import Question
+from core.runner import execute
+from tests.fake_endpoint import FakeEndpoint, streams
+from tests.fakes import ScriptedLLM
+
+ASK = [{"role": "user", "content": "pick one"}]
+
+
+class Pick(BaseModel):
+    reasoning: str
+    answer: str
+
+
+@pytest.fixture
+def endpoint():
+    servers = []
+
+    def start(*steps, cache=None, **kw):
+        server = FakeEndpoint(*steps, **kw)
+        servers.append(server)
+        llm = LLM(Endpoint(base_url=server.url, model="fake", timeout=30, max_retries=0), cache=cache,
+                  cache_mode="auto" if cache is not None else "off")
+        return server, llm
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+def _stream_threads() -> int:
+    return sum(t.name == "llm-stream" for t in threading.enumerate())
+
+
+def test_text_grows_as_it_streams_and_usage_comes_from_the_last_chunk(endpoint):
+    server, llm = endpoint(streams('{"reasoning": "short", "answer": "B"}', pieces=5, usage=(40, 9)))
+    seen: list[str] = []
+    reply = llm.complete(ASK, schema=Pick, on_text=seen.append)
+    assert reply.parsed == Pick(reasoning="short", answer="B") and reply.finish_reason == "stop"
+    assert len(seen) == 5 and seen[-1] == reply.text
+    assert all(later.startswith(earlier) and len(later) > len(earlier) for earlier, later in zip(seen, seen[1:]))
+    assert (reply.usage.prompt_tokens, reply.usage.completion_tokens, reply.usage.calls) == (40, 9, 1)
+    assert server.requests[0]["stream"] is True and server.requests[0]["stream_options"] == {"include_usage": True}
+
+
+def test_tokens_are_counted_when_the_endpoint_reports_no_usage(endpoint):
+    _, llm = endpoint(streams("one two three four", pieces=4, usage=None))
+    reply = llm.complete(ASK)
+    assert reply.usage.completion_tokens == 4  # one a chunk, as servers stream them
+    assert reply.usage.prompt_tokens == len("pick one") // 4
+
+
+def test_cancel_ends_a_slow_stream_within_a_second_and_the_server_sees_the_client_leave(endpoint):
+    server, llm = endpoint(streams("x" * 40, pieces=40, chunk_delay=0.25))  # ten seconds of writing
+    cancel, seen = threading.Event(), []
+    threading.Timer(0.6, cancel.set).start()
+    started = time.perf_counter()
+    with pytest.raises(LLMCancelled) as info:
+        llm.complete(ASK, on_text=seen.append, cancel=cancel)
+    assert time.perf_counter() - started < 1.6
+    assert seen and info.value.raw == seen[-1] and 0 < len(info.value.raw) < 40  # what had arrived is kept
+    assert info.value.usage.calls == 1 and info.value.usage.completion_tokens == len(seen)
+    deadline = time.time() + 2
+    while server.disconnects == 0 and time.time() < deadline:
+        time.sleep(0.05)
+    assert server.disconnects == 1  # the connection was cut, so a real server stops generating
+
+
+def test_cancel_while_the_endpoint_still_reads_the_prompt(endpoint):
+    _, llm = endpoint(streams("late", delay=20))  # nothing for twenty seconds, as a long prompt on a slow CPU
+    cancel = threading.Event()
+    threading.Timer(0.4, cancel.set).start()
+    started = time.perf_counter()
+    with pytest.raises(LLMCancelled):
+        llm.complete(ASK, cancel=cancel)
+    assert time.perf_counter() - started < 1.4
+    deadline = time.time() + 2
+    while _stream_threads() and time.time() < deadline:
+        time.sleep(0.05)
+    assert _stream_threads() == 0  # the socket was shut down, so the worker did not wait the twenty seconds
+
+
+def test_a_set_cancel_sends_nothing(endpoint):
+    server, llm = endpoint(streams("never"))
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(LLMCancelled):
+        llm.complete(ASK, cancel=cancel)
+    assert server.requests == []
+
+
+def test_a_cached_reply_is_shown_once_whole(endpoint, tmp_path):
+    server, llm = endpoint(streams('{"reasoning": "r", "answer": "A"}'), cache=ResponseCache(tmp_path / "c.sqlite"))
+    llm.complete(ASK, schema=Pick)
+    seen: list[str] = []
+    again = llm.complete(ASK, schema=Pick, on_text=seen.append)
+    assert again.usage.cached and seen == [again.text] and len(server.requests) == 1
+
+
+MC = Question(text="Which hormone lowers blood glucose?", options={"A": "Insulin", "B": "Glucagon"})
+
+
+def test_a_run_streams_partials_to_its_sinks(endpoint):
+    _, llm = endpoint(streams('{"reasoning": "Insulin lowers it.", "answer": "A"}', pieces=4))
+    partials = []
+    run = execute("cot", MC, llm=llm, stream_sinks=[partials.append])
+    assert run.status == "ok" and run.answer.choice == "A"
+    assert [p.done for p in partials] == [False] * 4 + [True]
+    assert {(p.run_id, p.agent) for p in partials} == {(run.id, run.events[0].agent)}
+    assert partials[-1].text == run.events[0].payload.text
+
+
+def test_cancel_stops_a_run_in_seconds_with_an_event_saying_so(endpoint):
+    _, llm = endpoint(streams('{"reasoning": "' + "slow " * 40 + '", "answer": "A"}', pieces=40, chunk_delay=0.3))
+    cancel = threading.Event()
+    threading.Timer(0.8, cancel.set).start()
+    started = time.perf_counter()
+    run = execute("cot", MC, llm=llm, cancel=cancel)
+    assert time.perf_counter() - started < 2
+    assert run.status == "cancelled" and run.events[-1].payload.error_type == "cancelled"
+    partial = run.events[0]
+    assert partial.kind == "agent_message" and partial.payload.text.startswith('{"reasoning": "sl')
+    assert run.totals.calls == 1  # the stopped call still counts
+
+
+def test_scripted_llm_streams_in_chunks_and_honours_cancel():
+    seen: list[str] = []
+    reply = ScriptedLLM().enqueue("abcdefghi").complete(ASK, on_text=seen.append)
+    assert seen == ["abc", "abcdef", "abcdefghi"] and reply.text == "abcdefghi"
+    cancel = threading.Event()
+    threading.Timer(0.3, cancel.set).start()
+    started = time.perf_counter()
+    with pytest.raises(LLMCancelled):
+        ScriptedLLM(delay=30).enqueue("abcdefghi").complete(ASK, cancel=cancel)
+    assert time.perf_counter() - started < 1

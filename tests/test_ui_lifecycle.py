@@ -1,0 +1,108 @@
+"""A run's life on the Ask and History pages, with a slow scripted model: Stop from the first redraw, a new run
+clears the old one, buttons come back however the run ends, and a reload (a new session) re-attaches."""
+
+from __future__ import annotations
+
+import time
+
+from streamlit.testing.v1 import AppTest
+
+from core.store import RunStore
+from tests.fakes import ListRetriever, ScriptedLLM, make_hits, until_runs_end
+from tests.test_ui_ask import ask_page, fill, text_of
+from ui.live import live_runs
+from ui.state import LLM_OVERRIDE
+
+REPLY = {"reasoning": "Insulin lowers blood glucose.", "answer": "A", "cited_ids": []}
+
+
+def medrag_page(llm, retrieval_seconds: float) -> AppTest:
+    """MedRAG with a slow retriever: Stop lands between its two steps."""
+    at = ask_page(llm, ListRetriever(make_hits(4), delay=retrieval_seconds))
+    at.selectbox(key="ask.method").set_value("medrag").run()
+    return fill(at, "Which hormone lowers blood glucose?", ["Insulin", "Glucagon"])
+
+
+def buttons(at: AppTest) -> dict[str, bool]:
+    """Label -> disabled, for the Run and Stop buttons on screen."""
+    return {b.label: b.disabled for b in at.button if b.label in ("Run", "Stop", "Stopping…")}
+
+
+def test_stop_is_there_at_once_and_the_buttons_come_back_when_the_run_ends():
+    llm = ScriptedLLM(delay=0.5).on("Documents:", REPLY)
+    at = medrag_page(llm, 1.5)
+    at = at.button(key="ask.go").click().run()
+    assert buttons(at) == {"Run": True, "Stop": False}  # the redraw after the click: the run is going
+    run_id = at.query_params["run"]
+    assert live_runs().get(run_id) is not None and at.status[0].label.startswith("MedRAG: running")
+    at = until_runs_end(at)
+    assert buttons(at) == {"Run": False}
+    assert '<span class="letter">A</span>Insulin' in text_of(at)
+    # a second run: the first one's answer is not drawn while it goes
+    at = at.button(key="ask.go").click().run()
+    assert at.query_params["run"] != run_id and "Insulin lowers" not in text_of(at)
+    at = at.button(key="ask.stop").click().run()
+    assert buttons(at) == {"Run": True, "Stopping…": True}
+    at = until_runs_end(at)
+    assert buttons(at) == {"Run": False}
+    assert at.status[0].label.startswith("MedRAG: stopped after")
+    assert [r["status"] for r in RunStore().list_runs()] == ["cancelled", "ok"]
+
+
+def test_a_new_session_on_the_runs_link_follows_it_live_and_can_stop_it():
+    llm = ScriptedLLM(delay=0.5).on("Documents:", REPLY)
+    run_id = medrag_page(llm, 3).button(key="ask.go").click().run().query_params["run"]
+    reloaded = AppTest.from_string("from ui.pages.ask import page\npage()", default_timeout=30)
+    reloaded.session_state[LLM_OVERRIDE] = llm
+    reloaded.query_params["run"] = run_id
+    reloaded.run()
+    assert reloaded.status[0].label.startswith("MedRAG: running")
+    history = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=30)
+    history.run()
+    assert any("Running now" in m.value for m in history.markdown)
+    assert history.button(key=f"history.stop.{run_id}")
+    history.button(key=f"history.stop.{run_id}").click().run()  # stopped from History
+    reloaded = until_runs_end(reloaded)
+    assert RunStore().load_run(run_id).status == "cancelled"
+    assert reloaded.status[0].label.startswith("MedRAG: stopped after")
+
+
+def test_a_reply_shows_field_by_field_while_written_and_stop_ends_it_mid_call():
+    long_reply = {"reasoning": "Insulin lowers blood glucose by moving it into cells. " * 6, "answer": "A"}
+    llm = ScriptedLLM(delay=6).on("Think step by step", long_reply)
+    at = fill(ask_page(llm), "Which hormone lowers blood glucose?", ["Insulin", "Glucagon"])
+    at = at.button(key="ask.go").click().run()
+    run_id = at.query_params["run"]
+    live = live_runs().get(run_id)
+    deadline = time.time() + 5
+    while not (live.working() and '"reasoning": "Insulin' in live.working()[0].text) and time.time() < deadline:
+        time.sleep(0.05)
+    at.run()
+    assert "now Clinician writing for" in at.status[0].label  # which agent works now, and for how long
+    text = text_of(at)
+    assert ":orange-badge[writing] **Clinician**" in text
+    assert "**reasoning:** Insulin lowers blood glucose" in text and '{"reasoning"' not in text  # fields, not JSON
+    at = at.button(key="ask.stop").click().run()
+    stopped = time.time()
+    at = until_runs_end(at)
+    assert time.time() - stopped < 2.5  # the call itself is cut, not waited for
+    assert at.status[0].label.startswith("CoT: stopped after") and buttons(at) == {"Run": False}
+    assert RunStore().load_run(run_id).status == "cancelled"
+
+
+def test_a_run_another_process_is_writing_is_followed_through_the_store():
+    from core.trace import Event, Query, Run
+
+    store = RunStore()
+    run = Run(method="sema", question="Which drug treats disease 1?")
+    store.create_run(run)  # as the command line would, in its own process
+    store.append_event(Event(run_id=run.id, seq=0, stage="exploration turn 1", agent="E-Agent",
+                             payload=Query(text="disease 1 drug", purpose="initial")))
+    at = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=20)
+    at.query_params["run"] = run.id
+    at.run()
+    assert not at.exception
+    assert any("another process" in m.value for m in at.markdown)  # in Running now: follow here, stop there
+    assert not [b for b in at.button if b.label == "Stop"]  # this server cannot stop it
+    assert at.status[0].label.startswith("SEMA-RAG: running, after exploration turn 1 · E-Agent · 1 event")
+    assert "Started by another process" in "\n".join(c.value for c in at.caption)

@@ -1,0 +1,16 @@
+"""Links between pages that carry a query (``/history?run=…``, ``/compare?runs=…``, ``/ask?run=…``).
+
+Streamlit knows a page by its URL path, so a link needs only the path, not the page's module.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+
+def _elsewhere() -> None:
+    """Never runs: the link leads to the page registered under the same path."""
+
+
+def page_link(url_path: str, label: str, *, icon: str | None = None, **query: str) -> None:
+    st.page_link(st.Page(_elsewhere, title=label, url_path=url_path), label=label, icon=icon, query_params=query)

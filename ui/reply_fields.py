@@ -1,0 +1,49 @@
+"""An agent's structured reply drawn as fields, not raw JSON: short fields as chips, long text as paragraphs,
+lists as bullets; the same while the reply is still being written (``core.partial_reply`` reads it so far)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ui.text import md
+
+
+def _flat(value: Any) -> bool:
+    scalar = (str, int, float, bool)
+    return isinstance(value, scalar) or (isinstance(value, list) and all(isinstance(v, scalar) for v in value))
+
+
+def _record(item: dict[str, Any]) -> str:
+    """One object of a list (a claim and its ids, an expert and why, a snippet's judgment) as one line."""
+    return " · ".join(f":gray[{md(k.replace('_', ' '))}] "
+                      f"{md(', '.join(map(str, v)) if isinstance(v, list) else str(v)) or '–'}" for k, v in item.items())
+
+
+def reply_fields(data: dict[str, Any]) -> None:
+    """A parsed reply, compactly (a list of flat objects too, one line each); only deeper nesting falls back to a
+    JSON view."""
+    chips, blocks = [], []
+    for key, value in data.items():
+        name = key.replace("_", " ")
+        if isinstance(value, str | int | float | bool) and len(str(value)) <= 40:
+            chips.append(f"**{md(name)}** `{value}`" if value != "" else f"**{md(name)}** –")
+        elif isinstance(value, str):
+            blocks.append(f"**{md(name)}:** {md(value)}")
+        elif isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+            items = "\n".join(f"- {md(str(v))}" for v in value) or "- (none)"
+            blocks.append(f"**{md(name)}:**\n{items}")
+        elif isinstance(value, list) and all(isinstance(v, dict) and all(map(_flat, v.values())) for v in value):
+            items = "\n".join(f"- {_record(v)}" for v in value)
+            blocks.append(f"**{md(name)}:**\n{items}")
+        else:
+            blocks.append((name, value))
+    for block in blocks:
+        if isinstance(block, tuple):
+            st.markdown(f"**{md(block[0])}:**")
+            st.json(block[1], expanded=1)
+        else:
+            st.markdown(block)
+    if chips:
+        st.markdown(" · ".join(chips))

@@ -1,0 +1,61 @@
+"""Showing one run by its id, wherever it is: live in this server (followed, with its map lit), being written by
+another process (followed through the store), or saved (its whole trace). Ask and History both use it."""
+
+from __future__ import annotations
+
+import streamlit as st
+from sqlite_utils.db import NotFoundError
+
+from core.methods import get
+from core.stages import current_stage
+from core.trace import Run
+from ui import state
+from ui.live import LiveRun, live_runs
+from ui.live_panel import follow, follow_saved, live_box, stop_button
+from ui.method_map import method_map
+from ui.trace_view import render_run
+
+
+def load(run_id: str) -> Run | None:
+    try:
+        return state.store().load_run(run_id)
+    except NotFoundError:
+        return None
+
+
+def _lit_map(live: LiveRun) -> None:
+    with st.expander("Method map", expanded=True, icon=":material/account_tree:"):
+        events, working = list(live.events), [(p.stage, p.agent) for p in live.working()]
+        method_map(live.spec, events, lit=current_stage(live.spec.stages, events, working))
+
+
+def _saved_map(run: Run, key: str) -> None:
+    spec = get(run.method)
+    lit = current_stage(spec.stages, run.events) if run.status == "running" else None
+    with st.expander("Method map", expanded=run.status == "running", icon=":material/account_tree:"):
+        method_map(spec, run.events, lit=lit, key=key)
+
+
+def show_run(run_id: str, *, key: str, stop: bool = False, show_question: bool = False) -> Run | None:
+    """Draws the run; returns it once it has ended (None while it goes, or if no run has this id)."""
+    live = live_runs().get(run_id)
+    if live is not None and not live.done:
+        if stop:
+            stop_button([live], key=f"{key}.stop")
+        follow([live.id], draw_extra=lambda lives: [_lit_map(one) for one in lives])
+        st.caption(f"Run {live.id} is saved as it goes; reopen it any time in History.")
+        return None
+    run = live.run if live is not None else load(run_id)
+    if run is None:
+        st.warning(f"No saved run has the id “{run_id}”. It may have been deleted; History lists every saved run.")
+        return None
+    if live is not None:
+        live_box(live)
+    if run.status == "running":
+        _saved_map(run, key)
+        follow_saved(run.id, lambda i: load(i) or run)
+        return None
+    _saved_map(run, key)
+    render_run(run, key=key, show_question=show_question)
+    st.caption(f"Saved as run {run.id}; reopen it any time in History.")
+    return run
