@@ -87,7 +87,7 @@ def test_a_pack_run_replays_step_by_step_then_reveals_with_the_key_and_never_sta
     at.button(key="workshop.next").click().run()
     text = text_of(at)
     assert "**MedRAG** chose **B** · your pick: **A** · :green-badge[matches the key]" in text
-    assert "**Teaching pack key: B.**" in text and "met the outdated passage and cited it" in text
+    assert "**Teaching pack key: B.**" in text and "cited the outdated one" in text
     assert "since revised: Oxygen only when saturation is below 90%" in text
     assert at.button(key="workshop.next").disabled
     at.button(key="workshop.prev").click().run()
@@ -99,8 +99,8 @@ def test_two_methods_step_together_aligned_by_stage_and_a_stage_can_be_jumped_to
     at = workshop()
     at.multiselect(key="workshop.methods.stemi").set_value(["cot", "medrag"]).run()
     assert "#### CoT" in text_of(at) and "#### MedRAG" in text_of(at)
-    at.selectbox(key="workshop.jump").set_value("retrieve / generate").run()
-    assert "Step 1 of 2 · retrieve / generate" in at.get("progress")[0].proto.text
+    at.selectbox(key="workshop.jump").set_value("Retrieve / generate").run()
+    assert "Step 1 of 2 · Retrieve / generate" in at.get("progress")[0].proto.text
     assert "No step of this stage: waiting for the others." in text_of(at)  # CoT waits while MedRAG retrieves
     at.button(key="workshop.next").click().run()
     assert text_of(at).count("matches the key") == 2

@@ -10,8 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from core.rooms import Tally
-from core.teaching import TeachingCase
-from core.workshop.marks import ROLE_NAMES, marks_line, teaching_marks
+from core.teaching import ROLE_WORDS, TeachingCase
+from core.workshop.marks import marks_line, teaching_marks
 from core.workshop.replay import Replay
 from ui.knobs import method_label
 from ui.text import md, short
@@ -59,7 +59,7 @@ def tally_chart(replay: Replay, tally: Tally) -> None:
 def _mark_rows(replay: Replay, index: int, case: TeachingCase) -> list[str]:
     lines = []
     for mark in teaching_marks(replay.runs[index], case):
-        badge = f":{ROLE_BADGES[mark.role]}-badge[{ROLE_NAMES[mark.role]}]"
+        badge = f":{ROLE_BADGES[mark.role]}-badge[{ROLE_WORDS[mark.role]}]"
         where = (f"met at step {replay.step_of(index, mark.met_at)} (best rank #{mark.rank})" if mark.met
                  else "never retrieved")
         cited = " · **cited**" if mark.cited else ""
@@ -93,6 +93,6 @@ def reveal(replay: Replay, case: TeachingCase | None, *, picks: dict[str, str] |
         st.markdown(f"**Teaching pack key: {md(case.answer)}.** {md(case.options[case.answer])}")
         st.markdown(md(case.teaching_note))
         for index, run in enumerate(replay.runs):
-            marks = teaching_marks(run, case)
-            st.markdown(f"**Where {md(method_label(run.method))} met the case's passages:** {md(marks_line(marks))}")
+            st.markdown(f"**Where {md(method_label(run.method))} met the case's passages:** "
+                        f"{md(marks_line(run, case))}")
             st.markdown("\n".join(_mark_rows(replay, index, case)))

@@ -8,11 +8,17 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from core.methods import registry
+from core.stages import current_stage
 from core.trace import Event
 from core.workshop.replay import Replay
 from ui.knobs import method_label
+from ui.method_map import method_map
+from ui.run_outcome import render_outcome
+from ui.snippet_cards import Evidence
+from ui.teaching_view import marks
 from ui.text import md
-from ui.trace_view import Evidence, render_outcome, render_timeline
+from ui.trace_view import render_timeline
 
 SPEEDS = {"×1": 1.0, "×4": 4.0, "instant": 0.0}
 TICK_SECONDS = 0.5  # how often autoplay looks whether the next step is due
@@ -116,9 +122,12 @@ def progress_line(replay: Replay, step: int) -> None:
 def _column(replay: Replay, step: int, index: int, key: str) -> None:
     run = replay.runs[index]
     shown = replay.events(step, index)
-    evidence = Evidence.of(shown)
+    evidence = Evidence.of(shown, marks)  # teaching-pack passages carry their marks, as in a live run
     new: list[Event] = [e for i, e in replay.new_events(step) if i == index]
+    spec = registry().get(run.method)
     st.markdown(f"#### {md(method_label(run.method))}")
+    if spec is not None:
+        method_map(spec, shown, lit=current_stage(spec.stages, shown) if shown else None, key=f"{key}-{index}")
     if replay.steps[step].reveal:
         render_outcome(run, evidence, key=f"{key}-{index}")
     if new:
@@ -131,7 +140,7 @@ def _column(replay: Replay, step: int, index: int, key: str) -> None:
     earlier = shown[: len(shown) - len(new)]
     if earlier:
         st.caption(f"Earlier steps · {len(earlier)} events")
-        render_timeline(earlier, evidence)
+        render_timeline(earlier, evidence, key=f"{key}-{index}")
 
 
 def show(replay: Replay, step: int, key: str) -> None:

@@ -9,16 +9,16 @@ import streamlit as st
 
 from core.methods import get
 from core.runfiles import RunFile, Variation, import_runs
-from core.teaching import TeachingCase
 from core.trace import Event, Hit, Retrieval, Run
-from core.workshop.marks import ROLE_NAMES, teaching_marks
+from core.teaching import ROLE_WORDS, TeachingCase
+from core.workshop.marks import teaching_marks
 from core.workshop.replay import Replay
 from core.workshop.whatif import rerun, what_changed
 from ui import state
 from ui.launch import ensure_model
 from ui.knobs import method_label
 from ui.text import md, short
-from ui.trace_view import Evidence, render_outcome, render_timeline
+from ui.swimlanes import swimlanes
 from ui.workshop_data import PACK, Chosen, pack
 
 WHATIF = "workshop.whatif"
@@ -59,7 +59,7 @@ def _pin_candidates(run: Run, retrieval: Retrieval, case: TeachingCase | None) -
     if case is not None:
         for mark in teaching_marks(run, case):
             if mark.passage_id not in shown:
-                found[mark.passage_id] = f"{ROLE_NAMES[mark.role]} passage · {short(mark.title, 60)}"
+                found[mark.passage_id] = f"{ROLE_WORDS[mark.role]} · {short(mark.title, 60)}"
     for event in run.events:
         if isinstance(event.payload, Retrieval):
             for hit in event.payload.hits:
@@ -153,16 +153,15 @@ def _running() -> None:
 
 
 def side_by_side(parent: Run, child: Run, variation: Variation) -> None:
+    """What changed, then the two runs as swimlanes: one row per common stage, the original and the re-run."""
     st.markdown(f"**What changed** when the re-run {md(variation.describe())}:")
     st.markdown("\n".join(f"- {md(line)}" for line in what_changed(parent, child).lines()))
-    columns = st.columns(2, gap="medium")
-    for column, run, title in zip(columns, (parent, child), ("The original run", "The what-if re-run")):
-        with column:
-            evidence = Evidence.of(run.events)
-            st.markdown(f"#### {title}")
-            st.caption(f"{method_label(run.method)} · run {run.id} · [open in History](/history?run={run.id})")
-            render_outcome(run, evidence, key=f"whatif-{run.id}")
-            pinned = [h for e in run.events if isinstance(e.payload, Retrieval) for h in e.payload.hits if h.pinned]
-            if pinned:
-                st.caption(f"Pinned: {', '.join(sorted({short(h.title or h.snippet_id, 60) for h in pinned}))}")
-            render_timeline(run.events, evidence)
+    for column, run, title in zip(st.columns(2, gap="small"), (parent, child), ("The original run",
+                                                                                "The what-if re-run")):
+        column.markdown(f"#### {title}")
+        column.caption(f"{method_label(run.method)} · run {run.id} · [open in History](/history?run={run.id})")
+    pinned = sorted({short(h.title or h.snippet_id, 60) for e in child.events if isinstance(e.payload, Retrieval)
+                     for h in e.payload.hits if h.pinned})
+    if pinned:
+        st.caption(f"Pinned at the top of every retrieval of the re-run: {', '.join(pinned)}")
+    swimlanes([parent, child], key="whatif")

@@ -6,11 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core.teaching import ROLES, Role, TeachingCase, TeachingPassage, load_passages
+from core.teaching import ROLES, Role, TeachingCase, TeachingPassage, load_passages, tally
 from core.trace import Retrieval, Run
-
-ROLE_NAMES: dict[str, str] = {"key": "key", "near_miss": "near-miss", "outdated": "outdated"}
-
 
 @lru_cache(maxsize=1)
 def _passages() -> dict[str, TeachingPassage]:
@@ -53,21 +50,7 @@ def teaching_marks(run: Run, case: TeachingCase) -> list[PassageMark]:
     return marks
 
 
-def marks_line(marks: list[PassageMark]) -> str:
-    """One line, e.g. 'met 2 of 4 key passages, cited 1 of them; met the outdated one and cited it'."""
-    parts = []
-    for role in ROLES:
-        of_role = [m for m in marks if m.role == role]
-        if not of_role:
-            continue
-        met = [m for m in of_role if m.met]
-        cited = [m for m in met if m.cited]
-        name = ROLE_NAMES[role]
-        if len(of_role) == 1:
-            text = f"met the {name} passage" if met else f"did not meet the {name} passage"
-            text += " and cited it" if cited else ""
-        else:
-            text = f"met {len(met)} of {len(of_role)} {name} passages"
-            text += f", cited {len(cited)}" if cited else ""
-        parts.append(text)
-    return "; ".join(parts)
+def marks_line(run: Run, case: TeachingCase) -> str:
+    """One line, e.g. 'met 2 of 4 key passages, cited the outdated one' (the trace view's own tally)."""
+    met = [m.passage_id for m in teaching_marks(run, case) if m.met]
+    return tally(case, met, list(run.answer.cited) if run.answer else []).line()

@@ -12,31 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.methods import registry
+from core.stages import COMMON, Stage, common_stage
 from core.trace import AgentMessage, Answer, Event, Hit, Retrieval, Run
 
-PHASES: tuple[str, ...] = ("understand the question", "query", "retrieve / generate", "judge the evidence", "answer")
-# words in an agent's role or name -> its phase; the first match wins
-_ROLE_PHASES: tuple[tuple[tuple[str, ...], int], ...] = (
-    (("recruit", "interpret", "expert", "ologist", "ician", "brainstorm"), 0),
-    (("question", "query", "planner"), 1),
-    (("respond", "generat", "lookup"), 2),
-    (("explor", "verif", "decision", "judge", "summar", "integrat", "extract", "reason", "arbit", "critic"), 3),
-    (("reader", "answer", "synthes"), 4),
-)
-_KIND_PHASES = {"query": 1, "retrieval": 2, "generated_doc": 2, "verdict": 3, "sufficiency": 3, "report": 3,
-                "answer": 4, "error": 4}
+PHASES: tuple[str, ...] = tuple(COMMON.values())  # the stages every method shares, in order
+_ORDER = {key: i for i, key in enumerate(COMMON)}
 
 
-def phase_of(event: Event) -> int:
-    """Which of ``PHASES`` an event belongs to (by its kind, and for an agent's reply by the agent's role)."""
-    p = event.payload
-    if not isinstance(p, AgentMessage):
-        return _KIND_PHASES.get(p.kind, 3)
-    for text in (p.role.lower(), event.agent.lower(), event.stage.lower()):
-        for words, phase in _ROLE_PHASES:
-            if any(w in text for w in words):
-                return phase
-    return 3
+def phase_of(event: Event, stages: tuple[Stage, ...] = ()) -> int:
+    """Which of ``PHASES`` an event belongs to: its common stage, by its method's stage list."""
+    return _ORDER[common_stage(stages, event)]
 
 
 def reveal_index(run: Run) -> int:
@@ -52,9 +38,11 @@ def reveal_index(run: Run) -> int:
 def phases(run: Run) -> list[int]:
     """Each event's phase, never going back (a later loop of queries stays in the stage the run had reached), so
     stages of several runs line up in one order."""
+    spec = registry().get(run.method)
+    stages = spec.stages if spec else ()
     out, reached = [], 0
     for event in run.events:
-        reached = max(reached, phase_of(event))
+        reached = max(reached, phase_of(event, stages))
         out.append(reached)
     return out
 

@@ -140,7 +140,7 @@ def test_replay_mid_run_then_the_reveal(app, browser):
     page.get_by_text("B. Aspirin loading dose", exact=False).first.click()  # the prediction for CoT
     settle(page)
     click(page, "Next")
-    expect(page.get_by_text("Step 1 of 2 · retrieve / generate")).to_be_visible()
+    expect(page.get_by_text("Step 1 of 2 · Retrieve / generate")).to_be_visible()
     expect(page.get_by_text("No step of this stage: waiting for the others.")).to_be_visible()
     assert page.locator(".answer-line").count() == 0  # no answer before the reveal
     snap(page, "replay_mid_run")
