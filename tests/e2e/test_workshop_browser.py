@@ -13,7 +13,6 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -21,7 +20,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from core.workshop.pack import PACK_DIR, case_path
 from tests.e2e.serve import serve_app
-from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, SHOTS
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, settle, snap as snap_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 WIDTH = 1440
@@ -92,21 +91,9 @@ def new_page(browser):
     return page
 
 
-def settle(page) -> None:
-    page.wait_for_timeout(300)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=60_000)
-
-
-def snap(page, name: str) -> Path:
-    SHOTS.mkdir(parents=True, exist_ok=True)
+def snap(page, name: str) -> None:
     settle(page)
-    height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-    page.set_viewport_size({"width": WIDTH, "height": max(1000, min(height, 9000))})
-    page.wait_for_timeout(700)
-    path = SHOTS / f"workshop_{name}.png"
-    page.screenshot(path=str(path))
-    page.set_viewport_size({"width": WIDTH, "height": 1000})
-    return path
+    snap_page(page, f"workshop_{name}", width=WIDTH)
 
 
 def open_workshop(browser, url: str, *methods: str):
