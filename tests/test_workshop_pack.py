@@ -68,3 +68,13 @@ def test_status_from_the_command_line(tmp_path, capsys):
     assert main(["workshop", "record", "--status", "--cases", "nope"]) == 2
     assert "no teaching case has the id nope" in capsys.readouterr().err
     assert main(["workshop", "record", "--status", "--methods", "cot,magic"]) == 2
+
+
+def test_the_shipped_pack_reads_whole_and_stays_within_its_budget():
+    found, problems = pack.load_pack(pack.PACK_DIR)
+    assert problems == [] and found, "the repository's workshop pack is missing or unreadable"
+    assert pack.pack_bytes(pack.PACK_DIR) < pack.SIZE_BUDGET
+    for recorded in found:
+        for method, entry in recorded.runs.items():
+            assert entry.case_id == recorded.case.id and entry.run.method == method
+            assert entry.run.question == recorded.case.question and entry.backend  # recorded, with its backend
