@@ -102,6 +102,7 @@ def test_two_methods_step_together_aligned_by_stage_and_a_stage_can_be_jumped_to
     at.selectbox(key="workshop.jump").set_value("Retrieve / generate").run()
     assert "Step 1 of 2 · Retrieve / generate" in at.get("progress")[0].proto.text
     assert "No step of this stage: waiting for the others." in text_of(at)  # CoT waits while MedRAG retrieves
+    assert at.selectbox(key="workshop.whatif.drop").label == "Snippet to drop from every retrieval"  # MedRAG's
     at.button(key="workshop.next").click().run()
     assert text_of(at).count("matches the key") == 2
 

@@ -71,19 +71,17 @@ def _pin_candidates(run: Run, retrieval: Retrieval, case: TeachingCase | None) -
 def panel(chosen: Chosen, replay: Replay, step: int, key: str) -> None:
     st.markdown("Pick a retrieval shown so far, drop one of its snippets or pin one in, and re-run the method "
                 "live with that change. The new run is saved and linked to this one.")
-    index = 0
-    if len(replay.runs) > 1:
-        retrieving = [i for i in range(len(replay.runs))
-                      if any(isinstance(e.payload, Retrieval) for e in replay.events(step, i))]
-        index = st.selectbox("Run", range(len(replay.runs)), key=f"{key}.run", index=(retrieving or [0])[0],
+    retrieving = [i for i in range(len(replay.runs))
+                  if any(isinstance(e.payload, Retrieval) for e in replay.events(step, i))]
+    if not retrieving:
+        st.caption("No retrieval is shown yet at this step: step on to one (CoT does not retrieve).")
+        return
+    index = retrieving[0]
+    if len(retrieving) > 1:
+        index = st.selectbox("Run", retrieving, key=f"{key}.run",
                              format_func=lambda i: method_label(replay.runs[i].method))
     run = replay.runs[index]
     retrievals = [e for e in replay.events(step, index) if isinstance(e.payload, Retrieval)]
-    if not retrievals:
-        st.caption(f"No retrieval of {method_label(run.method)} is shown yet at this step"
-                   + (" (this method does not retrieve)." if not get(run.method).uses_retrieval else
-                      ": step on to one."))
-        return
     event = st.selectbox("Retrieval", retrievals, key=f"{key}.retrieval.{run.id}",
                          format_func=lambda e: f"step {replay.step_of(index, e.seq)} · {short(e.payload.query, 80)}")
     retrieval: Retrieval = event.payload

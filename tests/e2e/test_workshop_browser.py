@@ -155,7 +155,12 @@ def test_a_live_room_two_participants_vote_and_follow_the_presenter(app, browser
         guest.get_by_text(pick, exact=False).first.click()  # CoT's pick
         settle(guest)
         guests.append(guest)
-    presenter.get_by_text("2 of 2 participants").wait_for(timeout=10_000)
+    try:
+        presenter.get_by_text("2 of 2 participants").wait_for(timeout=20_000)
+    except Exception:
+        for name, shown in (("presenter", presenter), ("guest_ada", guests[0]), ("guest_grace", guests[1])):
+            snap(shown, f"failed_room_{name}")
+        raise
     expect(presenter.get_by_text("In the room: Ada, Grace")).to_be_visible()
     snap(presenter, "room_tally")
     moved = time.perf_counter()
