@@ -239,3 +239,12 @@ def test_cli_export_and_import(tmp_path, capsys, monkeypatch):
     assert "broken.json.gz: the file is cut short" in capsys.readouterr().err
     assert main(["runs", "export", str(tmp_path / "x.json.gz"), "missing-id"]) == 2
     assert "no saved run has the id missing-id" in capsys.readouterr().err
+
+
+def test_masking_never_runs_across_two_values(stores, tmp_path):
+    here, _ = stores
+    run = export_runs(here, [cot_run(here).id])
+    run.runs[0].run.question = "see http://example.org"
+    run.runs[0].run.events[0].payload.text = "mail b@c"  # in compact JSON a pattern over the whole text would
+    loaded = read(write(run, tmp_path / "x.json.gz")).runs[0].run  # swallow every field between the two
+    assert loaded.question == "see http://example.org" and loaded.events[0].payload.text == "mail b@c"

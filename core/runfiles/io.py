@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from core.runfiles.format import RunFile, RunFileError, parse
-from core.runfiles.masking import known_secrets, mask
+from core.runfiles.masking import known_secrets, mask_data
 
 MAX_FILE_BYTES = 64 * 2**20  # compressed
 MAX_JSON_BYTES = 128 * 2**20  # what it unpacks to
@@ -87,7 +87,7 @@ def read(source: Path | str | BinaryIO, **limits: int) -> RunFile:
     except UnicodeDecodeError as exc:
         raise RunFileError(f"the unpacked file is not UTF-8 text (byte {exc.start})") from None
     try:
-        data = json.loads(mask(text, known_secrets()))
+        data = mask_data(json.loads(text), known_secrets())
     except json.JSONDecodeError as exc:
         raise RunFileError(f"the unpacked file is not valid JSON: line {exc.lineno}, column {exc.colno}: "
                            f"{exc.msg}") from None
@@ -97,7 +97,8 @@ def read(source: Path | str | BinaryIO, **limits: int) -> RunFile:
 def dumps(run_file: RunFile) -> bytes:
     """The file's bytes: compact JSON with credentials masked, gzip with a fixed header time (same runs, same
     bytes, so a recorded pack does not change in version control when nothing in it changed)."""
-    text = mask(run_file.model_dump_json(), known_secrets())
+    text = json.dumps(mask_data(run_file.model_dump(mode="json"), known_secrets()), ensure_ascii=False,
+                      separators=(",", ":"))
     buffer = io.BytesIO()
     with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, compresslevel=9) as gz:
         gz.write(text.encode("utf-8"))
