@@ -3,8 +3,8 @@ embedded model with the response cache off. Prints each repetition and the media
 
     flock /tmp/heavy.lock .venv/bin/python -m benchmarks.first_token --methods cot,sema --repeats 3
 
-Hold the heavy lock: the figure is only meaningful on an otherwise idle machine. One CoT run first loads the model
-and is not counted. Each run is stopped as soon as its first token shows, so a repetition costs seconds.
+Hold the heavy lock: the figure is only meaningful on an otherwise idle machine. A first run of each method loads the
+model and the corpus and is not counted. Each run is stopped as soon as its first token shows, so a repetition costs seconds.
 """
 
 from __future__ import annotations
@@ -86,8 +86,9 @@ def main() -> None:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
                 page = browser.new_page(viewport={"width": 1440, "height": 1000})
-                warm = first_token_seconds(page, f"http://127.0.0.1:{port}", "CoT")
-                print(f"warm-up (model load included, not counted): {warm:.1f} s", flush=True)
+                for label in dict.fromkeys(["CoT", *labels]):  # loads the model, then each method's corpus
+                    warm = first_token_seconds(page, f"http://127.0.0.1:{port}", label)
+                    print(f"warm-up {label} (loading included, not counted): {warm:.1f} s", flush=True)
                 for label in labels:
                     times = [first_token_seconds(page, f"http://127.0.0.1:{port}", label) for _ in range(args.repeats)]
                     print(f"{label}: " + ", ".join(f"{t:.1f}" for t in times)

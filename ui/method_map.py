@@ -24,7 +24,9 @@ def map_dot(spec: MethodSpec, events: list[Event], *, lit: Stage | None = None, 
         found = stage_of(spec.stages, event)
         if found is not None:
             first_stage.setdefault(found.label, event.stage)
-    lines = ['digraph {', 'rankdir=LR; bgcolor="transparent"; nodesep=0.25; ranksep=0.3;',
+    # a long pipeline reads top to bottom: left to right it would shrink to illegible at 1024 px
+    lines = ['digraph {', f'rankdir={"LR" if len(spec.stages) <= 2 else "TB"}; bgcolor="transparent"; '
+             'nodesep=0.25; ranksep=0.3;',
              'node [shape=box, style="rounded,filled", fontname="sans-serif", fontsize=11, penwidth=1.2, '
              'color="#9fb3b0", margin="0.12,0.06"];', 'edge [color="#6b7b88", arrowsize=0.7, fontsize=9, '
              'fontname="sans-serif", fontcolor="#52606d"];',
@@ -60,6 +62,7 @@ def method_map(spec: MethodSpec, events: list[Event], *, lit: Stage | None = Non
     """The map, or nothing for a method that declares no stages."""
     if not spec.stages:
         return
-    st.graphviz_chart(map_dot(spec, events, lit=lit, key=key), width="stretch")
+    wide = len(spec.stages) <= 2
+    st.graphviz_chart(map_dot(spec, events, lit=lit, key=key), width="stretch" if wide else "content")
     now = f" · now: **{lit.label}**" if lit else ""
     st.caption(f"{spec.label}'s pipeline from its own stage list; stages with events link to them in the trace{now}.")

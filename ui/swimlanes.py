@@ -12,7 +12,7 @@ from ui.cost import wall_usage
 from ui.run_outcome import render_outcome
 from ui.snippet_cards import Evidence
 from ui.teaching_view import marks
-from ui.text import md
+from ui.text import esc, md
 from ui.trace_view import render_timeline
 
 _NOUNS = {"agent_message": "message", "query": "query", "retrieval": "retrieval", "generated_doc": "generated doc",
@@ -47,7 +47,7 @@ def swimlanes(runs: list[Run], *, key: str) -> None:
     evidence = [Evidence.of(r.events, marks) for r in runs]
     lanes = [by_common_stage(get(r.method).stages, r.events) for r in runs]
     for column, run in zip(st.columns(len(runs), gap="small"), runs):
-        column.markdown(f'<div class="lane-method">{md(get(run.method).label)}</div>', unsafe_allow_html=True)
+        column.markdown(f'<div class="lane-method">{esc(get(run.method).label)}</div>', unsafe_allow_html=True)
     for stage, title in COMMON.items():
         st.markdown(f'<div class="lane-head">{title}</div>', unsafe_allow_html=True)
         for i, (column, run) in enumerate(zip(st.columns(len(runs), gap="small"), runs)):

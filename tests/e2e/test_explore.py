@@ -70,7 +70,7 @@ def test_teaching_marks_budget_cuts_report_once_and_the_map(page, app, seed_runs
         expect(reveal).to_be_visible()  # a neutral title, after the method's answer
         assert reveal.bounding_box()["y"] > page.locator(".answer-line").bounding_box()["y"]
         page.get_by_role("tab", name=re.compile("Evidence")).click()
-        evidence = page.locator('[data-testid="stTabPanel"]:visible')
+        evidence = page.locator('[role="tabpanel"]:visible')
         expect(evidence.locator(".tag.teach.outdated")).to_have_count(2)  # this case's and another case's
         expect(evidence.locator(".tag.teach.key").first).to_be_visible()
         expect(evidence.locator(".tag.budget").first).to_have_text("not read: over the reading budget")
@@ -92,7 +92,7 @@ def test_teaching_marks_budget_cuts_report_once_and_the_map(page, app, seed_runs
         link.click()
         page.wait_for_timeout(800)
         head = page.locator("#history-stage-arbitration")
-        assert 0 <= head.bounding_box()["y"] < 1000, "the map's link scrolls to the stage's events"
+        assert -5 <= head.bounding_box()["y"] < 1000, "the map's link scrolls to the stage's events"
         snap(page, f"explore_history_sema_{width}", width)
 
 
@@ -137,7 +137,7 @@ def test_a_runs_life_stop_reload_and_a_new_run_clears_the_old(page, app, timings
     open_page(page, f"{url}/ask", "Ask")
     pick(page, "Start from a teaching case", CASE)
     page.get_by_text("Knobs", exact=True).click()
-    set_number(page, "Max tokens", 96)
+    set_number(page, "Max tokens", 160)
     settle(page)
     started = time.perf_counter()
     page.get_by_role("button", name="Run", exact=True).click()
@@ -146,32 +146,37 @@ def test_a_runs_life_stop_reload_and_a_new_run_clears_the_old(page, app, timings
     timings["click_to_stop_button_first_run_s"] = round(time.perf_counter() - started, 1)
     expect(page.get_by_role("button", name="Run", exact=True)).to_be_disabled()
     assert "run=" in page.url
+    page.reload()  # while the model still reads the prompt: the URL names the run, the reloaded page follows it
+    page.get_by_text("CoT: running").wait_for(timeout=30_000)
+    expect(page.get_by_role("button", name="Stop")).to_be_visible()
     # tokens as they are written: the reply's first field shows while the model is still writing it
     page.wait_for_function(FIRST_TOKEN_JS, timeout=MODEL_SECONDS, polling=100)
-    timings["click_to_first_token_first_run_s"] = round(time.perf_counter() - started, 1)
     expect(page.get_by_text(re.compile(r"now Clinician writing for \d+ s"))).to_be_visible()
     expect(page.locator('[class*="st-key-writing-"]')).to_contain_text("reasoning")
     lit = page.locator('[data-testid="stGraphVizChart"] g.node', has_text="Clinician reasons")
     assert lit.locator("path, polygon").first.get_attribute("fill") == "#0f766e"  # its stage lit on the map
     snap(page, "explore_ask_streaming_1440", 1440)
-    page.reload()  # the URL names the run: the reloaded page follows it again
-    page.get_by_text("CoT: running").wait_for(timeout=30_000)
-    expect(page.get_by_role("button", name="Stop")).to_be_visible()
-    page.locator(".answer-line").wait_for(timeout=MODEL_SECONDS)
+    expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled(timeout=MODEL_SECONDS)
     settle(page)
-    expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled()
+    expect(page.locator(".answer-line")).to_have_count(1)
     expect(page.get_by_role("button", name="Stop")).to_have_count(0)
     snap(page, "explore_ask_done_1440", 1440)
     snap(page, "explore_ask_done_1024", 1024)
-    # a second run: the first one's answer leaves the screen at once; then Stop ends it and the buttons come back
+    # a second run: the first one's answer leaves the screen at once; Stop then ends it mid-call and the buttons
+    # come back. The reload began a new session, so the form is filled again (another budget: not a cached reply).
+    pick(page, "Start from a teaching case", CASE)
+    page.get_by_text("Knobs", exact=True).click()
+    set_number(page, "Max tokens", 200)
+    settle(page)
     started = time.perf_counter()
     page.get_by_role("button", name="Run", exact=True).click()
     stop.wait_for(timeout=MODEL_SECONDS)
     timings["click_to_stop_button_model_loaded_s"] = round(time.perf_counter() - started, 1)
     expect(page.locator(".answer-line")).to_have_count(0)
     stop.click()
-    page.get_by_text("CoT: stopped after").wait_for(timeout=MODEL_SECONDS)
+    expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled(timeout=60_000)
     settle(page)
+    expect(page.get_by_text("CoT: stopped after")).to_be_visible()
     expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled()
     expect(page.get_by_role("button", name="Stop")).to_have_count(0)
     snap(page, "explore_ask_stopped_1440", 1440)
