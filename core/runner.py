@@ -30,7 +30,8 @@ def new_run(method: str, question: Question, params: dict[str, Any], *, llm: LLM
 def execute(method: str, question: Question, params: dict[str, Any] | None = None, *, llm: LLM,
             retriever: Retriever | None = None, store: RunStore | None = None, sinks: Iterable[Sink] = (),
             exclude: Iterable[str] = (), parent_id: str | None = None, ctx_hook=None,
-            stream_sinks: Iterable[StreamSink] = (), cancel: threading.Event | None = None) -> Run:
+            stream_sinks: Iterable[StreamSink] = (), cancel: threading.Event | None = None,
+            pin: Iterable[str] = ()) -> Run:
     """Never raises for a failure inside the method: the run ends with status ``error`` and keeps its trace.
 
     ``ctx_hook`` receives the context before the method starts (the UI keeps it to cancel the run); setting
@@ -43,7 +44,7 @@ def execute(method: str, question: Question, params: dict[str, Any] | None = Non
     if store:
         store.create_run(run)
     ctx = RunContext(run, llm, retriever if spec.uses_retrieval else None, all_sinks, exclude=exclude,
-                     stream_sinks=stream_sinks, cancel=cancel)
+                     stream_sinks=stream_sinks, cancel=cancel, pin=pin)
     if ctx_hook:
         ctx_hook(ctx)
     # The last event carries what calls that failed without a reply cost, so the run's totals count them.

@@ -49,6 +49,7 @@ class Hit(BaseModel):
     score: float
     scores: dict[str, float] = Field(default_factory=dict)
     ranks: dict[str, int] = Field(default_factory=dict)
+    pinned: bool = False  # forced into the results by a what-if re-run
 
 
 # ---- payloads, one per event kind -------------------------------------------------

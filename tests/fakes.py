@@ -109,14 +109,15 @@ class ListRetriever:
         self.corpora = sorted({h.corpus for h in hits})
         self.queries: list[str] = []
 
-    def search(self, query: str, k: int, *, corpora=None, balanced=False, exclude=frozenset()) -> list[Hit]:
+    def search(self, query: str, k: int, *, corpora=None, balanced=False, exclude=frozenset(),
+               pin=frozenset()) -> list[Hit]:
         self.queries.append(query)
         if self.delay:
             time.sleep(self.delay)
         words = set(query.lower().split())
         pool = [h for h in self.hits if h.snippet_id not in exclude and (not corpora or h.corpus in corpora)]
-        pool.sort(key=lambda h: -len(words & set(h.text.lower().split())))
-        return [h.model_copy(update={"rank": i + 1}) for i, h in enumerate(pool[:k])]
+        pool.sort(key=lambda h: (h.snippet_id not in pin, -len(words & set(h.text.lower().split()))))
+        return [h.model_copy(update={"rank": i + 1, "pinned": h.snippet_id in pin}) for i, h in enumerate(pool[:k])]
 
 
 def make_hits(n: int, corpus: str = "teaching") -> list[Hit]:

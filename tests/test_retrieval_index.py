@@ -189,6 +189,22 @@ def test_excluded_snippets_never_come_back(retriever, options):
     assert hits and not {"t1d", "graves"} & {h.snippet_id for h in hits}
 
 
+@pytest.mark.parametrize("options", [{}, {"mode": "bm25"}, {"balanced": True}])
+def test_pinned_snippets_always_come_back_first(retriever, options):
+    query = "autoimmune diabetes insulin"
+    plain = [h.snippet_id for h in retriever.search(query, 4, **options)]
+    assert "t1d" in plain and "peri" not in plain
+    hits = retriever.search(query, 4, pin=frozenset({"peri", "t1d"}), **options)
+    assert [h.snippet_id for h in hits[:2]] == ["t1d", "peri"]  # a pin that ranked keeps its scores, then the rest
+    assert [h.pinned for h in hits] == [True, True, False, False] and [h.rank for h in hits] == [1, 2, 3, 4]
+    assert hits[1].corpus == "cardio" and hits[1].text.startswith("Pericarditis causes") and hits[1].score == 0.0
+    assert [h.snippet_id for h in hits[2:]] == [i for i in plain if i not in ("t1d", "peri")][:2]
+    with pytest.raises(ValueError, match="pinned snippet nope is not in the corpora searched"):
+        retriever.search(query, 4, pin=frozenset({"nope"}), **options)
+    with pytest.raises(ValueError, match="cannot be both pinned and dropped"):
+        retriever.search(query, 4, pin=frozenset({"t1d"}), exclude=frozenset({"t1d"}), **options)
+
+
 def test_balanced_search_takes_an_equal_share_from_each_corpus_then_rescores(retriever):
     query = "chest pain with a murmur, a friction rub or ST elevation"
     assert {h.corpus for h in retriever.search(query, 4)} == {"cardio"}

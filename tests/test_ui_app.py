@@ -23,5 +23,5 @@ def test_every_screen_is_in_the_navigation():
         "st.session_state['pages'] = {s: [p.title for p in ps] for s, ps in sections().items()}", default_timeout=10,
     ).run()
     # the root is a hidden page that sends the browser on to Ask, so /ask is a link like /history
-    assert at.session_state["pages"] == {"": ["MedRAG Studio"], "Run": ["Ask", "Compare", "Benchmark"],
+    assert at.session_state["pages"] == {"": ["MedRAG Studio"], "Run": ["Ask", "Compare", "Benchmark", "Workshop"],
                                          "Review": ["History", "Annotate"], "Setup": ["Settings"]}

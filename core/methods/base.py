@@ -60,7 +60,7 @@ class Retriever(Protocol):
     corpora: list[str]
 
     def search(self, query: str, k: int, *, corpora: list[str] | None = None, balanced: bool = False,
-               exclude: frozenset[str] = frozenset()) -> list[Hit]: ...
+               exclude: frozenset[str] = frozenset(), pin: frozenset[str] = frozenset()) -> list[Hit]: ...
 
 
 class RunCancelled(Exception):
@@ -75,13 +75,14 @@ class RunContext:
 
     def __init__(self, run: Run, llm: LLM, retriever: Retriever | None = None, sinks: Iterable[Sink] = (),
                  exclude: Iterable[str] = (), max_workers: int = 4, stream_sinks: Iterable[StreamSink] = (),
-                 cancel: threading.Event | None = None):
+                 cancel: threading.Event | None = None, pin: Iterable[str] = ()):
         self.run = run
         self.llm = llm
         self.retriever = retriever
         self.sinks = list(sinks)
         self.stream_sinks = list(stream_sinks)
         self.exclude = frozenset(exclude)  # snippet ids a what-if re-run drops
+        self.pin = frozenset(pin)  # and those it forces into every retrieval
         self.max_workers = max_workers
         self.cancel_event = cancel if cancel is not None else threading.Event()
         # Calls that failed with no reply to show: their cost goes on the run's last event, so totals count them.
@@ -137,12 +138,13 @@ class RunContext:
     # -- retrieving ----------------------------------------------------------------
     def retrieve(self, query: str, k: int, *, stage: str, agent: str, round: int | None = None,
                  corpora: list[str] | None = None, balanced: bool = False) -> list[Hit]:
-        """One retrieval, recorded as a ``retrieval`` event; excluded snippets never come back."""
+        """One retrieval, recorded as a ``retrieval`` event; excluded snippets never come back, pinned ones always do."""
         self.check_cancelled()
         if self.retriever is None:
             raise RuntimeError("this method needs a corpus, but none is configured")
         started = time.perf_counter()
-        hits = self.retriever.search(query, k, corpora=corpora, balanced=balanced, exclude=self.exclude)
+        pins = {"pin": self.pin} if self.pin else {}  # only a what-if re-run needs a retriever that can pin
+        hits = self.retriever.search(query, k, corpora=corpora, balanced=balanced, exclude=self.exclude, **pins)
         usage = Usage(retrievals=1, seconds=builtins.round(time.perf_counter() - started, 3))  # `round` is the keyword
         self.emit(stage, agent, Retrieval(query=query, hits=hits, round=round), usage)
         return hits

@@ -54,13 +54,17 @@ class HybridRetriever:
         self.reranker = reranker
 
     def search(self, query: str, k: int, *, corpora: list[str] | None = None, balanced: bool = False,
-               exclude: frozenset[str] = frozenset(), mode: Mode = "hybrid") -> list[Hit]:
-        """The k best snippets; ``exclude`` holds snippet ids that never come back."""
+               exclude: frozenset[str] = frozenset(), mode: Mode = "hybrid",
+               pin: frozenset[str] = frozenset()) -> list[Hit]:
+        """The k best snippets; ``exclude`` holds snippet ids that never come back, ``pin`` ids that always do, at
+        the top (marked ``pinned``), with the rest filling the k."""
         query = query.strip()
         if not query:
             raise ValueError("the query is empty")
         if mode not in MODES:
             raise ValueError(f"unknown retrieval mode {mode!r}; one of: {', '.join(MODES)}")
+        if both := frozenset(pin) & frozenset(exclude):
+            raise ValueError(f"snippet {', '.join(sorted(both))} cannot be both pinned and dropped")
         if k <= 0:
             return []
         names = self._select(corpora)
@@ -71,10 +75,27 @@ class HybridRetriever:
         if "bm25" in retrievers:
             q.bm25 = {name: self.indexes[name].bm25.scores(query) for name in names}
         if not balanced:
-            return self._fused(q, names, k)
-        share = -(-k // len(names))  # each corpus contributes ceil(k / corpora) candidates
-        pool = [hit for name in names for hit in self._fused(q, [name], share)]
-        return self._rerank(query, pool, k)
+            found = self._fused(q, names, k)
+        else:
+            share = -(-k // len(names))  # each corpus contributes ceil(k / corpora) candidates
+            pool = [hit for name in names for hit in self._fused(q, [name], share)]
+            found = self._rerank(query, pool, k)
+        return self._pinned(q, names, found, frozenset(pin), k) if pin else found
+
+    def _pinned(self, q: _Query, names: list[str], found: list[Hit], pin: frozenset[str], k: int) -> list[Hit]:
+        """Pinned snippets first (with their fused rank's scores when they made the list, else their retrievers'
+        scores alone), then the others; an id in none of the searched corpora is refused by name."""
+        ranked = [h for h in found if h.snippet_id in pin]
+        missing = sorted(pin - {h.snippet_id for h in ranked})
+        keys = [(name, row) for name in names for row in self.indexes[name].store.rows_of(missing)]
+        extra = {h.snippet_id: h for h in reversed(self._hits(q, [(key, 0.0) for key in keys], {}))}
+        if unknown := [i for i in missing if i not in extra]:
+            raise ValueError(f"pinned snippet {', '.join(unknown)} is not in the corpora searched "
+                             f"({', '.join(names)})")
+        first = ranked + [extra[i] for i in missing]
+        rest = [h for h in found if h.snippet_id not in pin][: max(k - len(first), 0)]
+        return [h.model_copy(update={"rank": rank, "pinned": h.snippet_id in pin})
+                for rank, h in enumerate(first + rest, start=1)]
 
     def _select(self, corpora: list[str] | None) -> list[str]:
         if not corpora:

@@ -93,6 +93,33 @@ def _m006_eval_asked_and_presets(db: sqlite_utils.Database) -> None:
     items.transform(pk=("config", "dataset", "qid", "asked"))
 
 
+def _m007_workshop(db: sqlite_utils.Database) -> None:
+    # Where a run came from (imported from a file, or recorded for the workshop pack): the backend that answered
+    # and the corpora's index fingerprints. Rooms of a live workshop: the presenter's step, the members (tokens
+    # kept as hashes, so a reload rejoins without a login), their predictions per step and snippet-trust votes.
+    for sql in (
+        """CREATE TABLE run_provenance (run_id TEXT PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+           backend TEXT NOT NULL DEFAULT '', corpora TEXT NOT NULL DEFAULT '[]', case_id TEXT, source TEXT,
+           imported_at REAL, exported_at REAL, variation TEXT)""",
+        """CREATE TABLE rooms (code TEXT PRIMARY KEY, title TEXT NOT NULL, presenter_hash TEXT NOT NULL,
+           source TEXT NOT NULL, run_ids TEXT NOT NULL, case_id TEXT, step INTEGER NOT NULL DEFAULT 0,
+           steps INTEGER NOT NULL, created REAL NOT NULL, updated REAL NOT NULL)""",
+        """CREATE TABLE room_members (id INTEGER PRIMARY KEY, room_code TEXT NOT NULL REFERENCES rooms(code)
+           ON DELETE CASCADE, name TEXT NOT NULL, token_hash TEXT NOT NULL UNIQUE, joined REAL NOT NULL,
+           last_seen REAL NOT NULL)""",
+        "CREATE INDEX room_members_room ON room_members(room_code)",
+        """CREATE TABLE room_predictions (room_code TEXT NOT NULL REFERENCES rooms(code) ON DELETE CASCADE,
+           member_id INTEGER NOT NULL REFERENCES room_members(id) ON DELETE CASCADE, run_id TEXT NOT NULL,
+           step INTEGER NOT NULL, option TEXT NOT NULL, time REAL NOT NULL,
+           PRIMARY KEY (room_code, member_id, run_id, step))""",
+        """CREATE TABLE room_trust (room_code TEXT NOT NULL REFERENCES rooms(code) ON DELETE CASCADE,
+           member_id INTEGER NOT NULL REFERENCES room_members(id) ON DELETE CASCADE, snippet_id TEXT NOT NULL,
+           trust INTEGER NOT NULL, step INTEGER NOT NULL, time REAL NOT NULL,
+           PRIMARY KEY (room_code, member_id, snippet_id))""",
+    ):
+        db.execute(sql)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, events, annotations", _m001_initial),
     (2, "benchmark items", _m002_eval_items),
@@ -100,6 +127,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (4, "comparison groups", _m004_comparison_groups),
     (5, "graded labels per question, snippet and annotator; adjudications; label history", _m005_labels),
     (6, "benchmark results keyed by what was asked; ablation presets", _m006_eval_asked_and_presets),
+    (7, "run provenance, workshop rooms and votes", _m007_workshop),
 ]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui.pages import annotate, ask, benchmark, compare, history, settings
+from ui.pages import annotate, ask, benchmark, compare, history, settings, workshop
 
 ASK = st.Page(ask.page, title="Ask", icon=":material/chat:", url_path="ask")
 
@@ -24,6 +24,7 @@ def sections() -> dict[str, list[st.Page]]:
             ASK,
             st.Page(compare.page, title="Compare", icon=":material/view_column:", url_path="compare"),
             st.Page(benchmark.page, title="Benchmark", icon=":material/leaderboard:", url_path="benchmark"),
+            st.Page(workshop.page, title="Workshop", icon=":material/co_present:", url_path="workshop"),
         ],
         "Review": [
             st.Page(history.page, title="History", icon=":material/history:", url_path="history"),

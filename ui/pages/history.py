@@ -16,6 +16,7 @@ from ui import state
 from ui.chrome import header
 from ui.history_lists import comparisons, running_now
 from ui.knobs import method_label
+from ui.runfile_panel import files_panel
 from ui.run_display import show_run
 from ui.text import short
 
@@ -64,6 +65,7 @@ def _opened() -> None:
 def page() -> None:
     header("History", "Every run is saved with its whole trace. Reopen one to see exactly what it did.")
     store = state.store()
+    files_panel(store)
     every = store.list_runs(limit=1000)
     if not every:
         st.info("No runs yet. Ask a question on the Ask page and it will appear here.")

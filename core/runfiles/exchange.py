@@ -1,0 +1,110 @@
+"""Export saved runs to a run file, and import one: the whole file is checked before anything is written, and
+everything it brings is written in one transaction, so an import is complete or does not happen."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from core.runfiles import io, provenance
+from core.runfiles.format import Kind, Origin, RunFile, RunFileError
+from core.store import RunStore
+from core.trace import Event, Run
+
+
+def export_runs(store: RunStore, run_ids: list[str], *, kind: Kind | None = None, title: str = "") -> RunFile:
+    """The runs (in the order given) as a run file; an unknown id is refused by name."""
+    if not run_ids:
+        raise RunFileError("no runs to export: choose at least one")
+    with store._lock:
+        missing = [i for i in run_ids if not store.db["runs"].count_where("id = ?", [i])]
+    if missing:
+        raise RunFileError(f"no saved run has the id {', '.join(missing)}")
+    local = provenance.index_fingerprints()
+    entries = [provenance.entry_for(store, store.load_run(i), local) for i in dict.fromkeys(run_ids)]
+    return RunFile(kind=kind or ("run" if len(entries) == 1 else "selection"), title=title, runs=entries)
+
+
+def export_to(store: RunStore, run_ids: list[str], path: Path | str, **kwargs: Any) -> RunFile:
+    run_file = export_runs(store, run_ids, **kwargs)
+    io.write(run_file, path)
+    return run_file
+
+
+@dataclass
+class ImportReport:
+    source: str
+    imported: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # already here with the same content
+
+    def summary(self) -> str:
+        parts = [f"{len(self.imported)} run{'s' if len(self.imported) != 1 else ''} imported from {self.source}"]
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} already here with the same content, skipped "
+                         f"({', '.join(self.skipped)})")
+        return "; ".join(parts)
+
+
+def _comparable(run: Run) -> dict[str, Any]:
+    return run.model_dump(mode="json")
+
+
+def _differences(here: Run, there: Run) -> str:
+    a, b = _comparable(here), _comparable(there)
+    fields = [k for k in a if k != "events" and a[k] != b.get(k)]
+    if a["events"] != b["events"]:
+        fields.append(f"events ({len(here.events)} here, {len(there.events)} in the file)")
+    return ", ".join(fields)
+
+
+def _event_row(event: Event) -> dict[str, Any]:
+    return {"run_id": event.run_id, "seq": event.seq, "stage": event.stage, "agent": event.agent, "kind": event.kind,
+            "payload": event.payload.model_dump_json(), "usage": event.usage.model_dump_json(), "time": event.time}
+
+
+def import_file(store: RunStore, source: Path | str | BinaryIO, *, name: str | None = None,
+                **limits: int) -> ImportReport:
+    """Check the whole file, then import it (see ``import_runs``)."""
+    label = name or (Path(source).name if isinstance(source, str | Path) else "the uploaded file")
+    return import_runs(store, io.read(source, **limits), label)
+
+
+def import_runs(store: RunStore, run_file: RunFile, label: str) -> ImportReport:
+    """Write a checked file's new runs in one transaction, each marked as imported from ``label``. A run whose id
+    is already here is skipped when its content is the same and refuses the whole import when it differs."""
+    report = ImportReport(source=label)
+    now = time.time()
+    db = store.db
+    with store._lock:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            conflicts = []
+            for entry in run_file.runs:
+                run = entry.run
+                if not db["runs"].count_where("id = ?", [run.id]):
+                    continue
+                here = store.load_run(run.id)
+                if _comparable(here) == _comparable(run):
+                    report.skipped.append(run.id)
+                else:
+                    conflicts.append(f"run {run.id} ({_differences(here, run)})")
+            if conflicts:
+                raise RunFileError("these runs are already here with different content: " + "; ".join(conflicts)
+                                   + ". Delete them in History first to replace them.")
+            for entry in run_file.runs:
+                run = entry.run
+                if run.id in report.skipped:
+                    continue
+                db["runs"].insert(RunStore._run_row(run))
+                db["events"].insert_all([_event_row(e) for e in run.events])
+                origin = Origin(source=label, imported_at=now, exported_at=run_file.exported_at)
+                db[provenance.TABLE].insert(provenance.provenance_row(run.id, entry.backend, entry.corpora,
+                                                                      entry.case_id, origin, entry.variation))
+                report.imported.append(run.id)
+        except BaseException:
+            db.conn.rollback()
+            raise
+        db.conn.commit()
+    return report

@@ -1,0 +1,1 @@
+"""Workshops: the recorded pack of teaching cases, replay step by step, what-if re-runs."""

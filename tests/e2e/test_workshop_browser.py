@@ -1,0 +1,194 @@
+"""The Workshop page in headless chromium at 1440 px, on the recorded workshop pack shipped with the project:
+a replay mid-run and its reveal, a live room with a presenter and two participants in their own browser contexts
+(the tally, then everyone following the presenter's steps), and a what-if re-run side by side.
+
+No embedded model: replay needs none, and the what-if re-run talks to a small scripted OpenAI-compatible
+endpoint on 127.0.0.1 (real HTTP, real retrieval over the default corpus), so the page's whole path runs in
+seconds. Screenshots go to artifacts/screenshots/workshop_*.png.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from core.workshop.pack import PACK_DIR, case_path
+from tests.e2e.serve import serve_app
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, settle, snap as snap_page
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
+WIDTH = 1440
+REPLY = {"reasoning": "Without that passage the documents point elsewhere.", "answer": "A", "cited_ids": []}
+
+
+class ScriptedEndpoint:
+    """An OpenAI-compatible chat endpoint that always gives ``REPLY`` (streamed when asked)."""
+
+    def __init__(self):
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                text = json.dumps(REPLY)
+                usage = {"prompt_tokens": 900, "completion_tokens": 30, "total_tokens": 930}
+                if body.get("stream"):
+                    chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}}]},
+                              {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage}]
+                    data = b"".join(f"data: {json.dumps({'id': 'x', 'object': 'chat.completion.chunk', 'created': 0, 'model': 'scripted', **c})}\n\n".encode()
+                                    for c in chunks) + b"data: [DONE]\n\n"
+                    kind = "text/event-stream"
+                else:
+                    data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "scripted",
+                                       "choices": [{"index": 0, "finish_reason": "stop",
+                                                    "message": {"role": "assistant", "content": text}}],
+                                       "usage": usage}).encode()
+                    kind = "application/json"
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    if not CHROMIUM.exists():
+        pytest.skip(f"needs Debian's chromium at {CHROMIUM}")
+    if not case_path("stemi", PACK_DIR).exists():
+        pytest.skip("the workshop pack has no stemi case: record it with `python -m core workshop record`")
+    endpoint = ScriptedEndpoint()
+    home = tmp_path_factory.mktemp("workshop-home")
+    with serve_app(home, {"MEDRAG_BASE_URL": endpoint.url, "MEDRAG_MODEL": "scripted", "MEDRAG_CACHE": "off",
+                          "MEDRAG_WORKSHOP_PACK": str(PACK_DIR)}) as (url, _):
+        yield url, home
+    endpoint.httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+def new_page(browser):
+    page = browser.new_context(viewport={"width": WIDTH, "height": 1000}).new_page()
+    page.set_default_timeout(60_000)
+    return page
+
+
+def snap(page, name: str) -> None:
+    settle(page)
+    snap_page(page, f"workshop_{name}", width=WIDTH)
+
+
+def open_workshop(browser, url: str, *methods: str):
+    """A new browser context on the Workshop page with the pack's first case and these methods chosen."""
+    page = new_page(browser)
+    page.goto(f"{url}/workshop")
+    page.get_by_role("heading", name="Workshop", level=1).wait_for()
+    settle(page)
+    choose_methods(page, *methods)
+    return page
+
+
+def choose_methods(page, *labels: str) -> None:
+    box = page.locator('[data-testid="stMultiSelect"]', has_text="Methods (one, or two or three")
+    for label in labels:
+        box.click()
+        page.get_by_role("option", name=label, exact=True).click()
+        settle(page)
+    page.keyboard.press("Escape")
+
+
+def click(page, name: str) -> None:
+    page.get_by_role("button", name=name, exact=True).click()
+    settle(page)
+
+
+def test_replay_mid_run_then_the_reveal(app, browser):
+    url, _ = app
+    page = open_workshop(browser, url, "MedRAG")
+    expect(page.get_by_text("Step 0 of")).to_be_visible()
+    page.get_by_text("B. Aspirin loading dose", exact=False).first.click()  # the prediction for CoT
+    settle(page)
+    click(page, "Next")
+    expect(page.get_by_text("Step 1 of 2 · Retrieve / generate")).to_be_visible()
+    expect(page.get_by_text("No step of this stage: waiting for the others.")).to_be_visible()
+    assert page.locator(".answer-line").count() == 0  # no answer before the reveal
+    snap(page, "replay_mid_run")
+    click(page, "Reveal the answer")
+    expect(page.get_by_text("The reveal")).to_be_visible()
+    expect(page.get_by_text("Teaching pack key: B.", exact=False)).to_be_visible()
+    expect(page.get_by_text("your pick: B", exact=False).first).to_be_visible()
+    assert page.locator(".answer-line").count() == 2
+    snap(page, "reveal")
+
+
+def test_a_live_room_two_participants_vote_and_follow_the_presenter(app, browser):
+    url, _ = app
+    presenter = open_workshop(browser, url, "MedRAG")
+    click(presenter, "Open a live room with these runs")
+    presenter.get_by_text("Live tally").wait_for()
+    code = parse_qs(urlparse(presenter.url).query)["room"][0]
+    guests = []
+    for name, pick in (("Ada", "B. Aspirin loading dose"), ("Grace", "A. High-flow oxygen")):
+        guest = new_page(browser)
+        guest.goto(f"{url}/workshop?room={code}")
+        guest.get_by_label("Your name").fill(name)
+        click(guest, "Join")
+        guest.get_by_text(f"you are {name} in room {code}").wait_for()
+        guest.get_by_text(pick, exact=False).first.click()  # CoT's pick
+        settle(guest)
+        guests.append(guest)
+    try:
+        presenter.get_by_text("2 of 2 participants").wait_for(timeout=20_000)
+    except Exception:
+        for name, shown in (("presenter", presenter), ("guest_ada", guests[0]), ("guest_grace", guests[1])):
+            snap(shown, f"failed_room_{name}")
+        raise
+    expect(presenter.get_by_text("In the room: Ada, Grace")).to_be_visible()
+    snap(presenter, "room_tally")
+    moved = time.perf_counter()
+    click(presenter, "Next")
+    for guest in guests:
+        guest.get_by_text("Step 1 of 2").wait_for(timeout=10_000)
+    followed = time.perf_counter() - moved
+    assert followed < 10
+    click(presenter, "Reveal the answer")
+    guests[0].get_by_text("The reveal").wait_for(timeout=10_000)
+    expect(guests[0].get_by_text("the room: A 1, B 1", exact=False).first).to_be_visible()
+    guests[0].reload()  # a reload rejoins with the token in the address
+    guests[0].get_by_text(f"you are Ada in room {code}").wait_for()
+    expect(guests[0].get_by_text("your pick: B", exact=False).first).to_be_visible()
+    snap(guests[0], "participant_reveal")
+    print(f"both participants showed the presenter's step {followed:.1f} s after the click")
+
+
+def test_what_if_drop_a_snippet_side_by_side(app, browser):
+    page = open_workshop(browser, app[0], "MedRAG")
+    click(page, "Next")
+    page.get_by_text("What if… drop or pin a snippet", exact=False).click()
+    box = page.locator('[data-testid="stSelectbox"]', has_text="Snippet to drop from every retrieval")
+    box.click()
+    page.get_by_role("option").first.click()
+    settle(page)
+    page.get_by_role("button", name="Re-run MedRAG live with this change").click()
+    page.get_by_text("What changed", exact=False).wait_for(timeout=120_000)
+    expect(page.get_by_text("The what-if re-run")).to_be_visible()
+    expect(page.get_by_text("Answer changed", exact=False)).to_be_visible()
+    snap(page, "whatif_side_by_side")

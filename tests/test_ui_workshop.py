@@ -1,0 +1,199 @@
+"""The Workshop page in AppTest: a recorded pack replayed step by step with no model, predictions and the reveal,
+runs stepping together, saved runs, a live room followed by a participant, what-if side by side, and run files
+in History."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.llm.embedded import EmbeddedServer
+from core.rooms import RoomStore
+from core.runfiles import export_to, import_file
+from core.runner import execute
+from core.store import RunStore
+from core.teaching import load_cases, load_passages
+from core.trace import Hit
+from core.workshop import pack
+from tests.fakes import ListRetriever, ScriptedLLM
+
+CASES = [c for c in load_cases() if c.id in ("stemi", "asthma")]
+PAGE = "from ui.pages.workshop import page\npage()"
+
+
+def teaching_hits() -> list[Hit]:
+    return [Hit(snippet_id=p.id, corpus="teaching_pack", title=p.title, text=p.content, rank=1, score=1.0)
+            for p in load_passages() if p.case_id in ("stemi", "asthma")]
+
+
+def scripted() -> ScriptedLLM:
+    return ScriptedLLM().on("", lambda messages: {"reasoning": "The documents say so.", "answer": "B",
+                                                  "cited_ids": ["tp-stemi-o1"]})
+
+
+@pytest.fixture(scope="module")
+def pack_folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("pack")
+    pack.record(CASES, ["cot", "medrag"], llm=scripted(), retriever=ListRetriever(teaching_hits()), folder=folder)
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def use_pack(pack_folder, monkeypatch):
+    monkeypatch.setenv("MEDRAG_WORKSHOP_PACK", str(pack_folder))
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Fails the test if anything asks for the embedded model; afterwards no server exists that did not before."""
+    before = EmbeddedServer.current()
+    asked = []
+    monkeypatch.setattr(EmbeddedServer, "get", classmethod(lambda cls, progress=None: asked.append(1) or 1 / 0))
+    yield
+    assert asked == [] and EmbeddedServer.current() is before
+
+
+def workshop(query: dict | None = None) -> AppTest:
+    at = AppTest.from_string(PAGE, default_timeout=30)
+    for name, value in (query or {}).items():
+        at.query_params[name] = value
+    return at.run()
+
+
+def param(at: AppTest, name: str) -> str:
+    value = at.query_params[name]
+    return value if isinstance(value, str) else value[0]
+
+
+def text_of(at: AppTest) -> str:
+    return "\n".join(m.value for m in at.markdown) + "\n".join(c.value for c in at.caption)
+
+
+def test_a_pack_run_replays_step_by_step_then_reveals_with_the_key_and_never_starts_the_model(no_model):
+    at = workshop()
+    assert not at.exception
+    at.multiselect(key="workshop.methods.stemi").set_value(["medrag"]).run()
+    assert "Step 0 of 2 · the question" in at.get("progress")[0].proto.text
+    assert "Final answer" not in text_of(at)  # nothing of the answer before the reveal
+    at.radio(key=f"workshop.pick.{at.session_state['workshop.player'].runs[0]}").set_value("A").run()
+    at.button(key="workshop.next").click().run()
+    text = text_of(at)
+    assert "Step 1 of 2 · retrieval" in at.get("progress")[0].proto.text and "retrieved **15** snippets" in text
+    assert "Final answer" not in text and at.button(key="workshop.next").label == "Reveal the answer"
+    trust = next(g for g in at.get("button_group") if g.proto.label.startswith("Snippets you would trust"))
+    assert len(trust.proto.options) == 5  # the best five of the retrieval shown
+    at.button(key="workshop.next").click().run()
+    text = text_of(at)
+    assert "**MedRAG** chose **B** · your pick: **A** · :green-badge[matches the key]" in text
+    assert "**Teaching pack key: B.**" in text and "cited the outdated one" in text
+    assert "since revised: Oxygen only when saturation is below 90%" in text
+    assert at.button(key="workshop.next").disabled
+    at.button(key="workshop.prev").click().run()
+    assert "Step 1 of 2" in at.get("progress")[0].proto.text
+    assert not at.exception
+
+
+def test_two_methods_step_together_aligned_by_stage_and_a_stage_can_be_jumped_to(no_model):
+    at = workshop()
+    at.multiselect(key="workshop.methods.stemi").set_value(["cot", "medrag"]).run()
+    assert "#### CoT" in text_of(at) and "#### MedRAG" in text_of(at)
+    at.selectbox(key="workshop.jump").set_value("Retrieve / generate").run()
+    assert "Step 1 of 2 · Retrieve / generate" in at.get("progress")[0].proto.text
+    assert "No step of this stage: waiting for the others." in text_of(at)  # CoT waits while MedRAG retrieves
+    assert at.selectbox(key="workshop.whatif.drop").label == "Snippet to drop from every retrieval"  # MedRAG's
+    at.button(key="workshop.next").click().run()
+    assert text_of(at).count("matches the key") == 2
+
+
+def test_the_pack_cases_say_what_each_teaches():
+    at = workshop()
+    table = at.dataframe[0].value
+    assert list(table["case"]) == [c.title for c in CASES]
+    assert "spot the outdated advice: Oxygen therapy for all patients" in table["what it teaches"][0]
+    assert list(table["recorded methods"]) == ["CoT, MedRAG", "CoT, MedRAG"]
+
+
+def test_saved_and_imported_runs_replay_too(tmp_path):
+    store = RunStore()
+    run = execute("cot", CASES[0].to_question(), llm=scripted(), store=store)
+    at = workshop()
+    at.segmented_control(key="workshop.source").set_value("Saved and imported runs").run()
+    at.multiselect(key="workshop.saved").set_value([run.id]).run()
+    at.button(key="workshop.next").click().run()
+    assert "**CoT** chose **B**" in text_of(at) and "Teaching pack key" in text_of(at)  # its case is recognised
+
+
+def test_a_room_the_presenter_drives_and_a_participant_follows(no_model):
+    presenter = workshop()
+    presenter.multiselect(key="workshop.methods.stemi").set_value(["medrag"]).run()
+    presenter.button(key="workshop.open_room").click().run()
+    code, token = param(presenter, "room"), param(presenter, "presenter")
+    presenter = workshop({"room": code, "presenter": token})
+    assert f"Room <b>{code}</b>" in text_of(presenter) and "Nobody has joined yet." in text_of(presenter)
+
+    guest = workshop({"room": code})
+    guest.text_input(key="room.join.name").set_value("Ada")
+    guest.button[0].click().run()  # the form's Join button
+    member = param(guest, "member")
+    guest = workshop({"room": code, "member": member})  # a reload with the token rejoins
+    assert "you are **Ada** in room" in text_of(guest) and "Step 0 of 2" in guest.get("progress")[0].proto.text
+    run_id = RoomStore().room(code).run_ids[0]
+    guest.radio(key=f"room.{code}.pick.{run_id}").set_value("C").run()
+    assert RoomStore().tally(code).predictions == {run_id: {"C": 1}}
+
+    presenter.run()
+    assert "**1 of 1 participants** have picked an option" in text_of(presenter) and "In the room: Ada" in text_of(
+        presenter)
+    presenter.button(key=f"room.{code}.next").click().run()
+    assert RoomStore().room(code).step == 1
+    guest.run()
+    assert "Step 1 of 2" in guest.get("progress")[0].proto.text
+    presenter.button(key=f"room.{code}.next").click().run()  # the reveal
+    guest.run()
+    text = text_of(guest)
+    assert "your pick: **C** · the room: C 1" in text and "Teaching pack key" in text
+
+
+def test_a_wrong_room_code_is_named():
+    at = workshop({"room": "ABCDEF"})
+    assert "no room has the code ABCDEF" in at.error[0].value
+
+
+def test_what_if_drops_a_snippet_re_runs_and_shows_both_runs(tmp_path):
+    at = AppTest.from_string(PAGE, default_timeout=30)
+    at.session_state["llm_override"] = ScriptedLLM().on("", lambda m: {"reasoning": "Without it.", "answer": "A",
+                                                                       "cited_ids": []})
+    at.session_state["retriever_override"] = ListRetriever(teaching_hits())
+    at.run()
+    at.multiselect(key="workshop.methods.stemi").set_value(["medrag"]).run()
+    at.button(key="workshop.next").click().run()
+    at.selectbox(key="workshop.whatif.drop").set_value("tp-stemi-o1").run()
+    at.button(key="workshop.whatif.go").click().run()
+    deadline = time.time() + 20
+    while not at.session_state["workshop.whatif"].done and time.time() < deadline:
+        time.sleep(0.1)
+    at.run()
+    text = text_of(at)
+    assert "**What changed** when the re-run dropped tp\\-stemi\\-o1:" in text
+    assert "Answer changed\\: B\\. Aspirin loading dose" in text and "→ A\\. High\\-flow oxygen" in text
+    assert "The original run" in text and "The what-if re-run" in text
+    store = RunStore()
+    child = store.load_run(at.session_state["workshop.whatif"].run.id)
+    parent = store.load_run(child.parent_id)  # the pack run went into History too
+    assert parent.method == child.method == "medrag"
+    hits = [h.snippet_id for e in child.events if e.kind == "retrieval" for h in e.payload.hits]
+    assert "tp-stemi-o1" not in hits
+
+
+def test_history_offers_run_files_and_marks_imported_runs(tmp_path):
+    here = RunStore(tmp_path / "elsewhere.sqlite")
+    run = execute("cot", CASES[0].to_question(), llm=scripted(), store=here)
+    export_to(here, [run.id], tmp_path / "one.json.gz")
+    import_file(RunStore(), tmp_path / "one.json.gz")
+    at = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=30).run()
+    assert not at.exception
+    assert at.expander[0].label == "Run files: download runs, or import a file"
+    at.selectbox(key="history.open").set_value(run.id).run()
+    assert f"Run {run.id} was imported from **one\\.json\\.gz**" in text_of(at)

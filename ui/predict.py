@@ -1,0 +1,98 @@
+"""Predict before the reveal: pick the option each method will choose and, if you like, the snippets you would
+trust; then the reveal, with the teaching pack's key, its teaching note and where the method met the case's key,
+near-miss and outdated passages."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from core.rooms import Tally
+from core.teaching import ROLE_WORDS, TeachingCase
+from core.workshop.marks import marks_line, teaching_marks
+from core.workshop.replay import Replay
+from ui.knobs import method_label
+from ui.text import md, short
+
+ROLE_BADGES = {"key": "green", "near_miss": "orange", "outdated": "red"}
+
+
+def predictions(replay: Replay, step: int, *, key: str, picks: dict[str, str], trusted: set[str],
+                on_pick: Callable[[str, str | None], None], on_trust: Callable[[set[str]], None]) -> None:
+    """The prediction widgets for this step; the callbacks keep each change (in the session or the room)."""
+    run = replay.runs[0]
+    if not run.options:
+        st.caption("A free-text question: nothing to pick. Watch the steps, then reveal.")
+    for r in replay.runs if run.options else []:
+        options = list(r.options)
+        current = picks.get(r.id)
+        st.radio(f"Which option will **{md(method_label(r.method))}** choose?", options, horizontal=True,
+                 index=options.index(current) if current in options else None, key=f"{key}.pick.{r.id}",
+                 format_func=lambda o, r=r: f"{o}. {short(r.options[o], 40)}",
+                 on_change=lambda r=r: on_pick(r.id, st.session_state.get(f"{key}.pick.{r.id}")))
+    hits = {h.snippet_id: h for h in replay.hits_shown(step)}
+    if hits:
+        st.pills("Snippets you would trust (optional)", list(hits), selection_mode="multi",
+                 default=[i for i in trusted if i in hits], key=f"{key}.trust.{step}",
+                 format_func=lambda i: short(hits[i].title or i, 60),
+                 on_change=lambda: on_trust(set(st.session_state.get(f"{key}.trust.{step}") or [])))
+
+
+def tally_chart(replay: Replay, tally: Tally) -> None:
+    """The room's picks per method and the snippets most trusted so far (for the presenter)."""
+    st.markdown(f"**{tally.predicted} of {tally.members} participants** have picked an option"
+                + (f" · {tally.changed_mind} changed their mind" if tally.changed_mind else ""))
+    for run in replay.runs:
+        counts = tally.predictions.get(run.id, {})
+        picks = pd.DataFrame({"picks": [counts.get(o, 0) for o in run.options]}, index=list(run.options))
+        st.bar_chart(picks, horizontal=True, height=60 + 28 * len(run.options),
+                     x_label=f"picks for {method_label(run.method)}", y_label="")
+    titles = {h.snippet_id: h.title for h in replay.hits_shown(replay.last)}
+    if tally.trust:
+        rows = sorted(tally.trust.items(), key=lambda kv: -kv[1][0])
+        st.dataframe([{"snippet": short(titles.get(i, i), 70), "trusted by": yes} for i, (yes, _) in rows],
+                     hide_index=True)
+
+
+def _mark_rows(replay: Replay, index: int, case: TeachingCase) -> list[str]:
+    lines = []
+    for mark in teaching_marks(replay.runs[index], case):
+        badge = f":{ROLE_BADGES[mark.role]}-badge[{ROLE_WORDS[mark.role]}]"
+        where = (f"met at step {replay.step_of(index, mark.met_at)} (best rank #{mark.rank})" if mark.met
+                 else "never retrieved")
+        cited = " · **cited**" if mark.cited else ""
+        line = f"- {badge} {md(mark.title)}: {where}{cited}"
+        if mark.superseded_by:
+            line += f"\n  - :gray[since revised: {md(mark.superseded_by)}]"
+        lines.append(line)
+    return lines
+
+
+def reveal(replay: Replay, case: TeachingCase | None, *, picks: dict[str, str] | None = None,
+           tally: Tally | None = None) -> None:
+    """What each method chose next to the picks, then the teaching pack's key, note and passage marks."""
+    with st.container(key="ws-reveal", border=True):
+        st.subheader("The reveal")
+        for index, run in enumerate(replay.runs):
+            chose = (f"**{md(run.answer.choice)}**" if run.answer and run.answer.choice
+                     else md(short(run.answer.text, 120)) if run.answer else f"no answer ({run.status})")
+            parts = [f"**{md(method_label(run.method))}** chose {chose}"]
+            if picks and picks.get(run.id):
+                parts.append(f"your pick: **{md(picks[run.id])}**")
+            if tally and tally.predictions.get(run.id):
+                parts.append("the room: " + ", ".join(f"{md(o)} {n}" for o, n in tally.predictions[run.id].items()))
+            if case is not None and run.answer and run.answer.choice:
+                parts.append(":green-badge[matches the key]" if run.answer.choice == case.answer
+                             else ":red-badge[differs from the key]")
+            st.markdown(" · ".join(parts))
+        if case is None:
+            st.caption("Not a teaching-pack case, so there is no key to compare with.")
+            return
+        st.markdown(f"**Teaching pack key: {md(case.answer)}.** {md(case.options[case.answer])}")
+        st.markdown(md(case.teaching_note))
+        for index, run in enumerate(replay.runs):
+            st.markdown(f"**Where {md(method_label(run.method))} met the case's passages:** "
+                        f"{md(marks_line(run, case))}")
+            st.markdown("\n".join(_mark_rows(replay, index, case)))

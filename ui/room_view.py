@@ -1,0 +1,198 @@
+"""The live classroom room: the presenter steps through a replay and every participant's screen follows (a small
+fragment polls the room's row once a second and redraws the page when the step moved); participants predict and
+vote on snippets from their own browsers, the presenter sees the tally, then reveals.
+
+A room lives in the studio database, so every session of this server shares it. Who is who comes from a token in
+the page address (``?room=CODE&member=TOKEN`` or ``&presenter=TOKEN``): a reload, or the same link opened later,
+rejoins as the same person.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import paths
+from core.rooms import Member, Room, RoomError, RoomStore
+from core.workshop.replay import Replay
+from ui import predict
+from ui.replay import controls, player, progress_line, show, tick
+from ui.replay import TICK_SECONDS
+from ui.text import md
+from ui.workshop_data import Chosen, load
+
+POLL_SECONDS = 1.0
+ROOM, PRESENTER, MEMBER = "room", "presenter", "member"
+SHOWN = "room.shown"  # (code, step) this participant's page last drew
+
+
+@st.cache_resource(show_spinner=False)
+def _rooms(path: str) -> RoomStore:
+    return RoomStore(path)
+
+
+def rooms() -> RoomStore:
+    return _rooms(str(paths.db_path()))
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _replay(source: str, run_ids: tuple[str, ...]) -> tuple[Chosen, Replay]:
+    chosen = load(source, run_ids)
+    return chosen, Replay(chosen.runs)
+
+
+def room_replay(room: Room) -> tuple[Chosen, Replay]:
+    """The room's runs, read once per server and shared by everyone in it (runs never change)."""
+    return _replay(room.source, room.run_ids)
+
+
+def in_a_room() -> bool:
+    return ROOM in st.query_params
+
+
+def open_room(chosen: Chosen, replay: Replay, title: str) -> None:
+    room, token = rooms().open_room(title=title, source=chosen.source, run_ids=chosen.ids, steps=len(replay),
+                                    case_id=chosen.case.id if chosen.case else None)
+    st.query_params.update({ROOM: room.code, PRESENTER: token})
+    st.rerun()
+
+
+def leave() -> None:
+    for name in (ROOM, PRESENTER, MEMBER):
+        st.query_params.pop(name, None)
+
+
+def view() -> None:
+    """The room named in the page address: the presenter's screen, a participant's, or the join form."""
+    code = st.query_params.get(ROOM, "")
+    try:
+        room = rooms().room(code)
+    except RoomError as exc:
+        st.error(f"{exc}.")
+        join_form()
+        return
+    try:
+        room_replay(room)
+    except KeyError as exc:
+        st.error(f"This room cannot be shown on this server: {exc.args[0]}.")
+        return
+    presenter = st.query_params.get(PRESENTER)
+    if presenter and rooms().is_presenter(room.code, presenter):
+        presenter_view(room, presenter)
+        return
+    token = st.query_params.get(MEMBER)
+    member = rooms().member(room.code, token) if token else None
+    if member is None:
+        join_form(room.code)
+        return
+    participant_view(room, member)
+
+
+def _join(default_code: str) -> None:
+    code = st.session_state.get("room.join.code", default_code)
+    name = st.session_state.get("room.join.name", "")
+    try:
+        member, token = rooms().join(code, name)
+    except RoomError as exc:
+        st.session_state["room.join.error"] = str(exc)
+        return
+    st.session_state.pop("room.join.error", None)
+    st.query_params.update({ROOM: member.room_code, MEMBER: token})
+
+
+def join_form(code: str = "") -> None:
+    with st.form("room.join", border=True):
+        st.markdown("**Join a room**: type the code the presenter shows, and your name.")
+        st.text_input("Room code", value=code, key="room.join.code", max_chars=9, placeholder="e.g. K7PX3M")
+        st.text_input("Your name", key="room.join.name", max_chars=40)
+        st.form_submit_button("Join", type="primary", on_click=_join, args=(code,))
+    if error := st.session_state.get("room.join.error"):
+        st.error(error)
+
+
+# -- the presenter -------------------------------------------------------------------------------------------
+
+
+def _banner(room: Room) -> None:
+    st.markdown(f'<div class="room-code">Room <b>{room.code}</b></div>', unsafe_allow_html=True)
+    st.caption(f"Participants open this studio's Workshop page (same address as yours, without the part after "
+               f"'?'), choose Join a room and type **{room.code}**. They need no login.")
+
+
+def presenter_view(room: Room, token: str) -> None:
+    chosen, replay = room_replay(room)
+    p = player(f"room.{room.code}.player", replay)
+    if st.session_state.get(SHOWN) != (room.code, "presenter"):  # a reload: take up where the room is
+        p.step, st.session_state[SHOWN] = room.step, (room.code, "presenter")
+    top, side = st.columns([3, 1], gap="large")
+    with side:
+        _banner(room)
+        st.button("Close and leave the room", key="room.leave", on_click=leave)
+        st.fragment(_live_tally, run_every=POLL_SECONDS)(room.code, replay)
+    with top:
+        st.fragment(_presenter_stage, run_every=TICK_SECONDS if p.playing else None)(room, token, replay, chosen)
+
+
+def _presenter_stage(room: Room, token: str, replay: Replay, chosen: Chosen) -> None:
+    p = player(f"room.{room.code}.player", replay)
+    tick(replay, p)
+    controls(replay, p, key=f"room.{room.code}")
+    if rooms().room(room.code).step != p.step:
+        rooms().set_step(room.code, token, p.step)
+    show(replay, p.step, key=f"room-{room.code}")
+    if replay.steps[p.step].reveal:
+        predict.reveal(replay, chosen.case, tally=rooms().tally(room.code))
+
+
+def _live_tally(code: str, replay: Replay) -> None:
+    st.markdown("**Live tally**")
+    predict.tally_chart(replay, rooms().tally(code))
+    names = [m.name for m in rooms().members(code)]
+    st.caption(f"In the room: {', '.join(names)}" if names else "Nobody has joined yet.")
+
+
+# -- a participant -------------------------------------------------------------------------------------------
+
+
+def _follow(code: str, step: int) -> None:
+    """Runs every second: when the presenter has moved, redraw the whole page at the new step."""
+    room = rooms().room(code)
+    if room.step != step:
+        st.rerun()
+    st.caption(f"Following the presenter · room {code} · updated every second")
+
+
+def participant_view(room: Room, member: Member) -> None:
+    chosen, replay = room_replay(room)
+    st.session_state[SHOWN] = (room.code, room.step)
+    st.markdown(f"**{md(room.title)}** · you are **{md(member.name)}** in room **{room.code}**")
+    st.fragment(_follow, run_every=POLL_SECONDS)(room.code, room.step)
+    progress_line(replay, room.step)
+    picks, trusted = rooms().my_votes(room.code, member.id)
+    if room.revealed:
+        predict.reveal(replay, chosen.case, picks=picks, tally=rooms().tally(room.code))
+    else:
+        with st.container(border=True):
+            predict.predictions(replay, room.step, key=f"room.{room.code}", picks=picks,
+                                trusted={i for i, yes in trusted.items() if yes},
+                                on_pick=lambda run_id, option: _vote(room, member, run_id, option),
+                                on_trust=lambda chosen_ids: _trust(room, member, trusted, chosen_ids))
+    show(replay, room.step, key=f"room-{room.code}")
+
+
+def _vote(room: Room, member: Member, run_id: str, option: str | None) -> None:
+    if option is None:
+        return
+    try:
+        rooms().predict(room.code, member.id, run_id, option)
+    except RoomError as exc:
+        st.toast(str(exc))
+
+
+def _trust(room: Room, member: Member, before: dict[str, bool], chosen_ids: set[str]) -> None:
+    try:
+        for snippet_id in chosen_ids - {i for i, yes in before.items() if yes}:
+            rooms().trust(room.code, member.id, snippet_id, True)
+        for snippet_id in {i for i, yes in before.items() if yes} - chosen_ids:
+            rooms().trust(room.code, member.id, snippet_id, None)
+    except RoomError as exc:
+        st.toast(str(exc))

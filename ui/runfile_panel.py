@@ -1,0 +1,69 @@
+"""Run files on the History page: download saved runs as one .json.gz, upload one to import it, and a mark on a
+run that came from a file."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+import streamlit as st
+
+from core.runfiles import RunFileError, dumps, export_runs, import_file, provenance
+from core.store import RunStore
+from ui.knobs import method_label
+from ui.text import md, short
+
+DONE = "history.files.imported"  # the upload already imported in this session (a rerun must not import it again)
+
+
+def _when(ts: float) -> str:
+    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+
+
+def imported_mark(store: RunStore, run_id: str | None) -> None:
+    row = provenance.lookup(store, run_id) if run_id else None
+    if row and row["imported_at"] is not None:
+        st.caption(f":material/move_to_inbox: Run {run_id} was imported from **{md(row['source'] or 'a file')}** "
+                   f"on {_when(row['imported_at'])}" + (f" (backend: {md(row['backend'])})" if row["backend"] else ""))
+
+
+def _import(store: RunStore) -> None:
+    upload = st.session_state.get("history.files.upload")
+    if upload is None or st.session_state.get(DONE) == upload.file_id:
+        return
+    st.session_state[DONE] = upload.file_id
+    try:
+        report = import_file(store, upload, name=upload.name)
+    except RunFileError as exc:
+        st.session_state["history.files.message"] = ("error", f"{upload.name}: {exc}. Nothing was imported.")
+        return
+    st.session_state["history.files.message"] = ("success", report.summary())
+
+
+def files_panel(store: RunStore) -> None:
+    """Export and import, in one expander; the open run's imported mark above it."""
+    imported_mark(store, st.query_params.get("run") or st.session_state.get("history.open"))
+    rows = store.list_runs(limit=1000)
+    with st.expander("Run files: download runs, or import a file", icon=":material/swap_horiz:"):
+        left, right = st.columns(2, gap="large")
+        with left:
+            by_id = {r["id"]: r for r in rows}
+            opened = st.session_state.get("history.open")
+            chosen = st.multiselect("Runs to download", list(by_id), key="history.files.runs",
+                                    default=[opened] if opened in by_id else None,
+                                    format_func=lambda i: f"{method_label(by_id[i]['method'])} · "
+                                                          f"{short(by_id[i]['question'], 50)} · {i}")
+            together = st.checkbox("One comparison (the same question side by side)", key="history.files.together")
+            kind = "comparison" if together else None
+            st.download_button("Download run file", data=lambda: dumps(export_runs(store, chosen, kind=kind)),
+                               file_name=f"medrag-runs-{time.strftime('%Y%m%d-%H%M')}.json.gz",
+                               mime="application/gzip", icon=":material/download:", disabled=not chosen,
+                               key="history.files.download", on_click="ignore")
+            st.caption("Everything a screen draws travels with the runs (snippet texts included); "
+                       "no key or password ever does.")
+        with right:
+            st.file_uploader("Import a run file (.json.gz)", type=["gz"], key="history.files.upload",
+                             on_change=_import, args=(store,))
+            kind_, message = st.session_state.get("history.files.message", (None, None))
+            if message:
+                (st.error if kind_ == "error" else st.success)(message)

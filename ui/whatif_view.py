@@ -1,0 +1,165 @@
+"""What-if from a replay: at any retrieval step, drop one of its snippets or pin another one in, and re-run the
+method live (this needs the model); then the two answers and traces side by side with what changed."""
+
+from __future__ import annotations
+
+import threading
+
+import streamlit as st
+
+from core.methods import get
+from core.runfiles import RunFile, Variation, import_runs
+from core.trace import Event, Hit, Retrieval, Run
+from core.teaching import ROLE_WORDS, TeachingCase
+from core.workshop.marks import teaching_marks
+from core.workshop.replay import Replay
+from core.workshop.whatif import rerun, what_changed
+from ui import state
+from ui.launch import ensure_model
+from ui.knobs import method_label
+from ui.text import md, short
+from ui.swimlanes import swimlanes
+from ui.workshop_data import PACK, Chosen, pack
+
+WHATIF = "workshop.whatif"
+
+
+class WhatIfRun:
+    """One what-if re-run in its own thread; the page polls it, the thread never touches Streamlit."""
+
+    def __init__(self, parent: Run, variation: Variation, case: TeachingCase | None):
+        self.parent, self.variation, self.case = parent, variation, case
+        self.events: list[Event] = []
+        self.run: Run | None = None
+        self.failure: str | None = None
+        self.done = False
+
+    def start(self, llm, retriever, store) -> WhatIfRun:
+        def work() -> None:
+            try:
+                self.run = rerun(self.parent, self.variation, llm=llm, retriever=retriever, store=store,
+                                 sinks=[self.events.append], case_id=self.case.id if self.case else None)
+            except Exception as exc:  # noqa: BLE001 - shown on the page in words, the parent run is untouched
+                self.failure = f"{type(exc).__name__}: {exc}"
+            finally:
+                self.done = True
+
+        threading.Thread(target=work, daemon=True, name="studio-whatif").start()
+        return self
+
+
+def _hit_label(hit: Hit) -> str:
+    return f"#{hit.rank} · {short(hit.title or hit.snippet_id, 70)}"
+
+
+def _pin_candidates(run: Run, retrieval: Retrieval, case: TeachingCase | None) -> dict[str, str]:
+    """Snippet id -> label: the case's passages first (what the lesson is about), then the run's other hits."""
+    shown = {h.snippet_id for h in retrieval.hits}
+    found: dict[str, str] = {}
+    if case is not None:
+        for mark in teaching_marks(run, case):
+            if mark.passage_id not in shown:
+                found[mark.passage_id] = f"{ROLE_WORDS[mark.role]} · {short(mark.title, 60)}"
+    for event in run.events:
+        if isinstance(event.payload, Retrieval):
+            for hit in event.payload.hits:
+                if hit.snippet_id not in shown:
+                    found.setdefault(hit.snippet_id, f"found elsewhere in the run · {short(hit.title, 60)}")
+    return found
+
+
+def panel(chosen: Chosen, replay: Replay, step: int, key: str) -> None:
+    st.markdown("Pick a retrieval shown so far, drop one of its snippets or pin one in, and re-run the method "
+                "live with that change. The new run is saved and linked to this one.")
+    retrieving = [i for i in range(len(replay.runs))
+                  if any(isinstance(e.payload, Retrieval) for e in replay.events(step, i))]
+    if not retrieving:
+        st.caption("No retrieval is shown yet at this step: step on to one (CoT does not retrieve).")
+        return
+    index = retrieving[0]
+    if len(retrieving) > 1:
+        index = st.selectbox("Run", retrieving, key=f"{key}.run",
+                             format_func=lambda i: method_label(replay.runs[i].method))
+    run = replay.runs[index]
+    retrievals = [e for e in replay.events(step, index) if isinstance(e.payload, Retrieval)]
+    event = st.selectbox("Retrieval", retrievals, key=f"{key}.retrieval.{run.id}",
+                         format_func=lambda e: f"step {replay.step_of(index, e.seq)} · {short(e.payload.query, 80)}")
+    retrieval: Retrieval = event.payload
+    action = st.segmented_control("Change", ["Drop a snippet", "Pin a snippet"], default="Drop a snippet",
+                                  key=f"{key}.action")
+    if action == "Pin a snippet":
+        candidates = _pin_candidates(run, retrieval, chosen.case)
+        snippet = st.selectbox("Snippet to pin at the top of every retrieval", list(candidates), index=None,
+                               key=f"{key}.pin", format_func=lambda i: candidates[i])
+        variation = Variation(pin=[snippet]) if snippet else None
+    else:
+        hits = {h.snippet_id: h for h in retrieval.hits}
+        snippet = st.selectbox("Snippet to drop from every retrieval", list(hits), index=None, key=f"{key}.drop",
+                               format_func=lambda i: _hit_label(hits[i]))
+        variation = Variation(drop=[snippet]) if snippet else None
+    live: WhatIfRun | None = st.session_state.get(WHATIF)
+    busy = live is not None and not live.done
+    if st.button(f"Re-run {method_label(run.method)} live with this change", icon=":material/science:",
+                 type="primary", disabled=variation is None or busy, key=f"{key}.go",
+                 help="Needs the model: the embedded one starts the first time (about a minute)"):
+        start(chosen, run, variation)
+
+
+def start(chosen: Chosen, parent: Run, variation: Variation) -> None:
+    spec = get(parent.method)
+    try:
+        retriever = state.retriever_for(spec)
+    except (OSError, ValueError, RuntimeError) as exc:
+        st.error(f"The corpus could not be opened: {exc}")
+        return
+    if retriever is not None and set(parent.corpus) - set(retriever.corpora):
+        st.warning(f"The run searched {', '.join(parent.corpus)}; the corpora open now are "
+                   f"{', '.join(retriever.corpora)}, so the re-run also differs by corpus.")
+    if not ensure_model():
+        return
+    store = state.store()
+    if chosen.source == PACK:  # the parent goes into History too, so the new run's link leads somewhere
+        entry = pack()[2][parent.id]
+        import_runs(store, RunFile(kind="run", runs=[entry]), f"workshop pack ({entry.case_id}.json.gz)")
+    st.session_state[WHATIF] = WhatIfRun(parent, variation, chosen.case).start(state.llm(), retriever, store)
+
+
+def progress() -> None:
+    """Where the live re-run is (a fragment that polls every second), then the two runs side by side."""
+    live: WhatIfRun | None = st.session_state.get(WHATIF)
+    if live is None:
+        return
+    if not live.done:
+        st.fragment(_running, run_every=1.0)()
+        return
+    if live.failure or live.run is None:
+        st.error(f"The re-run could not start: {live.failure}")
+        return
+    side_by_side(live.parent, live.run, live.variation)
+
+
+def _running() -> None:
+    live: WhatIfRun = st.session_state[WHATIF]
+    if live.done:
+        st.rerun()
+    last = live.events[-1] if live.events else None
+    doing = f"after {last.stage} · {last.agent}" if last else "waiting for the first step"
+    with st.status(f"What-if re-run of {method_label(live.parent.method)} ({live.variation.describe()}): {doing} · "
+                   f"{len(live.events)} events", state="running"):
+        for event in live.events[-3:]:
+            st.caption(f"{event.stage} · {event.agent} · {event.kind}")
+
+
+def side_by_side(parent: Run, child: Run, variation: Variation) -> None:
+    """What changed, then the two runs as swimlanes: one row per common stage, the original and the re-run."""
+    st.markdown(f"**What changed** when the re-run {md(variation.describe())}:")
+    st.markdown("\n".join(f"- {md(line)}" for line in what_changed(parent, child).lines()))
+    for column, run, title in zip(st.columns(2, gap="small"), (parent, child), ("The original run",
+                                                                                "The what-if re-run")):
+        column.markdown(f"#### {title}")
+        column.caption(f"{method_label(run.method)} · run {run.id} · [open in History](/history?run={run.id})")
+    pinned = sorted({short(h.title or h.snippet_id, 60) for e in child.events if isinstance(e.payload, Retrieval)
+                     for h in e.payload.hits if h.pinned})
+    if pinned:
+        st.caption(f"Pinned at the top of every retrieval of the re-run: {', '.join(pinned)}")
+    swimlanes([parent, child], key="whatif")
