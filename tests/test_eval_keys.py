@@ -50,7 +50,8 @@ def test_rows_from_before_are_keyed_by_what_their_run_asked_or_run_again(bench_f
     """A store written before results were keyed by what was asked: each row gets the key of the question its run
     saw (with the gold it was scored against); a row whose run was deleted matches nothing and runs again."""
     path = tmp_path / "old.sqlite"
-    monkeypatch.setattr(migrations, "MIGRATIONS", [m for m in migrations.MIGRATIONS if m[0] <= 2])
+    # the store as it was before results were keyed by what was asked (migration 6)
+    monkeypatch.setattr(migrations, "MIGRATIONS", [m for m in migrations.MIGRATIONS if m[0] < 6])
     old = RunStore(path)
     items = plan(bench_files, datasets=["medqa"]).items
     llm = always("A")
@@ -67,7 +68,7 @@ def test_rows_from_before_are_keyed_by_what_their_run_asked_or_run_again(bench_f
     old.db.conn.close()
     monkeypatch.undo()
 
-    store = RunStore(path)  # migration 5 runs here
+    store = RunStore(path)  # migration 6 runs here
     keys = {r["qid"]: r["asked"] for r in store.db["eval_items"].rows}
     assert keys == {"q1": items[0].asked, "q2": ""}
     again = always("A")

@@ -226,7 +226,7 @@ def test_cli_export_and_import(tmp_path, capsys, monkeypatch):
     first, second = medrag_run(store), cot_run(store)
     path = tmp_path / "all.json.gz"
     assert main(["runs", "export", str(path), "--all"]) == 0
-    assert f"wrote 2 runs" in capsys.readouterr().out
+    assert "wrote 2 runs" in capsys.readouterr().out
     assert [e.run.id for e in read(path).runs] == [second.id, first.id]  # newest first
     monkeypatch.setenv("MEDRAG_STUDIO_HOME", str(tmp_path / "elsewhere"))
     assert main(["runs", "import", str(path)]) == 0

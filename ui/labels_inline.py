@@ -14,7 +14,7 @@ from core.store import RunStore
 from core.trace import Run
 from ui.annotator import identify, label_store
 from ui.state import store
-from ui.trace_view import Evidence, cards, generated_card, hit_card
+from ui.snippet_cards import Evidence, cards, snippet_card
 
 CHOICES = list(GRADES)
 
@@ -63,8 +63,8 @@ def label_tab(run: Run, evidence: Evidence, key: str) -> None:
         st.caption("This run is not saved, so its documents cannot be labelled here.")
         return
     labels, _ = resolve(question, label_store().labels([question.question_id]))
-    docs = [(h.snippet_id, hit_card(h, evidence)) for h in evidence.hits.values()]
-    docs += [(generated_id(d.text), generated_card(d, evidence)) for d in evidence.generated.values() if d.text.strip()]
+    docs = [(h.snippet_id, snippet_card(h, evidence)) for h in evidence.hits.values()]
+    docs += [(generated_id(d.text), snippet_card(d, evidence)) for d in evidence.generated.values() if d.text.strip()]
     judged = sum(bool(labels.get(question.by_id.get(sid, sid))) for sid, _ in docs)
     st.caption(f"Question {question.question_id} · {judged} of {len(docs)} documents judged by someone. Labels belong "
                "to the question and the snippet, so every run that shows a snippet shares them.")

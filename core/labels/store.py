@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-import sqlite_utils
 
 from core import paths
 from core.labels.grades import LabelError, check_annotator, check_grade
 from core.labels.identity import QuestionRef
-from core.store.migrations import migrate
+from core.store.sqlite import prepare
 
 T = TypeVar("T")
 BUSY_TIMEOUT_S = 10.0
@@ -68,12 +67,7 @@ class LabelStore:
         self.path = Path(path or paths.db_path())
         self.busy_timeout = busy_timeout
         self.attempts = attempts
-        conn = sqlite3.connect(str(self.path), timeout=busy_timeout)  # transactions per migration step
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            migrate(sqlite_utils.Database(conn))
-        finally:
-            conn.close()
+        prepare(self.path)
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None,

@@ -16,15 +16,13 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
 
 from core import paths
-from core.store.migrations import migrate
+from core.store.sqlite import prepare
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
@@ -88,9 +86,7 @@ class RoomStore:
 
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path or paths.db_path())
-        with closing(sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000)) as setup:
-            sqlite_utils.Database(setup).enable_wal()
-            migrate(sqlite_utils.Database(setup))
+        prepare(self.path)
         # autocommit: every write below opens its own BEGIN IMMEDIATE transaction
         conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
                                check_same_thread=False)

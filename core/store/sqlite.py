@@ -11,6 +11,8 @@ from pathlib import Path
 import sqlite_utils
 from filelock import FileLock
 
+from core.store.migrations import migrate
+
 BUSY_SECONDS = 30.0  # how long a write waits for another process's transaction before "database is locked"
 SETUP_SECONDS = 120.0  # how long opening waits for another process that is setting up the same file
 
@@ -33,3 +35,15 @@ def use_wal(db: sqlite_utils.Database) -> None:
     """Readers never wait for the writer. Switching a file's mode needs it to itself: call it while setting up."""
     db.execute("PRAGMA journal_mode=WAL")
 
+
+
+def prepare(path: Path | str) -> None:
+    """Make sure the studio file at ``path`` exists in WAL mode with every migration applied, taking turns with
+    other processes doing the same: for stores that open their own connections (labels, rooms)."""
+    db = connect(path)
+    try:
+        with setting_up(path):
+            use_wal(db)
+            migrate(db)
+    finally:
+        db.conn.close()

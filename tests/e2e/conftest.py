@@ -7,15 +7,11 @@ first by defining a ``seed_runs`` fixture (runs to save before the server starts
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.serve import serve_app
 
 REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "artifacts" / "screenshots"
@@ -24,12 +20,6 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 MODEL_SECONDS = 1_200_000  # ms: a whole run when other work shares the two cores
 WIDTH = 1400
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -60,33 +50,12 @@ def app(tmp_path_factory, seed_runs):
             store.create_run(run)
             for event in run.events:
                 store.append_event(event)
-    env = {k: v for k, v in os.environ.items() if k not in ("MEDRAG_BASE_URL", "MEDRAG_MODEL", "MEDRAG_API_KEY")}
-    env["MEDRAG_STUDIO_HOME"] = str(home)
-    port = _free_port()
-    log = open(home / "streamlit.log", "w")
-    server = subprocess.Popen(
-        [str(Path(sys.executable).with_name("streamlit")), "run", "streamlit_app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=REPO, env=env, stdout=log,
-        stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        server.terminate()
-        pytest.fail(f"the app did not start: {(home / 'streamlit.log').read_text()[-2000:]}")
-    yield url, home
-    server.terminate()
+            store.finish_run(run)
     try:
-        server.wait(timeout=30)
-    except subprocess.TimeoutExpired:  # a model call still in flight can hold the server up
-        server.kill()
-        server.wait()
-    log.close()
+        with serve_app(home) as (url, _):
+            yield url, home
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")

@@ -7,96 +7,54 @@ scripted (the labels are the point here, not the model). Screenshots (1440 px wi
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, REPO, SHOTS, _free_port
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, settle
+from tests.e2e.conftest import snap as snap_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 WIDTH = 1440
 
 
-def seed(home: Path) -> dict[str, str]:
-    """Saved runs of one teaching case; returns each pooled passage's text -> its role in the teaching pack."""
-    os.environ["MEDRAG_STUDIO_HOME"] = str(home)
+def _seeded() -> tuple[list, dict[str, str]]:
+    """Runs of one teaching case, and each pooled passage's text -> its role in the teaching pack."""
     from core.retrieval import open_retriever
     from core.runner import execute
-    from core.store import RunStore
     from core.teaching import PACK_DIR, load_cases, load_passages
     from tests.fakes import ScriptedLLM
 
     case = next(c for c in load_cases() if c.id == "stemi")
     retriever = open_retriever([PACK_DIR / "passages.jsonl"])
-    store = RunStore(home / "studio.sqlite")
     medrag = ScriptedLLM().enqueue({"reasoning": "Inferior STEMI: reperfusion now.", "answer": "B", "cited_ids": []})
     mass = (ScriptedLLM().on("You are the Summarizer.", {"summary": "Reperfusion is urgent.", "doc_ids": []})
             .on("You are the Extractor.", {"spans": []})
             .on("You are the Reasoner.", {"inference": "Primary PCI fits.", "doc_ids": []})
             .on("You are the Synthesis Agent.", {"reasoning": "B.", "answer": "B", "cited_ids": [],
                                                   "followed_view": "Reasoner"}))
+    runs = []
     for method, llm, params in (("medrag", medrag, {"k": 5}), ("mass", mass, {"k": 4})):
-        run = execute(method, case.to_question(), params, llm=llm, retriever=retriever, store=store)
+        run = execute(method, case.to_question(), params, llm=llm, retriever=retriever)
         assert run.status == "ok", run.events[-1]
-    return {p.contents: p.role if p.case_id == case.id else "other case" for p in load_passages()}
+        runs.append(run)
+    return runs, {p.contents: p.role if p.case_id == case.id else "other case" for p in load_passages()}
 
 
 GRADES = {"ann": {"key": 3, "near_miss": 1, "outdated": 2, "other case": 0},
           "bob": {"key": 3, "near_miss": 0, "outdated": 2, "other case": 0}}
+SEEDED = {}
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    if not CHROMIUM.exists():
-        pytest.skip(f"needs Debian's chromium at {CHROMIUM}")
-    home = tmp_path_factory.mktemp("annotate-home")
-    saved = os.environ.get("MEDRAG_STUDIO_HOME")
-    roles = seed(home)
-    env = {k: v for k, v in os.environ.items() if k not in ("MEDRAG_BASE_URL", "MEDRAG_MODEL", "MEDRAG_API_KEY")}
-    env["MEDRAG_STUDIO_HOME"] = str(home)
-    if saved is not None:
-        os.environ["MEDRAG_STUDIO_HOME"] = saved
-    port = _free_port()
-    log = open(home / "streamlit.log", "w")
-    server = subprocess.Popen(
-        [str(Path(sys.executable).with_name("streamlit")), "run", "streamlit_app.py", "--server.headless", "true",
-         "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=REPO, env=env, stdout=log,
-        stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        try:
-            urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        server.terminate()
-        pytest.fail(f"the app did not start: {(home / 'streamlit.log').read_text()[-2000:]}")
-    yield url, home, roles
-    server.terminate()
-    server.wait(timeout=30)
-    log.close()
-
-
-def settle(page) -> None:
-    page.wait_for_timeout(250)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=30_000)
+def seed_runs() -> list:
+    SEEDED["runs"], SEEDED["roles"] = _seeded()
+    return SEEDED["runs"]
 
 
 def snap(page, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-    page.set_viewport_size({"width": WIDTH, "height": max(900, min(height, 8000))})
-    page.wait_for_timeout(600)
-    page.screenshot(path=str(SHOTS / f"{name}.png"))
-    page.set_viewport_size({"width": WIDTH, "height": 900})
+    snap_page(page, name, width=WIDTH)
 
 
 def start(browser, url: str, name: str):
@@ -128,7 +86,8 @@ def labels_of(home: Path, who: str) -> dict[str, tuple[int, str]]:
 def test_two_annotators_judge_blind_at_once_then_agreement_and_metrics_appear(app):
     from playwright.sync_api import sync_playwright
 
-    url, home, roles = app
+    url, home = app
+    roles = SEEDED["roles"]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         ann, bob = start(browser, url, "ann"), start(browser, url, "bob")
