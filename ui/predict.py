@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from core.rooms import Tally
@@ -46,9 +46,14 @@ def tally_chart(replay: Replay, tally: Tally) -> None:
                 + (f" · {tally.changed_mind} changed their mind" if tally.changed_mind else ""))
     for run in replay.runs:
         counts = tally.predictions.get(run.id, {})
-        picks = pd.DataFrame({"picks": [counts.get(o, 0) for o in run.options]}, index=list(run.options))
-        st.bar_chart(picks, horizontal=True, height=60 + 28 * len(run.options),
-                     x_label=f"picks for {method_label(run.method)}", y_label="")
+        letters = list(run.options)
+        figure = go.Figure(go.Bar(x=[counts.get(o, 0) for o in letters], y=letters, orientation="h",
+                                  marker_color="#0f766e"))
+        figure.update_layout(height=70 + 26 * len(letters), margin=dict(l=0, r=10, t=24, b=0),
+                             title=dict(text=f"picks for {method_label(run.method)}", font_size=13),
+                             xaxis=dict(dtick=1, rangemode="tozero", range=[0, max(1, tally.members)]),
+                             yaxis=dict(autorange="reversed"))
+        st.plotly_chart(figure, key=f"tally.{run.id}", config={"displayModeBar": False})
     titles = {h.snippet_id: h.title for h in replay.hits_shown(replay.last)}
     if tally.trust:
         rows = sorted(tally.trust.items(), key=lambda kv: -kv[1][0])

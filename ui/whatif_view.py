@@ -122,6 +122,7 @@ def start(chosen: Chosen, parent: Run, variation: Variation) -> None:
         entry = pack()[2][parent.id]
         import_runs(store, RunFile(kind="run", runs=[entry]), f"workshop pack ({entry.case_id}.json.gz)")
     st.session_state[WHATIF] = WhatIfRun(parent, variation, chosen.case).start(state.llm(), retriever, store)
+    st.rerun()  # the panel is drawn inside the replay's fragment; the re-run's progress is drawn by the whole page
 
 
 def progress() -> None:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 from tests.e2e.serve import serve_app
 
 REPO = Path(__file__).resolve().parents[2]
@@ -94,9 +96,29 @@ def settle(page) -> None:
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=MODEL_SECONDS)
 
 
-def pick(page, label: str, option: str) -> None:
-    page.locator('[data-testid="stSelectbox"]', has_text=label).click()
-    page.get_by_role("option", name=option).click()
+def pick(page, label: str, option: str | None = None) -> None:
+    """Choose ``option`` (the first one if None) in the selectbox labelled ``label``."""
+    choose(page, page.locator('[data-testid="stSelectbox"]', has_text=label), option)
+
+
+def choose(page, box, option: str | None = None) -> None:
+    """Open a selectbox or multiselect and click an option. A click on a box low on a long page can scroll it into
+    view without opening its list; the arrow key opens it then."""
+    listbox = page.get_by_role("listbox")
+    for _ in range(3):  # a rerun landing between the click and the list can close it again
+        settle(page)
+        box.locator("input").click()
+        page.wait_for_timeout(200)
+        if not listbox.is_visible():
+            page.keyboard.press("ArrowDown")
+        try:
+            listbox.wait_for(timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            continue
+    (page.get_by_role("option").first if option is None else page.get_by_role("option", name=option, exact=True)).click()
+    if listbox.is_visible():  # a multiselect keeps its list open
+        page.keyboard.press("Escape")
     settle(page)
 
 

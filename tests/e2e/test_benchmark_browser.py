@@ -1,10 +1,10 @@
 """The Benchmark page in the real app on the embedded model, in headless chromium at 1440 px: a non-JSON upload
-refused in place, then CoT and MedRAG over a tiny MIRAGE-format file (four teaching cases in two datasets) run in
+refused in place, then CoT and MedRAG over a tiny MIRAGE-format file (two teaching cases in two datasets) run in
 the background, shown mid-run and with results, a cell opened to its questions, and the plots. Screenshots go to
 artifacts/screenshots/benchmark_*.png.
 
 Budgets are small (answers of at most 160 tokens, MedRAG reads 3 snippets within 800 characters), so the whole
-benchmark is 8 short runs.
+benchmark is 4 short runs.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from core.teaching import load_cases
-from tests.e2e.conftest import MODEL_SECONDS, open_page, set_number, settle, snap
+from tests.e2e.conftest import MODEL_SECONDS, choose as pick_in, open_page, set_number, settle, snap
 from ui.bench_results import compare_link, history_link
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(1800)]
@@ -28,7 +28,7 @@ WIDTH = 1440
 def tiny_bench(tmp_path_factory):
     cases = load_cases()
     bench = {name: {c.id: {"question": c.question, "options": c.options, "answer": c.answer} for c in group}
-             for name, group in (("cases-a", cases[2:4]), ("cases-b", cases[6:8]))}
+             for name, group in (("cases-a", cases[2:3]), ("cases-b", cases[6:7]))}
     path = tmp_path_factory.mktemp("bench") / "teaching_mini.json"
     path.write_text(json.dumps(bench))
     upload = path.with_name("notes.json")
@@ -41,10 +41,7 @@ def shot(page, name: str) -> None:
 
 
 def choose(page, testid: str, label: str, option: str) -> None:
-    page.locator(f'[data-testid="{testid}"]', has_text=label).click()
-    page.get_by_role("option", name=option, exact=True).click()
-    page.keyboard.press("Escape")
-    settle(page)
+    pick_in(page, page.locator(f'[data-testid="{testid}"]', has_text=label), option)
 
 
 def knobs(page, method: str, values: dict[str, int]) -> None:
@@ -75,11 +72,11 @@ def test_benchmark_runs_in_the_background_and_shows_results(page, app, tiny_benc
     choose(page, "stMultiSelect", "Methods", "MedRAG")
     knobs(page, "CoT", {"Max tokens": 160})
     knobs(page, "MedRAG", {"K": 3, "Max doc chars": 800, "Max tokens": 160})
-    expect(page.get_by_text("4 questions × 2 arm(s) = 8 runs, 0 finished.")).to_be_visible()
+    expect(page.get_by_text("2 questions × 2 arm(s) = 4 runs, 0 finished.")).to_be_visible()
 
     started = time.perf_counter()
     page.get_by_role("button", name="Start", exact=True).click()
-    page.get_by_text(re.compile(r"[1-3] of 4 questions")).first.wait_for(timeout=MODEL_SECONDS)
+    page.get_by_text(re.compile(r"[01] of 2 questions")).first.wait_for(timeout=MODEL_SECONDS)
     expect(page.get_by_text("running", exact=True)).to_be_visible()
     shot(page, "02_mid_run")
     page.get_by_role("link", name="Ask").click()  # the rest of the studio stays usable meanwhile
@@ -94,7 +91,7 @@ def test_benchmark_runs_in_the_background_and_shows_results(page, app, tiny_benc
     from core.store import RunStore
 
     rows = list(RunStore(home / "studio.sqlite").db["eval_items"].rows)
-    assert len(rows) == 8 and {r["method"] for r in rows} == {"cot", "medrag"}
+    assert len(rows) == 4 and {r["method"] for r in rows} == {"cot", "medrag"}
     assert all(r["status"] in ("ok", "error") for r in rows)
 
     choose(page, "stSelectbox", "Questions of", "MedRAG · cases-a")
@@ -106,10 +103,10 @@ def test_benchmark_runs_in_the_background_and_shows_results(page, app, tiny_benc
     page.get_by_role("tab", name="Paired tests").click()
     page.locator(".js-plotly-plot").nth(2).wait_for()
     reading = re.compile(r"^(CoT|MedRAG) (and (CoT|MedRAG) are not distinguishable|is more accurate than "
-                         r"(CoT|MedRAG)) on these 4 questions")
+                         r"(CoT|MedRAG)) on these 2 questions")
     expect(page.get_by_text(reading)).to_be_visible()
     shot(page, "06_pairs")
-    print(f"benchmark of 8 runs shown as finished after {seconds:.0f} s")
+    print(f"benchmark of 4 runs shown as finished after {seconds:.0f} s")
 
     # the links the questions table carries open the run's trace in History and both runs side by side in Compare
     by_arm = {(r["method"], r["qid"]): r["run_id"] for r in rows}

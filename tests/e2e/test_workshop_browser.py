@@ -20,7 +20,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from core.workshop.pack import PACK_DIR, case_path
 from tests.e2e.serve import serve_app
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, settle, snap as snap_page
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, pick, settle, snap as snap_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 WIDTH = 1440
@@ -132,7 +132,7 @@ def test_replay_mid_run_then_the_reveal(app, browser):
     assert page.locator(".answer-line").count() == 0  # no answer before the reveal
     snap(page, "replay_mid_run")
     click(page, "Reveal the answer")
-    expect(page.get_by_text("The reveal")).to_be_visible()
+    expect(page.get_by_text("The reveal", exact=True)).to_be_visible()
     expect(page.get_by_text("Teaching pack key: B.", exact=False)).to_be_visible()
     expect(page.get_by_text("your pick: B", exact=False).first).to_be_visible()
     assert page.locator(".answer-line").count() == 2
@@ -152,8 +152,10 @@ def test_a_live_room_two_participants_vote_and_follow_the_presenter(app, browser
         guest.get_by_label("Your name").fill(name)
         click(guest, "Join")
         guest.get_by_text(f"you are {name} in room {code}").wait_for()
+        settle(guest)
         guest.get_by_text(pick, exact=False).first.click()  # CoT's pick
         settle(guest)
+        expect(guest.get_by_role("radio", name=pick).first).to_be_checked()
         guests.append(guest)
     try:
         presenter.get_by_text("2 of 2 participants").wait_for(timeout=20_000)
@@ -170,7 +172,7 @@ def test_a_live_room_two_participants_vote_and_follow_the_presenter(app, browser
     followed = time.perf_counter() - moved
     assert followed < 10
     click(presenter, "Reveal the answer")
-    guests[0].get_by_text("The reveal").wait_for(timeout=10_000)
+    guests[0].get_by_text("The reveal", exact=True).wait_for(timeout=10_000)
     expect(guests[0].get_by_text("the room: A 1, B 1", exact=False).first).to_be_visible()
     guests[0].reload()  # a reload rejoins with the token in the address
     guests[0].get_by_text(f"you are Ada in room {code}").wait_for()
@@ -183,10 +185,7 @@ def test_what_if_drop_a_snippet_side_by_side(app, browser):
     page = open_workshop(browser, app[0], "MedRAG")
     click(page, "Next")
     page.get_by_text("What if… drop or pin a snippet", exact=False).click()
-    box = page.locator('[data-testid="stSelectbox"]', has_text="Snippet to drop from every retrieval")
-    box.click()
-    page.get_by_role("option").first.click()
-    settle(page)
+    pick(page, "Snippet to drop from every retrieval")
     page.get_by_role("button", name="Re-run MedRAG live with this change").click()
     page.get_by_text("What changed", exact=False).wait_for(timeout=120_000)
     expect(page.get_by_text("The what-if re-run")).to_be_visible()

@@ -85,7 +85,7 @@ def defaults_section() -> None:
                "on Ask and Compare for this session.")
     spec = method_picker("settings.method", label="Method")
     saved = state.knob_defaults(spec.name)
-    values = knob_inputs(spec, key="settings.knobs", defaults=saved)
+    values = knob_inputs(spec, key="settings.knobs", defaults=saved, keep=False)  # saved as defaults instead
     checked, problem = check_knobs(spec, values)
     if problem:
         st.error(problem)
