@@ -4,10 +4,11 @@ import streamlit as st
 
 from core.llm import ConfigError
 from core.llm.endpoint import check_environment
+from core.store.migrations import StoreError
 from ui import index_status
 from ui.chrome import ASSETS, frame
 from ui.pages import sections
-from ui.state import config
+from ui.state import config, store
 
 # a narrow sidebar leaves Compare its three columns at 1024 px
 st.set_page_config(page_title="MedRAG Studio", page_icon=str(ASSETS / "icon.svg"), layout="wide",
@@ -15,9 +16,13 @@ st.set_page_config(page_title="MedRAG Studio", page_icon=str(ASSETS / "icon.svg"
 frame()
 try:
     check_environment(config())
+    store()  # opened (and brought up to date) here, so a database it cannot use is said once, in words
 except ConfigError as exc:
     st.error(f"**A setting cannot be used:** {exc}. Fix it in the environment or `.streamlit/secrets.toml` "
              "and reload the page.", icon=":material/settings_alert:")
+    st.stop()
+except StoreError as exc:
+    st.error(f"**The studio database cannot be used:** {exc}.", icon=":material/database:")
     st.stop()
 index_status.sidebar()
 st.navigation(sections()).run()

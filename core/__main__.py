@@ -9,6 +9,7 @@ import sys
 
 import core.cli
 from core.llm.endpoint import ConfigError, check_environment
+from core.store.migrations import StoreError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -25,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_environment()
         return args.handler(args)
-    except ConfigError as exc:
+    except (ConfigError, StoreError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # before any run started, or a third Ctrl-C: nothing to keep

@@ -25,3 +25,15 @@ def test_every_screen_is_in_the_navigation():
     # the root is a hidden page that sends the browser on to Ask, so /ask is a link like /history
     assert at.session_state["pages"] == {"": ["MedRAG Studio"], "Run": ["Ask", "Compare", "Benchmark", "Workshop"],
                                          "Review": ["History", "Annotate"], "Setup": ["Settings"]}
+
+
+def test_a_database_of_another_version_is_said_in_words_and_nothing_else_runs(monkeypatch, tmp_path):
+    from tests.test_store_versions import other_version_db
+
+    monkeypatch.setenv("MEDRAG_STUDIO_HOME", str(tmp_path))
+    other_version_db(tmp_path / "studio.sqlite")
+    at = AppTest.from_file(APP, default_timeout=30).run()
+    assert not at.exception
+    assert "The studio database cannot be used" in at.error[0].value
+    assert "written by another version of the studio" in at.error[0].value
+    assert not at.title  # the page itself never started

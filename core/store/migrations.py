@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Callable
 
 import sqlite_utils
+
+
+class StoreError(RuntimeError):
+    """The studio database cannot be brought up to date as it is (said in words, never as a traceback)."""
 
 
 def _m001_initial(db: sqlite_utils.Database) -> None:
@@ -135,7 +140,13 @@ def migrate(db: sqlite_utils.Database) -> list[int]:
     """Apply the migrations not yet applied, each in its own exclusive transaction that first checks it is still
     needed, so processes opening the same file at once apply each exactly once; returns the numbers applied."""
     db["_migrations"].create({"version": int, "name": str, "applied": float}, pk="version", if_not_exists=True)
-    done = {row["version"] for row in db["_migrations"].rows}
+    done = {row["version"]: row["name"] for row in db["_migrations"].rows}
+    path = db.execute("PRAGMA database_list").fetchone()[2] or "the studio database"
+    for version, name, _ in MIGRATIONS:
+        if version in done and done[version] != name:
+            raise StoreError(f"{path} was written by another version of the studio: its migration {version} is "
+                             f"“{done[version]}”, this version's is “{name}”. Move the file aside (a new one is "
+                             "started in its place) or open it with the version that wrote it")
     applied = []
     for version, name, step in MIGRATIONS:
         if version in done:
@@ -143,7 +154,11 @@ def migrate(db: sqlite_utils.Database) -> list[int]:
         db.execute("BEGIN IMMEDIATE")
         try:
             if db.execute("SELECT 1 FROM _migrations WHERE version = ?", [version]).fetchone() is None:
-                step(db)
+                try:
+                    step(db)
+                except sqlite3.OperationalError as exc:
+                    raise StoreError(f"{path} could not be brought up to date (migration {version}, {name}): {exc}. "
+                                     "It may have been changed by another program or version of the studio") from exc
                 db["_migrations"].insert({"version": version, "name": name, "applied": time.time()})
                 applied.append(version)
             db.execute("COMMIT")
