@@ -123,7 +123,9 @@ class Participant:
         msg = ForwardMsg()
         msg.ParseFromString(raw)
         kind = msg.WhichOneof("type")
-        if kind == "navigation" and msg.navigation.page_script_hash:
+        if kind == "new_session" and not msg.metadata.run.fragment_ids:
+            self.fragments.clear()  # a whole-page run: as in the browser, only the fragments it registers go on
+        elif kind == "navigation" and msg.navigation.page_script_hash:
             self.page_hash = msg.navigation.page_script_hash
         elif kind == "auto_rerun":
             self.fragments[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval

@@ -153,10 +153,10 @@ def _live_tally(code: str, replay: Replay) -> None:
 # -- a participant -------------------------------------------------------------------------------------------
 
 
-def _follow(code: str, step: int) -> None:
-    """Runs every second: when the presenter has moved, redraw the whole page at the new step."""
+def _follow(code: str) -> None:
+    """Runs every second: when the presenter has moved from the step this page last drew, redraw the whole page."""
     room = rooms().room(code)
-    if room.step != step:
+    if st.session_state.get(SHOWN) != (code, room.step):
         st.rerun()
     st.caption(f"Following the presenter · room {code} · updated every second")
 
@@ -165,7 +165,7 @@ def participant_view(room: Room, member: Member) -> None:
     chosen, replay = room_replay(room)
     st.session_state[SHOWN] = (room.code, room.step)
     st.markdown(f"**{md(room.title)}** · you are **{md(member.name)}** in room **{room.code}**")
-    st.fragment(_follow, run_every=POLL_SECONDS)(room.code, room.step)
+    st.fragment(_follow, run_every=POLL_SECONDS)(room.code)
     progress_line(replay, room.step)
     picks, trusted = rooms().my_votes(room.code, member.id)
     if room.revealed:
