@@ -94,7 +94,9 @@ def _speed(key: str, p: Player) -> None:
 
 def controls(replay: Replay, p: Player, key: str) -> None:
     """The player's buttons; a change of play/pause reruns the page so autoplay's timer starts or stops."""
-    back, play, forward, speed, jump = st.columns([1.3, 1, 1.4, 1.8, 1.6], vertical_alignment="bottom")
+    # two rows, so the labels fit beside a room panel and at 1024 px
+    back, play, forward = st.columns([1, 1, 1.4], vertical_alignment="bottom")
+    speed, jump = st.columns([1, 1], vertical_alignment="bottom")
     back.button("Previous", icon=":material/skip_previous:", key=f"{key}.prev", disabled=p.step == 0,
                 on_click=_go, args=(p, p.step - 1, replay), width="stretch")
     if play.button("Pause" if p.playing else "Play", icon=":material/pause:" if p.playing else ":material/play_arrow:",
