@@ -3,7 +3,7 @@ says what is recorded and what is missing (a scripted model here; the real recor
 
 from __future__ import annotations
 
-import pytest
+import threading
 
 from core.__main__ import main
 from core.teaching import load_cases
@@ -20,16 +20,16 @@ def scripted() -> ScriptedLLM:
 def test_recording_is_resumable_and_says_what_is_missing(tmp_path):
     folder = tmp_path / "pack"
     retriever = ListRetriever(make_hits(5))
-    calls = []
+    cancel, started = threading.Event(), []
 
-    def stop_after_first(case, run) -> None:
-        calls.append((case.id, run.method))
-        if len(calls) == 1:
-            raise KeyboardInterrupt
+    def stop_in_second(case, method) -> None:  # Ctrl-C while the second run is in flight
+        started.append((case.id, method))
+        if len(started) == 2:
+            cancel.set()
 
-    with pytest.raises(KeyboardInterrupt):
-        pack.record(CASES, ["cot", "medrag"], llm=scripted(), retriever=retriever, folder=folder,
-                    on_done=stop_after_first)
+    done = pack.record(CASES, ["cot", "medrag"], llm=scripted(), retriever=retriever, folder=folder,
+                       on_start=stop_in_second, cancel=cancel)
+    assert [r.method for r in done] == ["cot"] and len(started) == 2  # the cancelled run is not saved, none follows
     assert pack.status(CASES, ["cot", "medrag"], folder) == {
         ("stemi", "cot"): "ok", ("stemi", "medrag"): "missing", ("asthma", "cot"): "missing",
         ("asthma", "medrag"): "missing"}

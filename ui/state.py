@@ -156,10 +156,22 @@ def knob_defaults(method: str) -> dict[str, Any]:
 
 
 def kept(widget: Callable[..., Any], label: str, *, key: str, default: Any, **kwargs: Any) -> Any:
-    """Streamlit forgets a widget's value when its page is not shown; this keeps a copy and restores it."""
+    """Streamlit forgets a widget's value when its page is not shown; this keeps a copy and restores it.
+
+    The copy goes in as the widget's own starting value (``value``, ``index`` or ``default``), not written into
+    the widget's session-state key first: a click that interrupts a page's first, slow run (a cold server) could
+    otherwise leave the widget at its type's blank (an empty multiselect, a number input at its minimum). Keyed
+    widgets keep their identity when that starting value changes, so it only matters when the widget is new."""
     copy = f"kept:{key}"
-    if key not in st.session_state:
-        st.session_state[key] = st.session_state.get(copy, default)
+    start = st.session_state.get(copy, default)
+    kind = getattr(widget, "__name__", "")
+    if kind in ("radio", "selectbox"):
+        options = list(kwargs["options"])
+        kwargs["index"] = options.index(start) if start in options else 0
+    elif kind == "multiselect":
+        kwargs["default"] = [v for v in start or [] if v in kwargs["options"]]
+    else:
+        kwargs["value"] = start
     value = widget(label, key=key, **kwargs)
     st.session_state[copy] = value
     return value

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from core.cli.interrupt import stopping_on_signals
 from core.methods import registry
 from core.teaching import TeachingPackError, load_cases
 from core.workshop import pack
@@ -82,13 +83,14 @@ def handle_record(args) -> int:
                   f"{run.totals.seconds:.0f} s")
         bar.update(1)
 
-    try:
+    with stopping_on_signals("the recording") as stop:
         pack.record(cases, methods, llm=llm, retriever=retriever, folder=args.pack, retry_errors=args.retry_errors,
-                    sinks=[event], on_plan=planned, on_start=starting, on_done=finished)
-    except KeyboardInterrupt:
-        bar.close()
-        print("stopped; what finished is saved, and the same command records the rest", file=sys.stderr)
-        return 130
+                    sinks=[event], on_plan=planned, on_start=starting, on_done=finished, cancel=stop.event)
     bar.close()
+    if stop.event.is_set():
+        print("stopped; the run in flight is not saved, what finished is; the same command records the rest",
+              file=sys.stderr)
+        print(pack.status_table(cases, methods, args.pack))
+        return stop.exit_code
     print(pack.status_table(cases, methods, args.pack))
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,9 +127,12 @@ def record(cases: list[TeachingCase], methods: list[str], *, llm, retriever: Ret
            retry_errors: bool = False, sinks: Iterable[Sink] = (),
            on_plan: Callable[[list[tuple[TeachingCase, str]]], None] | None = None,
            on_start: Callable[[TeachingCase, str], None] | None = None,
-           on_done: Callable[[TeachingCase, Run], None] | None = None) -> list[Run]:
+           on_done: Callable[[TeachingCase, Run], None] | None = None,
+           cancel: threading.Event | None = None) -> list[Run]:
     """Run each missing (case, method) with the method's default knobs and save it into the pack as soon as it
-    ends. One recorder at a time per pack folder (a file lock): a second one waits, then finds less to do."""
+    ends. One recorder at a time per pack folder (a file lock): a second one waits, then finds less to do.
+    Setting ``cancel`` ends the run in flight within seconds; a cancelled run is not saved (it would teach a cut-off
+    trace), so the next recording runs it again."""
     folder = Path(folder or pack_dir())
     folder.mkdir(parents=True, exist_ok=True)
     corpora = retriever_corpora(retriever)
@@ -139,11 +143,15 @@ def record(cases: list[TeachingCase], methods: list[str], *, llm, retriever: Ret
         if on_plan:
             on_plan(pairs)
         for case, method in pairs:
+            if cancel is not None and cancel.is_set():
+                break
             if on_start:
                 on_start(case, method)
             spec = registry()[method]
             run = execute(method, case.to_question(), {}, llm=llm, retriever=retriever if spec.uses_retrieval else None,
-                          sinks=sinks)
+                          sinks=sinks, cancel=cancel)
+            if run.status == "cancelled":
+                break
             entry = RunEntry(run=run, backend=llm.backend, corpora=corpora if spec.uses_retrieval else [],
                              case_id=case.id)
             save_run(case, entry, folder)
