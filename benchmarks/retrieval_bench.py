@@ -2,8 +2,10 @@
 
     .venv/bin/python -m benchmarks.retrieval_bench [--queries 100] [--synthetic 300000] [--skip-synthetic]
 
-1. Recall@1/5/10 of BM25, dense and hybrid on the teaching pack: each case's question against its key
-   passages, over the teaching pack alone and over the whole default corpus (HPO definitions too).
+1. Recall@5 of BM25, dense and hybrid on the teaching pack, with 95% bootstrap intervals: each case's question
+   (alone, and with its options, as a reader sees it) against its key passages, one ranking pooled over the
+   corpora or an equal share per corpus, over the teaching pack alone and over the whole default corpus (HPO
+   definitions too); and the paired difference the options make.
 2. The shared corpora together (../shared/data/corpora, about 23k snippets): indexes are built in the
    studio's index folder if missing (an hour on two busy cores) and loaded otherwise; the build time
    shown is the one recorded when they were built.
@@ -27,9 +29,11 @@ from itertools import islice
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import bootstrap, wilcoxon
 from tqdm import tqdm
 
 from core.paths import REPO_ROOT
+from core.question import Question
 from core.retrieval import HybridRetriever, open_retriever
 from core.retrieval.catalog import human_bytes
 from core.retrieval.default_corpus import ensure_default_corpus, teaching_pack_dir
@@ -123,27 +127,53 @@ def write_synthetic(path: Path, n: int, sources: list[Path]) -> None:
             out.write(json.dumps({"id": f"syn{i}", "title": f"Synthetic {i}", "content": text}) + "\n")
 
 
-def teaching_cases(pack: Path) -> list[tuple[str, set[str]]]:
-    """(question, key passage ids) for every case of the teaching pack."""
+QUERIES = ("question", "question + options")
+
+
+def teaching_cases(pack: Path) -> list[tuple[dict[str, str], set[str]]]:
+    """({query formulation: text}, key passage ids) for every case of the teaching pack."""
     data = json.loads((pack / "cases.json").read_text(encoding="utf-8"))
     cases = data["cases"] if isinstance(data, dict) else data
-    return [(case["question"], set(case["key_passages"])) for case in cases]
+    return [({"question": case["question"],
+              "question + options": Question(text=case["question"], options=case.get("options") or {}).render()},
+             set(case["key_passages"])) for case in cases]
 
 
-def recall(retriever: HybridRetriever, cases: list[tuple[str, set[str]]], label: str) -> None:
-    print(f"  {label}: recall@1 / @5 / @10 = share of a case's key passages in the top k "
-          f"(at most 1/{min(len(keys) for _, keys in cases)} at k=1); hit@k = a key passage in the top k")
+def interval(values: list[float]) -> str:
+    """The mean with its 95% bootstrap interval (percentile; cases resampled)."""
+    if len(set(values)) == 1:
+        return f"{values[0]:.2f} [{values[0]:.2f}–{values[0]:.2f}]"
+    low, high = bootstrap((np.array(values),), np.mean, n_resamples=5000, method="percentile",
+                          random_state=0).confidence_interval
+    return f"{np.mean(values):.2f} [{low:.2f}–{high:.2f}]"
+
+
+def recall(retriever: HybridRetriever, cases: list[tuple[dict[str, str], set[str]]], label: str) -> None:
+    """Recall@5 (share of a case's key passages in the top 5) and hit@5 per query formulation, retriever and
+    pooling; then the paired difference that formulation makes to each retriever (Wilcoxon signed-rank)."""
+    print(f"  {label}: recall@5 [95% bootstrap interval], hit@5 = a key passage in the top 5, n = {len(cases)} "
+          f"cases; pooled = one ranking over all corpora (MedRAG's merge), balanced = an equal share per corpus "
+          f"re-ranked by dense score")
+    per_case: dict[tuple[str, str, bool], list[float]] = {}
+    for query in QUERIES:
+        for mode in MODES:
+            for balanced in (False, True):
+                found, hits = [], []
+                for texts, keys in cases:
+                    ids = {h.snippet_id for h in retriever.search(texts[query], 5, mode=mode, balanced=balanced)}
+                    found.append(len(keys & ids) / len(keys))
+                    hits.append(float(bool(keys & ids)))
+                per_case[query, mode, balanced] = found
+                print(f"    {query:<18} {mode:<7} {'balanced' if balanced else 'pooled':<9} recall@5 "
+                      f"{interval(found)}   hit@5 {np.mean(hits):.2f}")
     for mode in MODES:
-        found: dict[int, list[float]] = {1: [], 5: [], 10: []}
-        hits: dict[int, list[bool]] = {1: [], 5: []}
-        for question, keys in cases:
-            ids = [h.snippet_id for h in retriever.search(question, 10, mode=mode)]
-            for k, values in found.items():
-                values.append(len(keys & set(ids[:k])) / len(keys))
-            for k, values in hits.items():
-                values.append(bool(keys & set(ids[:k])))
-        print(f"    {mode:<7} recall {np.mean(found[1]):.2f} / {np.mean(found[5]):.2f} / {np.mean(found[10]):.2f}   "
-              f"hit@1 {np.mean(hits[1]):.2f}  hit@5 {np.mean(hits[5]):.2f}   ({len(cases)} cases)")
+        for balanced in (False, True):
+            a, b = per_case["question", mode, balanced], per_case["question + options", mode, balanced]
+            diff = np.array(b) - np.array(a)
+            p = wilcoxon(b, a).pvalue if diff.any() else 1.0
+            print(f"    options added to the query, {mode} {'balanced' if balanced else 'pooled'}: recall@5 "
+                  f"{np.mean(diff):+.2f}, better on {(diff > 0).sum()} cases, worse on {(diff < 0).sum()}, "
+                  f"Wilcoxon p = {p:.3f}")
 
 
 def recall_section() -> None:
