@@ -153,7 +153,8 @@ def backend_label(choice: str) -> str:
 
 def setup_form() -> Setup:
     problems: list[str] = []
-    which, arms, run = st.columns([4, 6, 3], gap="large")
+    # Two columns, the run's settings in a row beneath: three columns leave each under 220 px at 1024 px.
+    which, arms = st.columns(2, gap="large")
     items: list[BenchItem] = []
     with which:
         st.markdown("**Questions**")
@@ -174,13 +175,15 @@ def setup_form() -> Setup:
         for problem in arm_problems:
             st.error(problem)
         problems += arm_problems
-    with run:
-        st.markdown("**Run**")
+    st.markdown("**Run**")
+    at_once, on = st.columns(2, gap="large")
+    with at_once:
         concurrency = state.kept(st.number_input, "Questions at once", key="bench.concurrency", default=2,
                                  min_value=1, max_value=64, step=1, help="Runs in flight together (the embedded "
                                  "model serves a few; an endpoint with many slots serves more)")
-        offered = list(BACKENDS) if not state.uses_embedded_model() else ["settings"]
-        labels = {choice: backend_label(choice) for choice in offered}
+    offered = list(BACKENDS) if not state.uses_embedded_model() else ["settings"]
+    labels = {choice: backend_label(choice) for choice in offered}
+    with on:
         backend = state.kept(st.radio, "Backend", key="bench.backend", default="settings", options=offered,
                              format_func=labels.__getitem__)
     if problems or not items:
