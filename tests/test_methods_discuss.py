@@ -6,6 +6,7 @@ ablation presets, the agents' temperatures, replay from the response cache, and 
 from __future__ import annotations
 
 import itertools
+import sys
 import time
 
 import pytest
@@ -253,8 +254,12 @@ def test_a_reply_that_never_parses_ends_in_an_error_event_with_the_trace_kept():
     assert [e.kind for e in run.events].count("retrieval") == 1  # everything before the failure is kept
 
 
-def render(run):
+def render(run, monkeypatch):
+    """The run drawn by the trace screen, as markdown. Streamlit's script runner leaves its script as ``__main__``,
+    which a later test's spawned processes would then try to import: the real one is put back afterwards."""
     from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
 
     def script():
         import streamlit as st
@@ -271,9 +276,9 @@ def render(run):
 
 
 @pytest.mark.parametrize("accept", [True, False])
-def test_the_trace_screen_shows_the_one_judgment_and_what_was_read(accept):
+def test_the_trace_screen_shows_the_one_judgment_and_what_was_read(accept, monkeypatch):
     run = execute("discuss", MC, llm=scripted(accept=accept), retriever=ListRetriever(make_hits(12)))
-    text = render(run)
+    text = render(run, monkeypatch)
 
     verdict_line = ":material/fact_check: **Decision\\-maker** verdict "
     if accept:  # every snippet tagged read (no judgment of its own), none dropped
