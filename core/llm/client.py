@@ -170,8 +170,10 @@ class LLM:
         self._keep(response)
         return response
 
-    def _use_cache(self, temperature: float) -> bool:
-        return self.cache_mode == "always" or (self.cache_mode == "auto" and temperature == 0)
+    def _use_cache(self, temperature: float, seed: int | None) -> bool:
+        """In "auto" mode: greedy calls, and sampled calls that name a seed, so a saved run that sampled replays
+        (and a what-if re-run of it starts) with the same replies; an unseeded sampled call draws afresh."""
+        return self.cache_mode == "always" or (self.cache_mode == "auto" and (temperature == 0 or seed is not None))
 
     def _keep(self, response: LLMResponse) -> None:
         """Caches an accepted reply; one cut off by the token budget, or that ended without saying why, never."""
@@ -188,7 +190,7 @@ class LLM:
         if schema is not None:
             params["response_format"] = schema_format(schema)
         started = time.perf_counter()
-        key = cache_key(self.backend, messages, params) if self._use_cache(temperature) and self.cache is not None else None
+        key = cache_key(self.backend, messages, params) if self._use_cache(temperature, seed) and self.cache is not None else None
         if key and cached and (hit := self.cache.get(key)):
             if on_text is not None:
                 on_text(hit["text"])

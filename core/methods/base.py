@@ -105,9 +105,11 @@ class RunContext:
 
     # -- thinking ------------------------------------------------------------------
     def ask(self, messages: list[dict[str, str]], *, stage: str, agent: str, role: str, schema: type[BaseModel] | None = None,
-            temperature: float = 0.0, max_tokens: int = 512, turn: int | None = None) -> LLMResponse:
+            temperature: float = 0.0, max_tokens: int = 512, turn: int | None = None,
+            seed: int | None = None) -> LLMResponse:
         """One LLM call, streamed to the stream sinks and recorded as an ``agent_message`` event with its usage.
-        A cancelled call raises ``RunCancelled`` (not an ``LLMError``, so a method's fallback cannot swallow it)."""
+        A cancelled call raises ``RunCancelled`` (not an ``LLMError``, so a method's fallback cannot swallow it).
+        A ``seed`` makes a sampled call's reply cacheable, so a re-run of the same request reads the same reply."""
         self.check_cancelled()
         started = time.time()
 
@@ -119,7 +121,8 @@ class RunContext:
 
         try:
             response = self.llm.complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
-                                         on_text=show if self.stream_sinks else None, cancel=self.cancel_event)
+                                         seed=seed, on_text=show if self.stream_sinks else None,
+                                         cancel=self.cancel_event)
         except LLMError as exc:
             show(exc.raw, done=True)
             if exc.raw or isinstance(exc, LLMParseError):  # the unusable or unfinished reply stays in the trace
