@@ -58,7 +58,8 @@ class ScriptedLLM(LLM):
         with self._lock:
             self.active += 1
             self.max_active = max(self.max_active, self.active)
-            self.calls.append({"messages": messages, "schema": schema, "temperature": params["temperature"]})
+            self.calls.append({"messages": messages, "schema": schema, "temperature": params["temperature"],
+                               "max_tokens": params["max_tokens"]})
         try:
             started = time.perf_counter()
             reply = self._pick(messages)
