@@ -8,7 +8,7 @@ import itertools
 
 import pytest
 
-from core.methods.imedrag import ASSUMED_WINDOW, CHARS_PER_TOKEN, IMedRAGParams, budgets
+from core.methods.imedrag import ANSWER_SHARE, ASSUMED_WINDOW, CHARS_PER_TOKEN, IMedRAGParams, budgets
 from core.question import Question
 from core.runner import execute
 from core.trace import Hit
@@ -69,6 +69,13 @@ def test_every_call_fits_the_window_even_when_each_answer_writes_its_whole_budge
     # the final call holds all 12 answers whole, and the largest call is close to the window: little is wasted
     assert final[0]["messages"][1]["content"].count("a" * share * CHARS_PER_TOKEN) == 12
     assert tokens(lookups[0]) > 0.9 * window
+
+
+def test_fewer_follow_ups_write_longer_answers_but_documents_keep_most_of_the_window():
+    one = budgets(IMedRAGParams(rounds=1, queries=1), MC, 8192)
+    twelve = budgets(IMedRAGParams(), MC, 8192)
+    assert twelve.answer_tokens < one.answer_tokens == int(8192 * ANSWER_SHARE)
+    assert one.doc_chars >= 0.75 * 8192 * CHARS_PER_TOKEN  # the toolkit gives Llama-3's documents 7,168 of 8,192
 
 
 def test_a_large_window_reads_all_32_snippets_and_answers_at_length():

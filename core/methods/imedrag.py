@@ -44,6 +44,9 @@ CHARS_PER_TOKEN = 3
 ASSUMED_WINDOW = 16384  # an endpoint that does not say: the window of the authors' default model, GPT-3.5-16k
 PROMPT_TOKENS = 250  # system prompt, instructions and chat markup of one call
 QUERY_TOKENS = 80  # one history entry's query (written under a 200-character limit) and its labels
+# An answer takes at most this share of the window, the rest going to documents: the toolkit gives Llama-3's
+# documents 7,168 of its 8,192 tokens, leaving 1,024 for the prompt's other parts and the answer.
+ANSWER_SHARE = 1 / 8
 
 
 class Budgets(BaseModel):
@@ -55,12 +58,12 @@ class Budgets(BaseModel):
 
 def budgets(params: IMedRAGParams, question: Question, window: int | None) -> Budgets:
     """The follow-up budgets for a context window of ``window`` tokens. The final call reads the question and all
-    R × Q query–answer pairs and writes ``max_tokens``, so each answer gets an equal share of what that leaves;
-    a follow-up then reads documents in whatever its answer leaves of the window."""
+    R × Q query–answer pairs and writes ``max_tokens``, so each answer gets an equal share of what that leaves (at
+    most ``ANSWER_SHARE`` of the window); a follow-up then reads documents in whatever its answer leaves."""
     window = window or ASSUMED_WINDOW
     fixed = PROMPT_TOKENS + len(question.render()) // CHARS_PER_TOKEN + params.max_tokens
     share = (window - fixed) // (params.rounds * params.queries) - QUERY_TOKENS
-    answer = params.answer_tokens or max(share, 32)
+    answer = params.answer_tokens or max(min(share, int(window * ANSWER_SHARE)), 32)
     room = window - PROMPT_TOKENS - QUERY_TOKENS - answer
     return Budgets(doc_chars=max(min(params.max_doc_chars, room * CHARS_PER_TOKEN), 0), answer_tokens=answer)
 
