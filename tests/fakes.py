@@ -59,7 +59,7 @@ class ScriptedLLM(LLM):
             self.active += 1
             self.max_active = max(self.max_active, self.active)
             self.calls.append({"messages": messages, "schema": schema, "temperature": params["temperature"],
-                               "seed": params.get("seed")})
+                               "seed": params.get("seed"), "max_tokens": params["max_tokens"]})
         try:
             started = time.perf_counter()
             reply = self._pick(messages)

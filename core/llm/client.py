@@ -110,6 +110,18 @@ class LLM:
         return self.model_name if self.endpoint.embedded else f"{self.model_name} @ {self.endpoint.display_url}"
 
     @property
+    def context_window(self) -> int | None:
+        """Tokens one call can hold, prompt and reply: an endpoint's when it is set, the embedded server's slot as
+        the server reports it (starting the server if need be); None when not known."""
+        if self.endpoint.context_window:
+            return self.endpoint.context_window
+        if self.endpoint.embedded:
+            from core.llm.embedded import EmbeddedServer
+
+            return EmbeddedServer.get().slot_context
+        return None
+
+    @property
     def where(self) -> str:
         return "the embedded model" if self.endpoint.embedded else f"the LLM endpoint at {self.endpoint.display_url}"
 

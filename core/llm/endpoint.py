@@ -88,6 +88,7 @@ class Endpoint:
     api_key: str = ""
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_RETRIES
+    context_window: int | None = None  # tokens one call can hold (prompt and reply), when known
 
     @property
     def embedded(self) -> bool:
