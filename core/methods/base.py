@@ -33,10 +33,19 @@ StreamSink = Callable[[Partial], None]
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 
 
+AnswerFormat = Literal["reasoning first", "answer first", "answer only"]
+
+
 class MethodParams(BaseModel):
     """Base of each method's knobs; a subclass's defaults are its paper's."""
 
     model_config = ConfigDict(extra="forbid")
+
+    # Every paper has its final reader reason, then answer; on a small model the order alone moves accuracy, so
+    # the order is a knob of every method (the answer event says which one answered).
+    answer_format: AnswerFormat = Field("reasoning first", description="the final reader's reply: its reasoning "
+                                        "then the answer (the papers'), the answer then its reasoning, or the "
+                                        "answer alone")
 
 
 class Method(Protocol):
@@ -209,17 +218,20 @@ def format_docs(hits: list[Hit], max_chars: int) -> str:
 MAX_CITED = 8
 
 
-class _AnswerBase(BaseModel):
-    # maxLength reaches the server's grammar only: a long reasoning from another backend still parses.
-    reasoning: str = Field(description="two or three short sentences (at most 600 characters)",
-                           json_schema_extra={"maxLength": 600})
-
-
-def answer_schema(question: Question, cite: bool = False) -> type[BaseModel]:
-    """A reply schema whose answer field is an enum of the option letters when there are options,
-    so a grammar-constrained server cannot answer anything else. Reasoning comes first, kept short."""
+def answer_schema(question: Question, cite: bool = False,
+                  order: AnswerFormat = "reasoning first") -> type[BaseModel]:
+    """A reply schema whose answer field is an enum of the option letters when there are options, so a
+    grammar-constrained server cannot answer anything else; its fields in the order ``order`` names (a
+    grammar-constrained reply is written in field order). Reasoning is kept short."""
     answer_type: Any = Literal[tuple(question.options)] if question.options else str
+    # maxLength reaches the server's grammar only: a long reasoning from another backend still parses.
+    reasoning = (str, Field(description="two or three short sentences (at most 600 characters)",
+                            json_schema_extra={"maxLength": 600}))
     fields: dict[str, Any] = {"answer": (answer_type, ...)}
+    if order == "reasoning first":
+        fields = {"reasoning": reasoning, **fields}
+    elif order == "answer first":
+        fields["reasoning"] = reasoning
     if cite:
         # Bounded in the grammar (like reasoning) so a small model cannot loop on ids until the token
         # budget cuts the JSON off; a longer list from another backend still parses.
@@ -227,7 +239,15 @@ def answer_schema(question: Question, cite: bool = False) -> type[BaseModel]:
                                                 description=f"ids of the documents used (at most {MAX_CITED})",
                                                 json_schema_extra={"maxItems": MAX_CITED,
                                                                    "items": {"type": "string", "maxLength": 80}}))
-    return create_model("FinalAnswer", __base__=_AnswerBase, **fields)
+    return create_model("FinalAnswer", **fields)
+
+
+def reply_format(schema: type[BaseModel]) -> AnswerFormat:
+    """The order an answer schema asks for, read from its fields."""
+    names = list(schema.model_fields)
+    if "reasoning" not in names:
+        return "answer only"
+    return "reasoning first" if names.index("reasoning") < names.index("answer") else "answer first"
 
 
 def to_answer(parsed: BaseModel, question: Question, valid_ids: Iterable[str] = ()) -> Answer:
@@ -235,7 +255,8 @@ def to_answer(parsed: BaseModel, question: Question, valid_ids: Iterable[str] = 
     data = parsed.model_dump()
     valid = set(valid_ids)
     cited = [i for i in data.get("cited_ids", []) if i in valid]
+    said = {"rationale": data.get("reasoning", ""), "cited": cited, "answer_format": reply_format(type(parsed))}
     if question.options:
         choice = data["answer"]
-        return Answer(choice=choice, text=question.options[choice], rationale=data["reasoning"], cited=cited)
-    return Answer(text=data["answer"], rationale=data["reasoning"], cited=cited)
+        return Answer(choice=choice, text=question.options[choice], **said)
+    return Answer(text=data["answer"], **said)

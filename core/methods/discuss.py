@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from core.methods.base import MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, to_answer
+from core.methods.base import AnswerFormat, MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, to_answer
 from core.methods.medrag import read_docs
 from core.question import Question
 from core.stages import Stage
@@ -221,14 +221,14 @@ def decide_each(question: Question, hits: list[Hit], params: DiscussParams,
 
 def answer_from_documents(question: Question, hits: list[Hit], ctx: RunContext, *, system: str, max_doc_chars: int,
                           max_tokens: int, note: str = "", temperature: float = 0.0,
-                          seed: int | None = None) -> Answer:
+                          seed: int | None = None, order: AnswerFormat = "reasoning first") -> Answer:
     """MedRAG's reader (the authors' answer prompt is MedRAG's): answer from these snippets, citing their ids.
     ``system`` is the calling method's own, so the reader's documents continue the prefix its other agents read;
     the reader's instructions come last."""
     documents, shown = read_docs(hits, max_doc_chars)
     reply = ctx.ask(messages(system, prompt("medrag_user", documents=documents, question=question.render()),
                              prompt("medrag_system")),
-                    stage="answer", agent="Reader", role="reader", schema=answer_schema(question, cite=True),
+                    stage="answer", agent="Reader", role="reader", schema=answer_schema(question, cite=True, order=order),
                     temperature=temperature, seed=seed, max_tokens=max_tokens)
     return to_answer(reply.parsed, question, valid_ids=shown).model_copy(update={"note": note})
 
@@ -236,7 +236,8 @@ def answer_from_documents(question: Question, hits: list[Hit], ctx: RunContext, 
 def fall_back(question: Question, reason: str, params: DiscussParams, ctx: RunContext) -> Answer:
     """The authors' fallback when the snippets are rejected: a chain-of-thought prompt, no documents."""
     reply = ctx.ask(messages(prompt("cot_system"), prompt("cot_user", question=question.render())),
-                    stage="CoT fallback", agent="Clinician", role="reasoner", schema=answer_schema(question),
+                    stage="CoT fallback", agent="Clinician", role="reasoner",
+                    schema=answer_schema(question, order=params.answer_format),
                     max_tokens=params.max_tokens, **sampling(params.temperature_reader, params))
     note = f"CoT fallback: the decision-maker rejected the snippets ({reason})"
     return to_answer(reply.parsed, question).model_copy(update={"note": note})
@@ -249,7 +250,7 @@ def run(question: Question, params: DiscussParams, ctx: RunContext) -> Answer:
                                              else "question (no discussion)"))
     hits = ctx.retrieve(query, params.k, stage="retrieval", agent="Retriever")
     read = partial(answer_from_documents, question, ctx=ctx, system=prompt("discuss_system"),
-                   max_doc_chars=params.max_doc_chars, max_tokens=params.max_tokens,
+                   max_doc_chars=params.max_doc_chars, max_tokens=params.max_tokens, order=params.answer_format,
                    **sampling(params.temperature_reader, params))
     if not params.verify:
         return read(hits, note=f"verification off: answered from all {len(hits)} snippets")

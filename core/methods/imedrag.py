@@ -125,7 +125,7 @@ def run(question: Question, params: IMedRAGParams, ctx: RunContext) -> Answer:
     reply = ctx.ask(
         messages(system, prompt("imedrag_final", history=render_history(history), question=question.render())),
         stage="final answer", agent="Answerer", role="answerer",
-        schema=answer_schema(question, cite=True), max_tokens=params.max_tokens,
+        schema=answer_schema(question, cite=True, order=params.answer_format), max_tokens=params.max_tokens,
     )
     return to_answer(reply.parsed, question, valid_ids={i for entry in history for i in entry.cited})
 

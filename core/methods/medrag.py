@@ -44,7 +44,7 @@ def run(question: Question, params: MedRAGParams, ctx: RunContext) -> Answer:
     reply = ctx.ask(
         messages(prompt("medrag_system"), prompt("medrag_user", documents=documents, question=question.render())),
         stage="answer", agent="Reader", role="reader",
-        schema=answer_schema(question, cite=True), max_tokens=params.max_tokens,
+        schema=answer_schema(question, cite=True, order=params.answer_format), max_tokens=params.max_tokens,
     )
     return to_answer(reply.parsed, question, valid_ids=shown)
 
