@@ -140,15 +140,22 @@ class LLM:
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        top_p: float | None = None,
+        presence_penalty: float | None = None,
         on_text: TextSink | None = None,
         cancel: threading.Event | None = None,
     ) -> LLMResponse:
         """Text, the parsed schema object when one is asked, and usage. One repair retry for bad JSON.
 
-        ``on_text`` gets the whole reply so far as it grows (a cached reply: once, whole); a set ``cancel``
-        ends the call within about a second with ``LLMCancelled``."""
+        ``top_p`` and ``presence_penalty`` go to the backend only when given (OpenAI's names; llama.cpp's server
+        reads the same keys), so calls that do not set them keep their cache keys. ``on_text`` gets the whole reply
+        so far as it grows (a cached reply: once, whole); a set ``cancel`` ends the call within about a second
+        with ``LLMCancelled``."""
+        sampling = {name: value for name, value in (("top_p", top_p), ("presence_penalty", presence_penalty))
+                    if value is not None}
+
         def call(msgs: list[dict[str, str]], cached: bool = True) -> LLMResponse:
-            return self._call(msgs, schema, temperature, max_tokens, seed, on_text, cancel, cached)
+            return self._call(msgs, schema, temperature, max_tokens, seed, on_text, cancel, cached, sampling)
 
         response = call(messages)
         if schema is not None and response.usage.cached and not _parses(response.text, schema):
@@ -193,10 +200,12 @@ class LLM:
             self.cache.put(response._cache_key, response.model, response.text, response.usage.prompt_tokens,
                            response.usage.completion_tokens)
 
-    def _call(self, messages, schema, temperature, max_tokens, seed, on_text, cancel, cached=True) -> LLMResponse:
+    def _call(self, messages, schema, temperature, max_tokens, seed, on_text, cancel, cached=True,
+              sampling: dict[str, float] | None = None) -> LLMResponse:
         if cancel is not None and cancel.is_set():
             raise LLMCancelled("the call was cancelled before it started")
-        params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
+        # Everything that shapes the reply is in the params, so it is in the cache key too.
+        params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, **(sampling or {})}
         if seed is not None:
             params["seed"] = seed
         if schema is not None:

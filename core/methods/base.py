@@ -69,7 +69,12 @@ class Retriever(Protocol):
     corpora: list[str]
 
     def search(self, query: str, k: int, *, corpora: list[str] | None = None, balanced: bool = False,
-               exclude: frozenset[str] = frozenset(), pin: frozenset[str] = frozenset()) -> list[Hit]: ...
+               exclude: frozenset[str] = frozenset(), pin: frozenset[str] = frozenset(),
+               per_corpus: int | None = None) -> list[Hit]: ...
+
+    def similarity(self, query: str, texts: list[str]) -> list[float]:
+        """How well each text matches the query, on the scale a balanced search re-scores its pool with."""
+        ...
 
 
 class RunCancelled(Exception):
@@ -114,8 +119,8 @@ class RunContext:
 
     # -- thinking ------------------------------------------------------------------
     def ask(self, messages: list[dict[str, str]], *, stage: str, agent: str, role: str, schema: type[BaseModel] | None = None,
-            temperature: float = 0.0, max_tokens: int = 512, turn: int | None = None,
-            seed: int | None = None) -> LLMResponse:
+            temperature: float = 0.0, max_tokens: int = 512, turn: int | None = None, seed: int | None = None,
+            top_p: float | None = None, presence_penalty: float | None = None) -> LLMResponse:
         """One LLM call, streamed to the stream sinks and recorded as an ``agent_message`` event with its usage.
         A cancelled call raises ``RunCancelled`` (not an ``LLMError``, so a method's fallback cannot swallow it).
         A ``seed`` makes a sampled call's reply cacheable, so a re-run of the same request reads the same reply."""
@@ -130,8 +135,8 @@ class RunContext:
 
         try:
             response = self.llm.complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
-                                         seed=seed, on_text=show if self.stream_sinks else None,
-                                         cancel=self.cancel_event)
+                                         seed=seed, top_p=top_p, presence_penalty=presence_penalty,
+                                         on_text=show if self.stream_sinks else None, cancel=self.cancel_event)
         except LLMError as exc:
             show(exc.raw, done=True)
             if exc.raw or isinstance(exc, LLMParseError):  # the unusable or unfinished reply stays in the trace
@@ -149,14 +154,18 @@ class RunContext:
 
     # -- retrieving ----------------------------------------------------------------
     def retrieve(self, query: str, k: int, *, stage: str, agent: str, round: int | None = None,
-                 corpora: list[str] | None = None, balanced: bool = False) -> list[Hit]:
-        """One retrieval, recorded as a ``retrieval`` event; excluded snippets never come back, pinned ones always do."""
+                 corpora: list[str] | None = None, balanced: bool = False,
+                 per_corpus: int | None = None) -> list[Hit]:
+        """One retrieval, recorded as a ``retrieval`` event; excluded snippets never come back, pinned ones always do.
+        ``per_corpus``: with ``balanced``, how many of each corpus's best are pooled before the k best are kept."""
         self.check_cancelled()
         if self.retriever is None:
             raise RuntimeError("this method needs a corpus, but none is configured")
         started = time.perf_counter()
-        pins = {"pin": self.pin} if self.pin else {}  # only a what-if re-run needs a retriever that can pin
-        hits = self.retriever.search(query, k, corpora=corpora, balanced=balanced, exclude=self.exclude, **pins)
+        extra: dict[str, Any] = {"pin": self.pin} if self.pin else {}  # only a what-if re-run needs one that pins
+        if per_corpus is not None:
+            extra["per_corpus"] = per_corpus
+        hits = self.retriever.search(query, k, corpora=corpora, balanced=balanced, exclude=self.exclude, **extra)
         usage = Usage(retrievals=1, seconds=builtins.round(time.perf_counter() - started, 3))  # `round` is the keyword
         self.emit(stage, agent, Retrieval(query=query, hits=hits, round=round), usage)
         return hits
