@@ -9,6 +9,7 @@ import re
 import pytest
 
 from core.question import Question
+from core.llm.cache import ResponseCache
 from core.runner import execute
 from core.teaching import load_cases
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
@@ -18,6 +19,12 @@ YES_NO = Question(text="Is metformin first line for disease 1?", options={"A": "
 POINTS = ["dose of the first-line drug", "mechanism of the first-line drug", "contraindications of the drug"]
 FROM_QUESTION = "(none: written from the question alone)"
 SAMPLED = {"temperature": 1.2, "top_p": 0.9, "presence_penalty": 1.0, "max_tokens": 256}
+
+
+def sampled_with_own_seeds(writes: list[dict]) -> bool:
+    """Every document sampled as the authors sample, each with its own seed (so the cache replays each)."""
+    return all({k: v for k, v in c["params"].items() if k != "seed"} == SAMPLED for c in writes) and \
+        sorted(c["params"]["seed"] for c in writes) == list(range(len(writes)))
 
 
 class RecordingRetriever(ListRetriever):
@@ -73,8 +80,8 @@ def integrate(select: list[str] | None = None, outside_first: bool = False):
     return reply
 
 
-def scripted(integrator=None, missing: list[str] = POINTS) -> ScriptedLLM:
-    return (ScriptedLLM()
+def scripted(integrator=None, missing: list[str] = POINTS, cache=None) -> ScriptedLLM:
+    return (ScriptedLLM(cache=cache)
             .on("Retrieved document:", summary)
             .on("Identify the most important knowledge that is missing", {"missing": missing})
             .on("Write a helpful background document", background)
@@ -119,7 +126,7 @@ def test_full_flow_pools_the_authors_retrieval_and_fills_the_generated_documents
     assert [g.gap for g in generated] == POINTS + [FROM_QUESTION] * 2
     assert generated[0].text == f"Background on {POINTS[0]}."
     writes = calls(llm, "Write a helpful background document")
-    assert len(writes) == 5 and all(c["params"] == SAMPLED for c in writes)
+    assert len(writes) == 5 and sampled_with_own_seeds(writes)
     # the other agents at the authors' temperature, the reader at 0
     assert {c["temperature"] for c in llm.calls if c not in writes} == {1.2, 0.0}
     assert calls(llm, "the ids of the documents you used")[0]["temperature"] == 0.0
@@ -193,7 +200,8 @@ def test_without_kgcc_every_document_is_written_from_the_question_and_sampled():
     assert [(g.payload.doc_id, g.payload.gap, g.stage) for g in events(run, "generated_doc")] == \
         [(f"gen-{i}", FROM_QUESTION, "generation") for i in range(1, 6)]
     # written from one prompt, so sampled: at temperature 0 they would repeat each other
-    assert [c["params"] for c in calls(llm, "Write a helpful background document")] == [SAMPLED] * 5
+    writes = calls(llm, "Write a helpful background document")
+    assert len(writes) == 5 and sampled_with_own_seeds(writes)
     assert events(run, "verdict")[0].agent == "Integrator"
 
 
@@ -251,3 +259,16 @@ def test_smoke_on_the_embedded_model(embedded_llm):
     assert 1 <= len(selected) <= 2 and set(run.answer.cited) <= selected
     integrator = next(e.payload.data for e in run.events if e.agent == "Integrator")
     assert set(integrator["selected"]) <= {"1", "2", "3", "4"}  # it named candidates by their neutral ids
+
+
+def test_a_saved_run_replays_from_the_response_cache(tmp_path):
+    llm = scripted(cache=ResponseCache(tmp_path / "cache.sqlite"))
+    first = execute("medrgag", MC, llm=llm, retriever=two_corpora())
+    sent = len(llm.calls)
+    again = execute("medrgag", MC, llm=llm, retriever=two_corpora())
+
+    assert first.status == again.status == "ok" and len(llm.calls) == sent  # sampled replies included
+    assert [g.payload.text for g in events(again, "generated_doc")] == \
+        [g.payload.text for g in events(first, "generated_doc")]
+    execute("medrgag", MC, {"seed": 1}, llm=llm, retriever=two_corpora())
+    assert len(calls(llm, "Write a helpful background document")) == 10  # another seed samples anew

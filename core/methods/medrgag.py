@@ -130,8 +130,9 @@ def explore(question: Question, summaries: list[BaseModel], n: int, params: MedR
 
 
 def _seed(temperature: float, params: MedRGAGParams, offset: int = 0) -> int | None:
-    """The run's seed for a sampled call (so the response cache can replay it); none for a greedy one."""
-    return params.seed + offset if temperature > 0 else None
+    """The run's seed for a sampled call (so the response cache can replay it); none for a greedy one. Calls that
+    share a prompt add their offset to the seed spaced by 1,000, so runs with neighbouring seeds share no sample."""
+    return params.seed * 1000 + offset if temperature > 0 else None
 
 
 def write_background(question: Question, stage: str, params: MedRGAGParams, ctx: RunContext,
