@@ -45,7 +45,7 @@ def test_the_answer_event_says_which_format_answered(order):
 def test_each_format_parses_on_the_embedded_model(embedded_llm):
     case = next(c for c in load_cases() if c.id == "stemi")
     for order in ("answer first", "answer only"):
-        run = execute("cot", case.to_question(), {"answer_format": order, "max_tokens": 120}, llm=embedded_llm)
+        run = execute("cot", case.to_question(), {"answer_format": order}, llm=embedded_llm)
         assert run.status == "ok", run.events[-1].payload
         assert run.answer.choice in case.options and run.answer.answer_format == order
         assert (run.answer.rationale == "") == (order == "answer only")
