@@ -122,6 +122,7 @@ class Answer(BaseModel):
     rationale: str = ""
     cited: list[str] = Field(default_factory=list)  # snippet / generated doc ids, never copied text
     note: str = ""  # e.g. "CoT fallback: verifier rejected the snippets"
+    answer_format: str = ""  # the final reply's order ("reasoning first", ...); empty in runs saved before it was kept
 
 
 class Error(BaseModel):

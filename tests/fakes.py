@@ -58,7 +58,8 @@ class ScriptedLLM(LLM):
         with self._lock:
             self.active += 1
             self.max_active = max(self.max_active, self.active)
-            self.calls.append({"messages": messages, "schema": schema, "temperature": params["temperature"]})
+            self.calls.append({"messages": messages, "schema": schema, "temperature": params["temperature"],
+                               "seed": params.get("seed"), "max_tokens": params["max_tokens"], "params": dict(params)})
         try:
             started = time.perf_counter()
             reply = self._pick(messages)
@@ -110,7 +111,7 @@ class ListRetriever:
         self.queries: list[str] = []
 
     def search(self, query: str, k: int, *, corpora=None, balanced=False, exclude=frozenset(),
-               pin=frozenset()) -> list[Hit]:
+               pin=frozenset(), per_corpus=None) -> list[Hit]:
         self.queries.append(query)
         if self.delay:
             time.sleep(self.delay)
@@ -118,6 +119,11 @@ class ListRetriever:
         pool = [h for h in self.hits if h.snippet_id not in exclude and (not corpora or h.corpus in corpora)]
         pool.sort(key=lambda h: (h.snippet_id not in pin, -len(words & set(h.text.lower().split()))))
         return [h.model_copy(update={"rank": i + 1, "pinned": h.snippet_id in pin}) for i, h in enumerate(pool[:k])]
+
+    def similarity(self, query: str, texts: list[str]) -> list[float]:
+        """Words shared with the query, as a share of the text's words."""
+        words = set(query.lower().split())
+        return [len(words & set(t.lower().split())) / max(len(t.split()), 1) for t in texts]
 
 
 def make_hits(n: int, corpus: str = "teaching") -> list[Hit]:

@@ -78,7 +78,7 @@ def test_a_repeated_option_letter_is_refused(cli):
 @pytest.mark.parametrize(("param", "message"), [
     ("max_tokens=99999", "--param max_tokens=99999: CoT's max_tokens takes a whole number from 32 to 4096"),
     ("max_tokens=lots", "--param max_tokens=\"lots\": CoT's max_tokens takes a whole number from 32 to 4096"),
-    ("rounds=2", "--param rounds: CoT has no knob 'rounds'; its knobs are max_tokens"),
+    ("rounds=2", "--param rounds: CoT has no knob 'rounds'; its knobs are answer_format, max_tokens"),
 ])
 def test_param_errors_name_the_knob_and_its_range(cli, param, message):
     code, said = cli("ask", QUESTION, "--method", "cot", "--param", param)

@@ -22,7 +22,7 @@ from tests.test_methods_mass import scripted as mass_scripted
 def test_every_preset_is_a_valid_ablation_of_its_method():
     assert {g: len(p) for g, p in groups().items()} == {
         "SEMA-RAG without one agent": 3, "Discuss-RAG without one stage": 2, "MedRGAG without one module": 2,
-        "MASS-RAG with one view": 3, "i-MedRAG rounds × queries": 12}
+        "MASS-RAG with one view": 3, "i-MedRAG rounds × queries": 12, "MedRAG's search query": 1}
     for preset in PRESETS.values():
         spec = get(preset.method)
         knobs = spec.params(**preset.params).model_dump()

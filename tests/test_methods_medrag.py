@@ -76,3 +76,13 @@ def test_medrag_with_no_documents_still_answers():
     run = execute("medrag", MC, llm=llm, retriever=ListRetriever([]))
     assert run.status == "ok" and run.answer.choice == "A"
     assert "(no documents were found)" in llm.calls[0]["messages"][1]["content"]
+
+
+def test_the_query_knob_searches_the_question_alone_or_with_its_options():
+    for query, searched in (("question", MC.text), ("question and options", MC.render())):
+        retriever = ListRetriever(make_hits(5))
+        llm = ScriptedLLM().enqueue({"reasoning": "r", "answer": "A", "cited_ids": []})
+        run = execute("medrag", MC, {"query": query}, llm=llm, retriever=retriever)
+        assert run.status == "ok" and retriever.queries == [searched]
+        assert next(e.payload for e in run.events if e.kind == "retrieval").query == searched
+    assert "metformin" in MC.render() and "metformin" not in MC.text

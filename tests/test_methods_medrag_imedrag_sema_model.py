@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from core.llm.embedded import SHIPPED, EmbeddedServer
 from core.question import Question
 from core.retrieval import open_retriever
 from core.retrieval.default_corpus import teaching_pack_dir
@@ -55,6 +56,9 @@ def test_imedrag_smoke(embedded_llm, teaching):
     check(run, store)
     assert (run.totals.calls, run.totals.retrievals) == (4, 2)
     assert sum(e.kind == "query" for e in run.events) == 2
+    # follow-up budgets are sized to the slot the server itself reports
+    reported = EmbeddedServer.get().props()["default_generation_settings"]["n_ctx"]
+    assert embedded_llm.context_window == reported == SHIPPED.slot_context
 
 
 def test_sema_smoke(embedded_llm, teaching):

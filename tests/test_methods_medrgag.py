@@ -1,5 +1,6 @@
-"""MedRGAG control flow with a scripted model: source-balanced retrieval, KGCC's gap-driven generated
-documents, KADS's selection from the candidate pool only, ablations, failures."""
+"""MedRGAG control flow with a scripted model: the authors' pool (top 32 per corpus, re-scored to 5), KGCC's
+points and generated documents (sampled as the authors sample), KADS's anonymous selection re-scored for the
+reader, ablations, failures."""
 
 from __future__ import annotations
 
@@ -8,23 +9,38 @@ import re
 import pytest
 
 from core.question import Question
+from core.llm.cache import ResponseCache
 from core.runner import execute
 from core.teaching import load_cases
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})
-GAPS = ["dose of the first-line drug", "mechanism of the first-line drug"]
+YES_NO = Question(text="Is metformin first line for disease 1?", options={"A": "yes", "B": "no"})
+POINTS = ["dose of the first-line drug", "mechanism of the first-line drug", "contraindications of the drug"]
 FROM_QUESTION = "(none: written from the question alone)"
+SAMPLED = {"temperature": 1.2, "top_p": 0.9, "presence_penalty": 1.0, "max_tokens": 256}
+
+
+def sampled_with_own_seeds(writes: list[dict]) -> bool:
+    """Every document sampled as the authors sample, each with its own seed (so the cache replays each)."""
+    return all({k: v for k, v in c["params"].items() if k != "seed"} == SAMPLED for c in writes) and \
+        sorted(c["params"]["seed"] for c in writes) == list(range(len(writes)))
 
 
 class RecordingRetriever(ListRetriever):
     def __init__(self, hits):
         super().__init__(hits)
         self.calls = []
+        self.scored = []
 
-    def search(self, query, k, *, corpora=None, balanced=False, exclude=frozenset()):
-        self.calls.append({"k": k, "balanced": balanced})
-        return super().search(query, k, corpora=corpora, balanced=balanced, exclude=exclude)
+    def search(self, query, k, *, corpora=None, balanced=False, exclude=frozenset(), pin=frozenset(),
+               per_corpus=None):
+        self.calls.append({"query": query, "k": k, "balanced": balanced, "per_corpus": per_corpus})
+        return super().search(query, k, corpora=corpora, balanced=balanced, exclude=exclude, pin=pin)
+
+    def similarity(self, query, texts):
+        self.scored.append(texts)
+        return [float(len(t)) for t in texts]  # longest first: an order unlike the integrator's
 
 
 def two_corpora() -> RecordingRetriever:
@@ -42,20 +58,21 @@ def summary(messages):
 
 
 def background(messages):
-    gap = re.search(r"needed for the question: (.*?)\. Write", messages[1]["content"])
-    return f"Background on {gap.group(1) if gap else 'the question'}."
+    point = re.search(r"Knowledge point: (.*?)\. Write only", messages[1]["content"])
+    return f"Background on {point.group(1)}." if point else "Background from the question alone, longer than the rest."
 
 
 def integrate(select: list[str] | None = None, outside_first: bool = False):
-    """An integrator that maps every candidate and selects gen-1, the first retrieved document and gen-2."""
+    """An integrator that maps every candidate and selects the sixth (the first generated one), the first and the
+    seventh."""
     tries = []
 
     def reply(messages):
         ids = ids_in(messages[1]["content"])
         tries.append(ids)
-        chosen = select or ["gen-1", ids[0], "gen-2"]
+        chosen = select or [ids[5], ids[0], ids[6]]
         if outside_first and len(tries) == 1:
-            chosen = ["textbook-99"]  # not a candidate: the schema refuses it and the repair is asked for
+            chosen = ["99"]  # not a candidate: the schema refuses it and the repair is asked for
         return {"requirements": ["first-line drug", "its dose"],
                 "mapping": [{"doc_id": i, "covers": "first-line drug" if i in chosen else "none"} for i in ids],
                 "selected": chosen}
@@ -63,71 +80,107 @@ def integrate(select: list[str] | None = None, outside_first: bool = False):
     return reply
 
 
-def scripted(integrator=None, missing: list[str] = GAPS) -> ScriptedLLM:
-    return (ScriptedLLM()
+def scripted(integrator=None, missing: list[str] = POINTS, cache=None) -> ScriptedLLM:
+    return (ScriptedLLM(cache=cache)
             .on("Retrieved document:", summary)
             .on("Identify the most important knowledge that is missing", {"missing": missing})
-            .on("short, accurate background document", background)
+            .on("Write a helpful background document", background)
             .on("Select the most useful documents", integrator or integrate())
             .on("the ids of the documents you used",
                 lambda m: {"reasoning": "per the documents", "answer": "B",
-                           "cited_ids": ["gen-1", "textbook-99", "wiki-7"] + ids_in(m[1]["content"])[1:2]}))
+                           "cited_ids": ["99", "gen-1"] + ids_in(m[1]["content"])[:2]}))
 
 
 def events(run, kind):
     return [e for e in run.events if e.kind == kind]
 
 
-def test_full_flow_keeps_generated_and_retrieved_apart_and_answers_from_the_selection_only():
+def calls(llm, text):
+    return [c for c in llm.calls if text in c["messages"][1]["content"]]
+
+
+def test_full_flow_pools_the_authors_retrieval_and_fills_the_generated_documents_to_five():
     llm, retriever = scripted(), two_corpora()
     run = execute("medrgag", MC, llm=llm, retriever=retriever)
 
     assert run.status == "ok" and run.answer.choice == "B"
-    assert retriever.calls == [{"k": 10, "balanced": True}]  # 5 per corpus, two corpora
-    retrieved = events(run, "retrieval")[-1].payload.hits
-    assert len(retrieved) == 5 and [h.rank for h in retrieved] == [1, 2, 3, 4, 5]
-    assert len(events(run, "retrieval")[0].payload.hits) == 10
+    # the pool: the top 32 of every corpus for the question with its options, re-scored to 5
+    assert retriever.calls == [{"query": "Which drug is first line for disease 1?\nA. aspirin\nB. metformin",
+                                "k": 5, "balanced": True, "per_corpus": 32}]
+    assert "top 32 of each of 2 corpora pooled (64)" in events(run, "query")[0].payload.purpose
+    retrieved = events(run, "retrieval")[0].payload.hits
+    assert len(retrieved) == 5
 
-    # KGCC: a summary per document; the explorer reads the useful ones; one document per gap it names, no filler
+    # KGCC: a summary per document; the explorer reads the useful ones and is asked for exactly 3 points
     summaries = [e for e in run.events if e.agent == "Summarizer"]
     assert sorted(e.payload.data["doc_id"] for e in summaries) == sorted(h.snippet_id for h in retrieved)
-    explorer_prompt = next(c for c in llm.calls if "Identify the most important" in c["messages"][1]["content"])
+    explorer = calls(llm, "Identify the most important")
+    assert len(explorer) == 1
+    assert explorer[0]["schema"].model_json_schema()["properties"]["missing"]["minItems"] == 3
+    assert explorer[0]["schema"].model_json_schema()["properties"]["missing"]["maxItems"] == 3
     useless = [e.payload.data["doc_id"] for e in summaries if not e.payload.data["useful"]]
-    assert all(f"[{i}]" not in explorer_prompt["messages"][1]["content"] for i in useless)
+    assert all(f"[{i}]" not in explorer[0]["messages"][1]["content"] for i in useless)
+    # one document per point, then two from the question alone: five, all sampled as the authors sample
     generated = [e.payload for e in events(run, "generated_doc")]
-    assert [g.doc_id for g in generated] == ["gen-1", "gen-2"]
-    assert [g.gap for g in generated] == GAPS
-    assert generated[0].text == f"Background on {GAPS[0]}."
-    assert all(c["temperature"] == 0.0 for c in llm.calls if "background document" in c["messages"][1]["content"])
-    assert not {g.doc_id for g in generated} & {h.snippet_id for h in retrieved}
+    assert [g.doc_id for g in generated] == [f"gen-{i}" for i in range(1, 6)]
+    assert [g.gap for g in generated] == POINTS + [FROM_QUESTION] * 2
+    assert generated[0].text == f"Background on {POINTS[0]}."
+    writes = calls(llm, "Write a helpful background document")
+    assert len(writes) == 5 and sampled_with_own_seeds(writes)
+    # the other agents at the authors' temperature, the reader at 0
+    assert {c["temperature"] for c in llm.calls if c not in writes} == {1.2, 0.0}
+    assert calls(llm, "the ids of the documents you used")[0]["temperature"] == 0.0
 
-    # KADS: one verdict item per candidate, each marked retrieved or generated and selected or not
+    # KADS: the integrator reads 10 candidates under neutral ids, nothing naming the generated ones
+    integrator = calls(llm, "Select the most useful documents")[0]["messages"][1]["content"]
+    assert ids_in(integrator) == [str(i) for i in range(1, 11)]
+    assert "gen-" not in integrator and "generated" not in integrator.lower()
+    assert not any(h.snippet_id in integrator for h in retrieved)
+    # the trace keeps provenance: one verdict item per candidate, by its own id, with the id the model saw
     verdict = events(run, "verdict")[0].payload
-    assert len(verdict.items) == 7
-    kept = [i.doc_id for i in verdict.items if i.keep]
-    assert kept == [retrieved[0].snippet_id, "gen-1", "gen-2"]
+    assert [i.doc_id for i in verdict.items] == [h.snippet_id for h in retrieved] + [g.doc_id for g in generated]
     assert all(i.reason.startswith("generated" if i.doc_id.startswith("gen-") else "retrieved from ")
                for i in verdict.items)
-    assert all(i.reason.endswith("not selected") != i.keep for i in verdict.items)
-    assert verdict.reason.startswith("selected 1 retrieved + 2 generated of 7 candidates")
+    assert [f"shown to the model as [{n}]" in i.reason for n, i in enumerate(verdict.items, 1)] == [True] * 10
+    kept = [i.doc_id for i in verdict.items if i.keep]
+    assert kept == [retrieved[0].snippet_id, "gen-1", "gen-2"]
+    assert verdict.reason.startswith("selected 1 retrieved + 2 generated of 10 candidates, re-scored")
 
-    reader = llm.calls[-1]["messages"][1]["content"]
-    assert ids_in(reader) == kept
-    assert set(run.answer.cited) <= set(kept) and "gen-1" in run.answer.cited
-    assert run.answer.note == "selected 1 retrieved + 2 generated of 7 candidates"
-    # 5 summaries, explorer, 2 generated documents, integrator, reader
-    assert (run.totals.calls, run.totals.retrievals) == (10, 1)
+    # the selection re-scored (longest first here) and read in that order, under the integrator's ids
+    first = f"{retrieved[0].title}. {retrieved[0].text}"  # a retrieved document scored with its title
+    assert retriever.scored[-1] == [generated[0].text, first, generated[1].text]  # in the integrator's order
+    length = {retrieved[0].snippet_id: len(first), "gen-1": len(generated[0].text), "gen-2": len(generated[1].text)}
+    longest = sorted(kept, key=lambda i: -length[i])
+    reader = calls(llm, "the ids of the documents you used")[0]["messages"][1]["content"]
+    shown = {i.doc_id: re.search(r"as \[(\d+)\]", i.reason).group(1) for i in verdict.items}
+    assert ids_in(reader) == [shown[i] for i in longest]
+    assert "gen-" not in reader and "generated" not in reader.lower()
+    assert [f"read {r} of 3" in next(i.reason for i in verdict.items if i.doc_id == d)
+            for r, d in enumerate(longest, 1)] == [True] * 3
+    # citations come back as the documents' own ids; ids the reader never saw are dropped
+    assert run.answer.cited == longest[:2]
+    assert run.answer.note == "selected 1 retrieved + 2 generated of 10 candidates"
+    # 5 summaries, explorer, 5 generated documents, integrator, reader
+    assert (run.totals.calls, run.totals.retrievals) == (13, 1)
 
 
-def test_no_missing_knowledge_means_one_sampled_document_from_the_question():
-    llm = scripted(integrate(select=["gen-1"]), missing=[])
+def test_a_yes_no_question_gets_two_points_and_three_documents_from_the_question():
+    llm = scripted(missing=POINTS[:2])
+    run = execute("medrgag", YES_NO, llm=llm, retriever=two_corpora())
+
+    assert run.status == "ok"
+    schema = calls(llm, "Identify the most important")[0]["schema"].model_json_schema()["properties"]["missing"]
+    assert (schema["minItems"], schema["maxItems"]) == (2, 2)
+    assert [e.payload.gap for e in events(run, "generated_doc")] == POINTS[:2] + [FROM_QUESTION] * 3
+
+
+def test_points_the_explorer_leaves_blank_are_made_up_from_the_question():
+    llm = scripted(integrate(select=["6"]), missing=["  ", POINTS[0], ""])
     run = execute("medrgag", MC, llm=llm, retriever=two_corpora())
 
     assert run.status == "ok"
-    assert [(e.payload.doc_id, e.payload.gap) for e in events(run, "generated_doc")] == [("gen-1", FROM_QUESTION)]
-    writes = [c for c in llm.calls if "background document" in c["messages"][1]["content"]]
-    assert len(writes) == 1 and writes[0]["temperature"] == 0.7
-    assert len(events(run, "verdict")[0].payload.items) == 6
+    assert [e.payload.gap for e in events(run, "generated_doc")] == [POINTS[0]] + [FROM_QUESTION] * 4
+    assert len(events(run, "verdict")[0].payload.items) == 10
 
 
 def test_selection_outside_the_candidate_pool_is_refused():
@@ -135,39 +188,44 @@ def test_selection_outside_the_candidate_pool_is_refused():
     run = execute("medrgag", MC, llm=scripted(integrator), retriever=two_corpora())
 
     assert run.status == "ok" and len(integrator.tries) == 2  # the refused reply and its repair
-    assert "textbook-99" not in [i.doc_id for i in events(run, "verdict")[0].payload.items if i.keep]
-    assert "textbook-99" not in run.answer.cited
+    assert sum(i.keep for i in events(run, "verdict")[0].payload.items) == 3
 
 
-def test_without_kgcc_every_document_is_written_from_the_question():
+def test_without_kgcc_every_document_is_written_from_the_question_and_sampled():
     llm = scripted()
-    run = execute("medrgag", MC, {"kgcc": False, "n_generated": 3}, llm=llm, retriever=two_corpora())
+    run = execute("medrgag", MC, {"kgcc": False}, llm=llm, retriever=two_corpora())
 
     assert run.status == "ok"
     assert not any(e.agent in ("Summarizer", "Explorer") for e in run.events)
     assert [(g.payload.doc_id, g.payload.gap, g.stage) for g in events(run, "generated_doc")] == \
-        [(f"gen-{i}", FROM_QUESTION, "generation") for i in (1, 2, 3)]
+        [(f"gen-{i}", FROM_QUESTION, "generation") for i in range(1, 6)]
     # written from one prompt, so sampled: at temperature 0 they would repeat each other
-    assert [c["temperature"] for c in llm.calls if "background document" in c["messages"][1]["content"]] == [0.7] * 3
+    writes = calls(llm, "Write a helpful background document")
+    assert len(writes) == 5 and sampled_with_own_seeds(writes)
+    assert events(run, "verdict")[0].agent == "Integrator"
 
 
-def test_without_kads_the_top_candidates_by_bm25_reach_the_reader():
-    llm = scripted()
-    run = execute("medrgag", MC, {"kads": False, "n_selected": 4}, llm=llm, retriever=two_corpora())
+def test_without_kads_the_re_scored_top_candidates_reach_the_reader():
+    llm, retriever = scripted(), two_corpora()
+    run = execute("medrgag", MC, {"kads": False, "n_selected": 4}, llm=llm, retriever=retriever)
 
     assert run.status == "ok" and not any(e.agent == "Integrator" for e in run.events)
+    assert any(e.agent == "Explorer" for e in run.events)  # KGCC still runs
     verdict = events(run, "verdict")[0]
-    assert verdict.agent == "BM25" and sum(i.keep for i in verdict.payload.items) == 4
-    assert all("BM25 rank" in i.reason for i in verdict.payload.items)
-    assert ids_in(llm.calls[-1]["messages"][1]["content"]) == [i.doc_id for i in verdict.payload.items if i.keep]
+    assert verdict.agent == "Reranker" and sum(i.keep for i in verdict.payload.items) == 4
+    assert len(retriever.scored[-1]) == 10  # every candidate re-scored against the question
+    order = sorted(verdict.payload.items, key=lambda i: int(re.search(r"re-scored #(\d+)", i.reason).group(1)))
+    shown = [re.search(r"as \[(\d+)\]", i.reason).group(1) for i in order[:4]]
+    assert ids_in(calls(llm, "the ids of the documents you used")[0]["messages"][1]["content"]) == shown
 
 
 def test_without_generation_only_retrieved_documents_are_candidates():
-    run = execute("medrgag", MC, {"n_generated": 0}, llm=scripted(integrate(select=["textbook-1"])),
+    run = execute("medrgag", MC, {"n_generated": 0}, llm=scripted(integrate(select=["1"])),
                   retriever=two_corpora())
 
     assert run.status == "ok" and not events(run, "generated_doc")
-    assert len(events(run, "verdict")[0].payload.items) == 5 and run.answer.cited == []
+    assert not any(e.agent == "Explorer" for e in run.events)
+    assert len(events(run, "verdict")[0].payload.items) == 5
 
 
 def test_a_reply_that_never_parses_ends_in_an_error_event_with_the_trace_kept():
@@ -175,7 +233,7 @@ def test_a_reply_that_never_parses_ends_in_an_error_event_with_the_trace_kept():
     run = execute("medrgag", MC, llm=llm, retriever=two_corpora())
 
     assert run.status == "error" and run.events[-1].kind == "error"
-    assert len(events(run, "generated_doc")) == 2  # everything before the failure is kept
+    assert len(events(run, "generated_doc")) == 5  # everything before the failure is kept
 
 
 @pytest.mark.model
@@ -183,16 +241,34 @@ def test_smoke_on_the_embedded_model(embedded_llm):
     from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
 
     case = next(c for c in load_cases() if c.id == "warfarin")
-    params = {"per_source_k": 2, "n_retrieved": 3, "n_generated": 2, "n_selected": 3, "max_doc_chars": 300,
-              "generate_tokens": 64}
+    # Small knobs that still run every stage: one point and one document from the question alone, sampled as the
+    # authors sample; the other agents greedy, which on two CPU cores keeps their JSON replies short.
+    params = {"per_source_k": 4, "n_retrieved": 2, "n_points": 1, "n_generated": 2, "n_selected": 2,
+              "max_doc_chars": 300, "generate_tokens": 48, "agent_temperature": 0.0}
     run = execute("medrgag", case.to_question(), params, llm=embedded_llm, retriever=open_retriever())
 
     assert run.status == "ok", run.events[-1].payload
     assert run.answer.choice in case.options
-    generated = [e.payload.doc_id for e in events(run, "generated_doc")]
-    assert generated in (["gen-1"], ["gen-1", "gen-2"])  # one per missing point the explorer named (at most 2)
+    generated = [e.payload for e in events(run, "generated_doc")]
+    assert [g.doc_id for g in generated] == ["gen-1", "gen-2"]
+    assert generated[0].gap != FROM_QUESTION and generated[1].gap == FROM_QUESTION
+    retrieved = {h.snippet_id for h in events(run, "retrieval")[0].payload.hits}
     verdict = events(run, "verdict")[0].payload
-    retrieved = {h.snippet_id for h in events(run, "retrieval")[-1].payload.hits}
-    assert {i.doc_id for i in verdict.items} <= retrieved | set(generated) and len(retrieved) == 3
+    assert len(retrieved) == 2 and {i.doc_id for i in verdict.items} == retrieved | {"gen-1", "gen-2"}
     selected = {i.doc_id for i in verdict.items if i.keep}
-    assert 1 <= len(selected) <= 3 and set(run.answer.cited) <= selected
+    assert 1 <= len(selected) <= 2 and set(run.answer.cited) <= selected
+    integrator = next(e.payload.data for e in run.events if e.agent == "Integrator")
+    assert set(integrator["selected"]) <= {"1", "2", "3", "4"}  # it named candidates by their neutral ids
+
+
+def test_a_saved_run_replays_from_the_response_cache(tmp_path):
+    llm = scripted(cache=ResponseCache(tmp_path / "cache.sqlite"))
+    first = execute("medrgag", MC, llm=llm, retriever=two_corpora())
+    sent = len(llm.calls)
+    again = execute("medrgag", MC, llm=llm, retriever=two_corpora())
+
+    assert first.status == again.status == "ok" and len(llm.calls) == sent  # sampled replies included
+    assert [g.payload.text for g in events(again, "generated_doc")] == \
+        [g.payload.text for g in events(first, "generated_doc")]
+    execute("medrgag", MC, {"seed": 1}, llm=llm, retriever=two_corpora())
+    assert len(calls(llm, "Write a helpful background document")) == 10  # another seed samples anew

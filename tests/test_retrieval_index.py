@@ -229,6 +229,29 @@ def test_balanced_search_orders_by_the_rerank_hook(corpus_paths, retriever):
     assert [h.rank for h in hits] == list(range(1, 7))
 
 
+def test_balanced_search_can_pool_more_of_each_corpus_than_it_keeps(corpus_paths, retriever):
+    pools = []
+
+    def record(query, hits):
+        pools.append(hits)
+        return [h.scores["dense"] for h in hits]
+
+    hook = type(retriever)(list(retriever.indexes.values()), retriever.embedder, reranker=record)
+    hits = hook.search("diabetes and heart disease", 2, balanced=True, per_corpus=3)
+    assert sorted(h.corpus for h in pools[0]) == ["cardio"] * 3 + ["endo"] * 3  # 3 of each pooled, 2 kept
+    best = sorted(pools[0], key=lambda h: -h.scores["dense"])[:2]
+    assert [h.snippet_id for h in hits] == [h.snippet_id for h in best] and [h.rank for h in hits] == [1, 2]
+
+
+def test_similarity_scores_any_text_as_the_default_rerank_scores_the_pool(retriever):
+    query = "chest pain with a friction rub"
+    hits = retriever.search(query, 3, balanced=True)
+    contents = [f"{h.title}. {h.text}" if h.title else h.text for h in hits]  # what the index embedded
+    scores = retriever.similarity(query, contents + ["Pericarditis: pleuritic chest pain, a rub."])
+    assert scores[:3] == pytest.approx([h.scores["rerank"] for h in hits], abs=1e-4)
+    assert scores[3] > min(scores[:3]) and retriever.similarity(query, []) == []
+
+
 def test_concurrent_searches_give_the_same_hits_as_one_at_a_time(retriever):
     queries = ["irregular heart rhythm", "thyroid", "adrenal insufficiency low sodium", "stroke risk", "glucose"] * 4
     expected = [retriever.search(q, 5) for q in queries]

@@ -45,6 +45,10 @@ def test_recording_is_resumable_and_says_what_is_missing(tmp_path):
     assert stemi.runs["medrag"].corpora[0].name == "teaching" and stemi.runs["cot"].corpora == []
     assert pack.find_run(stemi.runs["cot"].run.id, folder).run == stemi.runs["cot"].run
     assert pack.record(CASES, ["cot"], llm=scripted(), retriever=retriever, folder=folder) == []  # nothing left
+    # after a method changed, --again records what is there anew, replacing each run as its new one ends
+    again = pack.record(CASES, ["cot"], llm=scripted(), retriever=retriever, folder=folder, again=True)
+    assert [r.method for r in again] == ["cot", "cot"]
+    assert pack.load_pack(folder, CASES)[0][0].runs["cot"].run.id == again[0].id != stemi.runs["cot"].run.id
 
 
 def test_errors_are_recorded_and_recorded_again_on_request(tmp_path):

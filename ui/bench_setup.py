@@ -121,7 +121,7 @@ def _arms(problems: list[str]) -> tuple[list[str], dict[str, dict[str, Any]], li
                  on_change=_add_group, placeholder="its presets, and the full method to compare with",
                  help="SEMA-RAG without the I-, E- or A-Agent; Discuss-RAG without brainstorming or verification; "
                       "MedRGAG without KGCC or KADS; MASS-RAG with one view at a time; i-MedRAG 1–4 rounds × "
-                      "1–3 queries")
+                      "1–3 queries; MedRAG searching with the options too")
     presets = state.kept(st.multiselect, "Presets", key="bench.presets", default=[], options=list(PRESETS),
                          format_func=lambda n: PRESETS[n].label)
     params: dict[str, dict[str, Any]] = {}

@@ -53,6 +53,10 @@ def render_outcome(run: Run, evidence: Evidence, key: str) -> None:
             st.warning(mismatch.message(run.options), icon=":material/rule:")
         if answer.rationale:
             st.markdown(md(answer.rationale))
+        if answer.answer_format and answer.answer_format != "reasoning first":  # the papers' order goes unsaid
+            st.caption(f"Answered {answer.answer_format}" + (" (no reasoning asked for)"
+                                                             if answer.answer_format == "answer only" else
+                                                             ", its reasoning written after it"))
         if answer.note:
             st.info(answer.note)
         case_line(run, evidence)

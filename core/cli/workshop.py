@@ -22,6 +22,9 @@ def register(commands) -> None:
                      help="'all' (default), a number N for the first N teaching cases, or comma-separated case ids")
     rec.add_argument("--methods", default="all", help=f"'all' (default) or comma-separated, from: {', '.join(registry())}")
     rec.add_argument("--retry-errors", action="store_true", help="record again the runs that ended in an error")
+    rec.add_argument("--again", action="store_true", help="record the chosen cases × methods again even where they "
+                                                           "are recorded (after a method changed); each is replaced "
+                                                           "when its new run ends")
     rec.add_argument("--status", action="store_true", help="record nothing: show what is recorded and what is missing")
     rec.add_argument("--pack", type=Path, help=f"pack folder (default {pack.PACK_DIR}, or MEDRAG_WORKSHOP_PACK)")
     rec.set_defaults(handler=handle_record)
@@ -85,7 +88,7 @@ def handle_record(args) -> int:
 
     with stopping_on_signals("the recording") as stop:
         pack.record(cases, methods, llm=llm, retriever=retriever, folder=args.pack, retry_errors=args.retry_errors,
-                    sinks=[event], on_plan=planned, on_start=starting, on_done=finished, cancel=stop.event)
+                    again=args.again, sinks=[event], on_plan=planned, on_start=starting, on_done=finished, cancel=stop.event)
     bar.close()
     if stop.event.is_set():
         print("stopped; the run in flight is not saved, what finished is; the same command records the rest",

@@ -27,6 +27,7 @@ def _presets() -> list[Preset]:
     medrgag = "MedRGAG without one module"
     mass = "MASS-RAG with one view"
     grid = "i-MedRAG rounds × queries"
+    query = "MedRAG's search query"
     return [
         Preset("sema-no-i", "sema", {"use_i_agent": False}, "SEMA-RAG w/o I-Agent", sema),
         Preset("sema-no-e", "sema", {"use_e_agent": False}, "SEMA-RAG w/o E-Agent", sema),
@@ -35,6 +36,8 @@ def _presets() -> list[Preset]:
         Preset("discuss-no-verify", "discuss", {"verify": False}, "Discuss-RAG w/o verification", discuss),
         Preset("medrgag-no-kgcc", "medrgag", {"kgcc": False}, "MedRGAG w/o KGCC", medrgag),
         Preset("medrgag-no-kads", "medrgag", {"kads": False}, "MedRGAG w/o KADS", medrgag),
+        Preset("medrag-options-query", "medrag", {"query": "question and options"}, "MedRAG, options searched too",
+               query),
         *[Preset(f"mass-{view}", "mass", {"views": [view]}, f"MASS-RAG {view} only", mass) for view in VIEWS],
         *[Preset(f"imedrag-r{r}q{q}", "imedrag", {"rounds": r, "queries": q}, f"i-MedRAG {r} round(s) × {q} quer"
                  f"{'y' if q == 1 else 'ies'}", grid) for r in range(1, 5) for q in range(1, 4)],

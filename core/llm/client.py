@@ -110,6 +110,18 @@ class LLM:
         return self.model_name if self.endpoint.embedded else f"{self.model_name} @ {self.endpoint.display_url}"
 
     @property
+    def context_window(self) -> int | None:
+        """Tokens one call can hold, prompt and reply: an endpoint's when it is set, the embedded server's slot as
+        the server reports it (starting the server if need be); None when not known."""
+        if self.endpoint.context_window:
+            return self.endpoint.context_window
+        if self.endpoint.embedded:
+            from core.llm.embedded import EmbeddedServer
+
+            return EmbeddedServer.get().slot_context
+        return None
+
+    @property
     def where(self) -> str:
         return "the embedded model" if self.endpoint.embedded else f"the LLM endpoint at {self.endpoint.display_url}"
 
@@ -128,15 +140,22 @@ class LLM:
         temperature: float = 0.0,
         max_tokens: int = 512,
         seed: int | None = None,
+        top_p: float | None = None,
+        presence_penalty: float | None = None,
         on_text: TextSink | None = None,
         cancel: threading.Event | None = None,
     ) -> LLMResponse:
         """Text, the parsed schema object when one is asked, and usage. One repair retry for bad JSON.
 
-        ``on_text`` gets the whole reply so far as it grows (a cached reply: once, whole); a set ``cancel``
-        ends the call within about a second with ``LLMCancelled``."""
+        ``top_p`` and ``presence_penalty`` go to the backend only when given (OpenAI's names; llama.cpp's server
+        reads the same keys), so calls that do not set them keep their cache keys. ``on_text`` gets the whole reply
+        so far as it grows (a cached reply: once, whole); a set ``cancel`` ends the call within about a second
+        with ``LLMCancelled``."""
+        sampling = {name: value for name, value in (("top_p", top_p), ("presence_penalty", presence_penalty))
+                    if value is not None}
+
         def call(msgs: list[dict[str, str]], cached: bool = True) -> LLMResponse:
-            return self._call(msgs, schema, temperature, max_tokens, seed, on_text, cancel, cached)
+            return self._call(msgs, schema, temperature, max_tokens, seed, on_text, cancel, cached, sampling)
 
         response = call(messages)
         if schema is not None and response.usage.cached and not _parses(response.text, schema):
@@ -170,8 +189,10 @@ class LLM:
         self._keep(response)
         return response
 
-    def _use_cache(self, temperature: float) -> bool:
-        return self.cache_mode == "always" or (self.cache_mode == "auto" and temperature == 0)
+    def _use_cache(self, temperature: float, seed: int | None) -> bool:
+        """In "auto" mode: greedy calls, and sampled calls that name a seed, so a saved run that sampled replays
+        (and a what-if re-run of it starts) with the same replies; an unseeded sampled call draws afresh."""
+        return self.cache_mode == "always" or (self.cache_mode == "auto" and (temperature == 0 or seed is not None))
 
     def _keep(self, response: LLMResponse) -> None:
         """Caches an accepted reply; one cut off by the token budget, or that ended without saying why, never."""
@@ -179,16 +200,18 @@ class LLM:
             self.cache.put(response._cache_key, response.model, response.text, response.usage.prompt_tokens,
                            response.usage.completion_tokens)
 
-    def _call(self, messages, schema, temperature, max_tokens, seed, on_text, cancel, cached=True) -> LLMResponse:
+    def _call(self, messages, schema, temperature, max_tokens, seed, on_text, cancel, cached=True,
+              sampling: dict[str, float] | None = None) -> LLMResponse:
         if cancel is not None and cancel.is_set():
             raise LLMCancelled("the call was cancelled before it started")
-        params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
+        # Everything that shapes the reply is in the params, so it is in the cache key too.
+        params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, **(sampling or {})}
         if seed is not None:
             params["seed"] = seed
         if schema is not None:
             params["response_format"] = schema_format(schema)
         started = time.perf_counter()
-        key = cache_key(self.backend, messages, params) if self._use_cache(temperature) and self.cache is not None else None
+        key = cache_key(self.backend, messages, params) if self._use_cache(temperature, seed) and self.cache is not None else None
         if key and cached and (hit := self.cache.get(key)):
             if on_text is not None:
                 on_text(hit["text"])

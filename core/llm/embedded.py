@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import importlib
+import json
 import os
 import shutil
 import threading
@@ -17,6 +18,7 @@ import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from pathlib import Path
 
 from core import paths
@@ -252,6 +254,19 @@ class EmbeddedServer:
             except OSError:
                 time.sleep(0.2)
         raise ModelAssemblyError(f"the embedded model server did not become ready on {url} within {timeout:.0f}s")
+
+    def props(self) -> dict:
+        """llama.cpp's own account of the server (``/props``): its slots' settings, the model, the chat template."""
+        with urllib.request.urlopen(f"{self.root_url}/props", timeout=10) as resp:
+            return json.load(resp)
+
+    @cached_property
+    def slot_context(self) -> int:
+        """Tokens one call can hold: each slot's ``n_ctx`` as the server reports it; as configured if it does not."""
+        try:
+            return int(self.props()["default_generation_settings"]["n_ctx"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return self.config.slot_context
 
     def metrics(self) -> dict[str, float]:
         """llama.cpp's counters (``prompt_tokens_total``, ``tokens_predicted_total``, their seconds, ...)."""

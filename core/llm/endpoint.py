@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-CacheMode = Literal["auto", "always", "off"]  # auto: only deterministic (temperature 0) calls
+CacheMode = Literal["auto", "always", "off"]  # auto: deterministic (temperature 0) and seeded calls
 CACHE_MODES: tuple[str, ...] = ("auto", "always", "off")
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_RETRIES = 2
@@ -88,6 +88,7 @@ class Endpoint:
     api_key: str = ""
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_RETRIES
+    context_window: int | None = None  # tokens one call can hold (prompt and reply), when known
 
     @property
     def embedded(self) -> bool:

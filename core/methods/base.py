@@ -33,10 +33,19 @@ StreamSink = Callable[[Partial], None]
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 
 
+AnswerFormat = Literal["reasoning first", "answer first", "answer only"]
+
+
 class MethodParams(BaseModel):
     """Base of each method's knobs; a subclass's defaults are its paper's."""
 
     model_config = ConfigDict(extra="forbid")
+
+    # Every paper has its final reader reason, then answer; on a small model the order alone moves accuracy, so
+    # the order is a knob of every method (the answer event says which one answered).
+    answer_format: AnswerFormat = Field("reasoning first", description="the final reader's reply: its reasoning "
+                                        "then the answer (the papers'), the answer then its reasoning, or the "
+                                        "answer alone")
 
 
 class Method(Protocol):
@@ -60,7 +69,12 @@ class Retriever(Protocol):
     corpora: list[str]
 
     def search(self, query: str, k: int, *, corpora: list[str] | None = None, balanced: bool = False,
-               exclude: frozenset[str] = frozenset(), pin: frozenset[str] = frozenset()) -> list[Hit]: ...
+               exclude: frozenset[str] = frozenset(), pin: frozenset[str] = frozenset(),
+               per_corpus: int | None = None) -> list[Hit]: ...
+
+    def similarity(self, query: str, texts: list[str]) -> list[float]:
+        """How well each text matches the query, on the scale a balanced search re-scores its pool with."""
+        ...
 
 
 class RunCancelled(Exception):
@@ -105,9 +119,11 @@ class RunContext:
 
     # -- thinking ------------------------------------------------------------------
     def ask(self, messages: list[dict[str, str]], *, stage: str, agent: str, role: str, schema: type[BaseModel] | None = None,
-            temperature: float = 0.0, max_tokens: int = 512, turn: int | None = None) -> LLMResponse:
+            temperature: float = 0.0, max_tokens: int = 512, turn: int | None = None, seed: int | None = None,
+            top_p: float | None = None, presence_penalty: float | None = None) -> LLMResponse:
         """One LLM call, streamed to the stream sinks and recorded as an ``agent_message`` event with its usage.
-        A cancelled call raises ``RunCancelled`` (not an ``LLMError``, so a method's fallback cannot swallow it)."""
+        A cancelled call raises ``RunCancelled`` (not an ``LLMError``, so a method's fallback cannot swallow it).
+        A ``seed`` makes a sampled call's reply cacheable, so a re-run of the same request reads the same reply."""
         self.check_cancelled()
         started = time.time()
 
@@ -119,6 +135,7 @@ class RunContext:
 
         try:
             response = self.llm.complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
+                                         seed=seed, top_p=top_p, presence_penalty=presence_penalty,
                                          on_text=show if self.stream_sinks else None, cancel=self.cancel_event)
         except LLMError as exc:
             show(exc.raw, done=True)
@@ -137,14 +154,18 @@ class RunContext:
 
     # -- retrieving ----------------------------------------------------------------
     def retrieve(self, query: str, k: int, *, stage: str, agent: str, round: int | None = None,
-                 corpora: list[str] | None = None, balanced: bool = False) -> list[Hit]:
-        """One retrieval, recorded as a ``retrieval`` event; excluded snippets never come back, pinned ones always do."""
+                 corpora: list[str] | None = None, balanced: bool = False,
+                 per_corpus: int | None = None) -> list[Hit]:
+        """One retrieval, recorded as a ``retrieval`` event; excluded snippets never come back, pinned ones always do.
+        ``per_corpus``: with ``balanced``, how many of each corpus's best are pooled before the k best are kept."""
         self.check_cancelled()
         if self.retriever is None:
             raise RuntimeError("this method needs a corpus, but none is configured")
         started = time.perf_counter()
-        pins = {"pin": self.pin} if self.pin else {}  # only a what-if re-run needs a retriever that can pin
-        hits = self.retriever.search(query, k, corpora=corpora, balanced=balanced, exclude=self.exclude, **pins)
+        extra: dict[str, Any] = {"pin": self.pin} if self.pin else {}  # only a what-if re-run needs one that pins
+        if per_corpus is not None:
+            extra["per_corpus"] = per_corpus
+        hits = self.retriever.search(query, k, corpora=corpora, balanced=balanced, exclude=self.exclude, **extra)
         usage = Usage(retrievals=1, seconds=builtins.round(time.perf_counter() - started, 3))  # `round` is the keyword
         self.emit(stage, agent, Retrieval(query=query, hits=hits, round=round), usage)
         return hits
@@ -206,17 +227,20 @@ def format_docs(hits: list[Hit], max_chars: int) -> str:
 MAX_CITED = 8
 
 
-class _AnswerBase(BaseModel):
-    # maxLength reaches the server's grammar only: a long reasoning from another backend still parses.
-    reasoning: str = Field(description="two or three short sentences (at most 600 characters)",
-                           json_schema_extra={"maxLength": 600})
-
-
-def answer_schema(question: Question, cite: bool = False) -> type[BaseModel]:
-    """A reply schema whose answer field is an enum of the option letters when there are options,
-    so a grammar-constrained server cannot answer anything else. Reasoning comes first, kept short."""
+def answer_schema(question: Question, cite: bool = False,
+                  order: AnswerFormat = "reasoning first") -> type[BaseModel]:
+    """A reply schema whose answer field is an enum of the option letters when there are options, so a
+    grammar-constrained server cannot answer anything else; its fields in the order ``order`` names (a
+    grammar-constrained reply is written in field order). Reasoning is kept short."""
     answer_type: Any = Literal[tuple(question.options)] if question.options else str
+    # maxLength reaches the server's grammar only: a long reasoning from another backend still parses.
+    reasoning = (str, Field(description="two or three short sentences (at most 600 characters)",
+                            json_schema_extra={"maxLength": 600}))
     fields: dict[str, Any] = {"answer": (answer_type, ...)}
+    if order == "reasoning first":
+        fields = {"reasoning": reasoning, **fields}
+    elif order == "answer first":
+        fields["reasoning"] = reasoning
     if cite:
         # Bounded in the grammar (like reasoning) so a small model cannot loop on ids until the token
         # budget cuts the JSON off; a longer list from another backend still parses.
@@ -224,7 +248,15 @@ def answer_schema(question: Question, cite: bool = False) -> type[BaseModel]:
                                                 description=f"ids of the documents used (at most {MAX_CITED})",
                                                 json_schema_extra={"maxItems": MAX_CITED,
                                                                    "items": {"type": "string", "maxLength": 80}}))
-    return create_model("FinalAnswer", __base__=_AnswerBase, **fields)
+    return create_model("FinalAnswer", **fields)
+
+
+def reply_format(schema: type[BaseModel]) -> AnswerFormat:
+    """The order an answer schema asks for, read from its fields."""
+    names = list(schema.model_fields)
+    if "reasoning" not in names:
+        return "answer only"
+    return "reasoning first" if names.index("reasoning") < names.index("answer") else "answer first"
 
 
 def to_answer(parsed: BaseModel, question: Question, valid_ids: Iterable[str] = ()) -> Answer:
@@ -232,7 +264,8 @@ def to_answer(parsed: BaseModel, question: Question, valid_ids: Iterable[str] = 
     data = parsed.model_dump()
     valid = set(valid_ids)
     cited = [i for i in data.get("cited_ids", []) if i in valid]
+    said = {"rationale": data.get("reasoning", ""), "cited": cited, "answer_format": reply_format(type(parsed))}
     if question.options:
         choice = data["answer"]
-        return Answer(choice=choice, text=question.options[choice], rationale=data["reasoning"], cited=cited)
-    return Answer(text=data["answer"], rationale=data["reasoning"], cited=cited)
+        return Answer(choice=choice, text=question.options[choice], **said)
+    return Answer(text=data["answer"], **said)

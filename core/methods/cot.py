@@ -18,7 +18,7 @@ def run(question: Question, params: CoTParams, ctx: RunContext) -> Answer:
     reply = ctx.ask(
         messages(prompt("cot_system"), prompt("cot_user", question=question.render())),
         stage="reasoning", agent="Clinician", role="reasoner",
-        schema=answer_schema(question), max_tokens=params.max_tokens,
+        schema=answer_schema(question, order=params.answer_format), max_tokens=params.max_tokens,
     )
     return to_answer(reply.parsed, question)
 

@@ -1,9 +1,12 @@
 """i-MedRAG (Xiong et al., 2024): for R rounds the model writes Q follow-up queries from the question and
-the history so far; each query is answered by a small RAG step (retrieve, answer briefly); the history
-keeps query–answer pairs, not documents; the final answer comes from the question plus that history.
+the history so far; each query is answered by a small RAG step (retrieve, answer); the history keeps
+query–answer pairs, not documents; the final answer comes from the question plus that history.
 
 Defaults follow the authors' code (4 rounds × 3 queries, k=32 per query). Their queries are written as
-free text and parsed by a second call; here one call returns them through a schema.
+free text and parsed by a second call; here one call returns them through a schema. Their follow-up
+answers read the k snippets up to the model's context length (15,000 tokens for GPT-3.5-16k) and write
+with no length limit; here each follow-up reads and writes as much as the backend's context window
+allows once the final call must still hold every query–answer pair (``budgets``).
 """
 
 from __future__ import annotations
@@ -26,11 +29,43 @@ class IMedRAGParams(MethodParams):
     rounds: int = Field(4, ge=1, le=8, description="rounds of follow-up queries (R)")
     queries: int = Field(3, ge=1, le=6, description="follow-up queries per round (Q)")
     k: int = Field(32, ge=1, le=128, description="snippets retrieved per follow-up query")
-    max_doc_chars: int = Field(3000, ge=500, le=60000,
-                               description="character budget for each small RAG step's documents; "
-                                           "its reply is one short answer, so fewer documents serve")
-    answer_tokens: int = Field(160, ge=32, le=1024, description="budget for each follow-up answer")
+    max_doc_chars: int = Field(60000, ge=500, le=600000,
+                               description="most characters of documents each follow-up answer reads (the authors' "
+                                           "15,000 tokens); less when the backend's context window holds less")
+    answer_tokens: int | None = Field(None, ge=32, le=8192,
+                                      description="most tokens each follow-up answer writes; empty (None) = as many as the "
+                                                  "context window leaves (the authors set no limit)")
     max_tokens: int = Field(320, ge=32, le=4096, description="budget for the query-writing and final calls")
+
+
+# Sizing follow-up budgets to the context window. Characters per token is set low (prose runs about four) so a
+# budget in characters never overfills the window; the overheads cover the fixed prompt text and chat markup.
+CHARS_PER_TOKEN = 3
+ASSUMED_WINDOW = 16384  # an endpoint that does not say: the window of the authors' default model, GPT-3.5-16k
+PROMPT_TOKENS = 250  # system prompt, instructions and chat markup of one call
+QUERY_TOKENS = 80  # one history entry's query (written under a 200-character limit) and its labels
+# An answer takes at most this share of the window, the rest going to documents: the toolkit gives Llama-3's
+# documents 7,168 of its 8,192 tokens, leaving 1,024 for the prompt's other parts and the answer.
+ANSWER_SHARE = 1 / 8
+
+
+class Budgets(BaseModel):
+    """What each follow-up answer may read (characters of documents) and write (tokens)."""
+
+    doc_chars: int
+    answer_tokens: int
+
+
+def budgets(params: IMedRAGParams, question: Question, window: int | None) -> Budgets:
+    """The follow-up budgets for a context window of ``window`` tokens. The final call reads the question and all
+    R × Q query–answer pairs and writes ``max_tokens``, so each answer gets an equal share of what that leaves (at
+    most ``ANSWER_SHARE`` of the window); a follow-up then reads documents in whatever its answer leaves."""
+    window = window or ASSUMED_WINDOW
+    fixed = PROMPT_TOKENS + len(question.render()) // CHARS_PER_TOKEN + params.max_tokens
+    share = (window - fixed) // (params.rounds * params.queries) - QUERY_TOKENS
+    answer = params.answer_tokens or max(min(share, int(window * ANSWER_SHARE)), 32)
+    room = window - PROMPT_TOKENS - QUERY_TOKENS - answer
+    return Budgets(doc_chars=max(min(params.max_doc_chars, room * CHARS_PER_TOKEN), 0), answer_tokens=answer)
 
 
 class Lookup(BaseModel):
@@ -54,14 +89,14 @@ def queries_schema(n: int) -> type[BaseModel]:
     )
 
 
-def lookup(query: str, round_no: int, params: IMedRAGParams, ctx: RunContext) -> Lookup:
-    """The small RAG step: retrieve for the follow-up query and answer it briefly (free text, never unparseable)."""
+def lookup(query: str, round_no: int, params: IMedRAGParams, budget: Budgets, ctx: RunContext) -> Lookup:
+    """The small RAG step: retrieve for the follow-up query and answer it (free text, never unparseable)."""
     stage = f"round {round_no}"
     hits = ctx.retrieve(query, params.k, stage=stage, agent="Retriever", round=round_no)
-    documents, shown = read_docs(hits, params.max_doc_chars)
+    documents, shown = read_docs(hits, budget.doc_chars)
     reply = ctx.ask(
         messages(prompt("imedrag_lookup_system"), prompt("imedrag_lookup", documents=documents, query=query)),
-        stage=stage, agent="Responder", role="responder", max_tokens=params.answer_tokens, turn=round_no,
+        stage=stage, agent="Responder", role="responder", max_tokens=budget.answer_tokens, turn=round_no,
     )
     answer = " ".join(reply.text.split())
     cited = [i for i in dict.fromkeys(_BRACKETED.findall(answer)) if i in shown]
@@ -74,6 +109,7 @@ def render_history(history: list[Lookup]) -> str:
 
 def run(question: Question, params: IMedRAGParams, ctx: RunContext) -> Answer:
     system = prompt("imedrag_system")
+    budget = budgets(params, question, ctx.llm.context_window)
     history: list[Lookup] = []
     for round_no in range(1, params.rounds + 1):
         reply = ctx.ask(
@@ -85,23 +121,23 @@ def run(question: Question, params: IMedRAGParams, ctx: RunContext) -> Answer:
         queries = [q.strip() for q in reply.parsed.queries if q.strip()]
         for q in queries:
             ctx.emit(f"round {round_no}", "Questioner", Query(text=q, purpose="follow-up", round=round_no))
-        history += ctx.parallel(partial(lookup, round_no=round_no, params=params, ctx=ctx), queries)
+        history += ctx.parallel(partial(lookup, round_no=round_no, params=params, budget=budget, ctx=ctx), queries)
     reply = ctx.ask(
         messages(system, prompt("imedrag_final", history=render_history(history), question=question.render())),
         stage="final answer", agent="Answerer", role="answerer",
-        schema=answer_schema(question, cite=True), max_tokens=params.max_tokens,
+        schema=answer_schema(question, cite=True, order=params.answer_format), max_tokens=params.max_tokens,
     )
     return to_answer(reply.parsed, question, valid_ids={i for entry in history for i in entry.cited})
 
 
 SPEC = MethodSpec(
     name="imedrag", label="i-MedRAG",
-    description="Iterative follow-up queries: R rounds × Q queries, each answered by a small RAG step; "
+    description="Iterative follow-up queries: R rounds × Q queries, each answered by a RAG step; "
                 "the final answer reads the query–answer history.",
     params=IMedRAGParams, run=run,
     stages=(Stage("Questioner writes Q follow-up queries", "query", ("round",), agents=("Questioner",)),
             Stage("Retrieve for each query", "retrieve", ("round",), agents=("Retriever",), many="× Q"),
-            Stage("Responder answers each query briefly", "retrieve", ("round",), agents=("Responder",), many="× Q",
+            Stage("Responder answers each query", "retrieve", ("round",), agents=("Responder",), many="× Q",
                   loop_to="Questioner writes Q follow-up queries", loop_label="next round (R rounds)"),
             Stage("Answerer reads the query–answer history", "answer", ("final answer",), agents=("Answerer",))),
 )

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model, field_validator
 
-from core.methods.base import MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, to_answer
+from core.methods.base import AnswerFormat, MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, to_answer
 from core.methods.medrag import read_docs
 from core.question import Question
 from core.stages import Stage
@@ -124,9 +124,9 @@ def answer_view(question: Question, params: MassParams, ctx: RunContext, item: t
     return to_answer(reply.parsed, question)
 
 
-def synthesis_schema(question: Question, views: list[str]) -> type[BaseModel]:
+def synthesis_schema(question: Question, views: list[str], order: AnswerFormat = "reasoning first") -> type[BaseModel]:
     followed = Literal[tuple(v.title() for v in views) + ("combined",)]
-    return create_model("Synthesis", __base__=answer_schema(question, cite=True), followed_view=(followed, ...))
+    return create_model("Synthesis", __base__=answer_schema(question, cite=True, order=order), followed_view=(followed, ...))
 
 
 def synthesize(question: Question, views: dict[str, str], candidates: dict[str, Answer], used: set[str],
@@ -137,7 +137,8 @@ def synthesize(question: Question, views: dict[str, str], candidates: dict[str, 
                   candidates="\nCandidate answers:\n" + "\n".join(lines) + "\n" if lines else "",
                   question=question.render(), compared="views and candidate answers" if lines else "views")
     reply = ctx.ask(messages(prompt("mass_system"), text), stage="synthesis", agent="Synthesis Agent",
-                    role="synthesizer", schema=synthesis_schema(question, list(views)), max_tokens=params.max_tokens)
+                    role="synthesizer", schema=synthesis_schema(question, list(views), params.answer_format),
+                    max_tokens=params.max_tokens)
     followed = reply.parsed.followed_view
     note = "combined the views" if followed == "combined" else f"followed the {followed} view"
     if candidates:

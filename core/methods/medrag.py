@@ -9,6 +9,8 @@ tokens) and the reply; a larger endpoint can raise it.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from core.methods.base import MethodParams, MethodSpec, RunContext, answer_schema, format_docs, messages, prompt, to_answer
@@ -23,6 +25,9 @@ class MedRAGParams(MethodParams):
     k: int = Field(32, ge=1, le=128, description="snippets retrieved (hybrid BM25 + dense)")
     max_doc_chars: int = Field(6000, ge=500, le=60000, description="character budget for the documents shown")
     max_tokens: int = Field(320, ge=32, le=4096, description="budget for the reasoning and answer")
+    query: Literal["question", "question and options"] = Field(
+        "question", description="what is searched for: the question alone (the toolkit's), or with its options "
+                                "(recall@5 of the teaching pack's key passages 0.49 → 0.74 on the default corpus)")
 
 
 def read_docs(hits: list[Hit], max_chars: int) -> tuple[str, list[str]]:
@@ -33,12 +38,13 @@ def read_docs(hits: list[Hit], max_chars: int) -> tuple[str, list[str]]:
 
 
 def run(question: Question, params: MedRAGParams, ctx: RunContext) -> Answer:
-    hits = ctx.retrieve(question.text, params.k, stage="retrieval", agent="Retriever")
+    query = question.text if params.query == "question" else question.render()
+    hits = ctx.retrieve(query, params.k, stage="retrieval", agent="Retriever")
     documents, shown = read_docs(hits, params.max_doc_chars)
     reply = ctx.ask(
         messages(prompt("medrag_system"), prompt("medrag_user", documents=documents, question=question.render())),
         stage="answer", agent="Reader", role="reader",
-        schema=answer_schema(question, cite=True), max_tokens=params.max_tokens,
+        schema=answer_schema(question, cite=True, order=params.answer_format), max_tokens=params.max_tokens,
     )
     return to_answer(reply.parsed, question, valid_ids=shown)
 

@@ -1,49 +1,56 @@
 """MedRGAG (Li et al., 2025): unify retrieved and generated knowledge for medical questions.
 
-Source-balanced retrieval takes the top documents from each corpus separately, merged and re-scored,
-and keeps k=5. KGCC: a summarizer condenses each document for the question (or finds no useful
-information), an explorer lists up to k points of knowledge still missing, and a generator writes one
-background document per point (one from the question alone when none is named: filler written from the
-same prompt would only repeat itself). KADS: an integrator identifies the knowledge the question needs,
-maps the candidates (at most 2k) to it and selects up to k that cover it without redundancy; the reader
-answers from that selection only. Ablations as in the paper: w/o KGCC generates k documents from the
-question alone, sampled so that they differ; w/o KADS ranks the candidates against the question (BM25
-here) and passes the top k on.
+As the authors' code runs it: the top 32 documents of each corpus (query: the question and its options) are
+pooled and re-scored, and the best 5 kept. KGCC: a summarizer distils each of them for the question (or finds
+nothing useful), an explorer names exactly 3 missing knowledge points (2 for a yes/no question), and a generator
+writes one background document per point, then documents from the question alone until 5 are written, all
+sampled (temperature 1.2, top-p 0.9, presence penalty 1.0). KADS: an integrator reads the 10 candidates under
+neutral ids (nothing tells it which were generated), identifies the knowledge the question needs, maps the
+candidates to it and selects up to 5; the selection is re-scored against the question and read in that order by
+the reader, again under neutral ids. The trace keeps each candidate's provenance for the screens.
+Ablations as in the paper: w/o KGCC writes every document from the question alone; w/o KADS passes the
+re-scored top candidates on with no integrator.
 """
 
 from __future__ import annotations
 
-import re
 from functools import partial
 from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
-from rank_bm25 import BM25Okapi
 
 from core.methods.base import MethodParams, MethodSpec, RunContext, messages, prompt
 from core.methods.discuss import answer_from_documents
 from core.methods.medrag import read_docs
 from core.question import Question
 from core.stages import Stage
-from core.trace import Answer, GeneratedDoc, Hit, Retrieval, Verdict, VerdictItem
+from core.trace import Answer, GeneratedDoc, Hit, Query, Verdict, VerdictItem
 
 GENERATED = "generated"  # the corpus name of generated documents; their ids are gen-1, gen-2, ...
 FROM_QUESTION = "(none: written from the question alone)"
 
 
 class MedRGAGParams(MethodParams):
-    per_source_k: int = Field(5, ge=1, le=32, description="documents taken from each corpus before re-scoring")
+    per_source_k: int = Field(32, ge=1, le=64, description="documents pooled from each corpus before re-scoring")
     n_retrieved: int = Field(5, ge=1, le=16, description="retrieved documents kept after re-scoring (k)")
-    n_generated: int = Field(5, ge=0, le=8, description="most background documents generated (k): one per missing "
-                                                         "point; 0 = w/o generation")
-    sample_temperature: float = Field(0.7, ge=0.0, le=2.0, description="temperature for documents written from "
-                                                                        "the question alone, so several differ")
+    n_points: int = Field(3, ge=1, le=8, description="missing knowledge points the explorer names")
+    n_points_yes_no: int = Field(2, ge=1, le=8, description="missing knowledge points for a yes/no question")
+    n_generated: int = Field(5, ge=0, le=8, description="background documents generated: one per missing point, "
+                                                         "the rest from the question alone; 0 = w/o generation")
+    generate_temperature: float = Field(1.2, ge=0.0, le=2.0, description="the generator's sampling temperature")
+    generate_top_p: float = Field(0.9, gt=0.0, le=1.0, description="the generator's nucleus (top-p) sampling")
+    generate_presence_penalty: float = Field(1.0, ge=-2.0, le=2.0, description="the generator's presence penalty")
+    generate_tokens: int = Field(256, ge=32, le=1024, description="budget for each generated document")
+    agent_temperature: float = Field(1.2, ge=0.0, le=2.0, description="temperature of the summarizer, explorer "
+                                                                       "and integrator")
     n_selected: int = Field(5, ge=1, le=16, description="documents the selection passes to the reader")
     kgcc: bool = Field(True, description="off: generate from the question alone (ablation w/o KGCC)")
-    kads: bool = Field(True, description="off: pass the top candidates by BM25 to the reader (ablation w/o KADS)")
-    max_doc_chars: int = Field(800, ge=200, le=4000, description="characters of each candidate an agent reads")
-    generate_tokens: int = Field(180, ge=32, le=1024, description="budget for each generated document")
+    kads: bool = Field(True, description="off: pass the re-scored top candidates to the reader (ablation w/o KADS)")
+    max_doc_chars: int = Field(1600, ge=200, le=4000, description="characters of each candidate an agent reads")
     max_tokens: int = Field(320, ge=64, le=4096, description="budget for the final answer")
+    seed: int = Field(0, ge=0, description="sampling seed of the agents above temperature 0 (each document from the "
+                                           "question alone its own): the same seed replays a saved run from the "
+                                           "response cache, another draws new documents")
 
 
 def _reading(hits: list[Hit], params: MedRGAGParams) -> tuple[list[Hit], int]:
@@ -57,19 +64,30 @@ def _documents(hits: list[Hit], params: MedRGAGParams) -> tuple[str, list[str]]:
     return read_docs(*_reading(hits, params))
 
 
+def with_options(question: Question) -> str:
+    """The question with its options, as the authors retrieve and re-score with it."""
+    return "\n".join([question.text, *(f"{k}. {v}" for k, v in sorted(question.options.items()))])
+
+
+def is_yes_no(question: Question) -> bool:
+    return bool(question.options) and {v.strip().lower() for v in question.options.values()} == {"yes", "no"}
+
+
+def n_points(question: Question, params: MedRGAGParams) -> int:
+    return min(params.n_points_yes_no if is_yes_no(question) else params.n_points, params.n_generated)
+
+
 # -- stage 1: source-balanced evidence retrieval ---------------------------------------------
 
 
 def retrieve(question: Question, params: MedRGAGParams, ctx: RunContext) -> list[Hit]:
-    # The paper's question is the stem with its answer set, so the options are part of the query.
-    query = " ".join([question.text, *question.options.values()])
+    query = with_options(question)
     n_corpora = len(ctx.retriever.corpora) if ctx.retriever else 1
-    hits = ctx.retrieve(query, params.per_source_k * max(n_corpora, 1), stage="retrieval", agent="Retriever",
-                        balanced=True)
-    top = sorted(hits, key=lambda h: -h.score)[: params.n_retrieved]
-    top = [h.model_copy(update={"rank": i}) for i, h in enumerate(top, 1)]
-    ctx.emit("retrieval", "Reranker", Retrieval(query=query, hits=top, retriever="re-scored top k"))
-    return top
+    ctx.emit("retrieval", "Retriever", Query(text=query, purpose=(
+        f"question + options: the top {params.per_source_k} of each of {n_corpora} corpora pooled "
+        f"({params.per_source_k * n_corpora}), re-scored, the best {params.n_retrieved} kept")))
+    return ctx.retrieve(query, params.n_retrieved, stage="retrieval", agent="Retriever", balanced=True,
+                        per_corpus=params.per_source_k)
 
 
 # -- stage 2: knowledge-guided context completion ----------------------------------------------
@@ -87,7 +105,7 @@ def summary_schema(doc_id: str) -> type[BaseModel]:
 
 def missing_schema(n: int) -> type[BaseModel]:
     return create_model("MissingKnowledge", missing=(list[str], Field(
-        max_length=n, description="short knowledge points, most important first",
+        min_length=n, max_length=n, description="short knowledge points, most critical first",
         json_schema_extra={"items": {"type": "string", "maxLength": 160}})))
 
 
@@ -96,37 +114,50 @@ def summarize(question: Question, params: MedRGAGParams, ctx: RunContext, hit: H
     document, _ = _documents([hit], params)
     text = prompt("medrgag_summarize", question=question.render(), document=document)
     return ctx.ask(messages(prompt("medrgag_system"), text), stage="KGCC: summarize", agent="Summarizer",
-                   role="summarizer", schema=summary_schema(hit.snippet_id), max_tokens=160).parsed
+                   role="summarizer", schema=summary_schema(hit.snippet_id), temperature=params.agent_temperature,
+                   seed=_seed(params.agent_temperature, params), max_tokens=160).parsed
 
 
-def explore(question: Question, summaries: list[BaseModel], params: MedRGAGParams, ctx: RunContext) -> list[str]:
+def explore(question: Question, summaries: list[BaseModel], n: int, params: MedRGAGParams,
+            ctx: RunContext) -> list[str]:
     useful = "\n".join(f"[{s.doc_id}] {s.summary.strip()}" for s in summaries if s.useful and s.summary.strip())
     text = prompt("medrgag_explore", summaries=useful or "(no retrieved document had useful information)",
-                  question=question.render(), n=params.n_generated)
+                  question=question.render(), n=n)
     reply = ctx.ask(messages(prompt("medrgag_system"), text), stage="KGCC: explore", agent="Explorer",
-                    role="explorer", schema=missing_schema(params.n_generated), max_tokens=60 + 55 * params.n_generated)
+                    role="explorer", schema=missing_schema(n), temperature=params.agent_temperature,
+                    seed=_seed(params.agent_temperature, params), max_tokens=60 + 55 * n)
     return [m.strip() for m in reply.parsed.missing if m.strip()]
 
 
-def write_background(question: Question, stage: str, params: MedRGAGParams, ctx: RunContext, gap: str) -> str:
-    task = (f"Explain this knowledge needed for the question: {gap}." if gap != FROM_QUESTION
-            else "Give background knowledge useful for answering the question.")
+def _seed(temperature: float, params: MedRGAGParams, offset: int = 0) -> int | None:
+    """The run's seed for a sampled call (so the response cache can replay it); none for a greedy one. Calls that
+    share a prompt add their offset to the seed spaced by 1,000, so runs with neighbouring seeds share no sample."""
+    return params.seed * 1000 + offset if temperature > 0 else None
+
+
+def write_background(question: Question, stage: str, params: MedRGAGParams, ctx: RunContext,
+                     numbered: tuple[int, str]) -> str:
+    index, point = numbered  # documents from the question alone share a prompt: each samples with its own seed
+    task = (f"Knowledge point: {point}. Write only about this knowledge point." if point != FROM_QUESTION
+            else "Write from the question and general medical knowledge.")
     text = prompt("medrgag_generate", question=question.render(), task=task)
-    temperature = 0.0 if gap != FROM_QUESTION else params.sample_temperature
     reply = ctx.ask(messages(prompt("medrgag_system"), text), stage=stage, agent="Generator", role="generator",
-                    temperature=temperature, max_tokens=params.generate_tokens)
+                    temperature=params.generate_temperature, top_p=params.generate_top_p,
+                    presence_penalty=params.generate_presence_penalty, max_tokens=params.generate_tokens,
+                    seed=_seed(params.generate_temperature, params, index))
     return " ".join(reply.text.split())
 
 
-def generate(question: Question, gaps: list[str], stage: str, params: MedRGAGParams, ctx: RunContext) -> list[Hit]:
-    """One background document per gap, written concurrently; each recorded with the gap it fills."""
-    texts = ctx.parallel(partial(write_background, question, stage, params, ctx), gaps)
+def generate(question: Question, points: list[str], stage: str, params: MedRGAGParams, ctx: RunContext) -> list[Hit]:
+    """One background document per point, then documents from the question alone up to ``n_generated``, written
+    concurrently; each recorded with the point it explains."""
+    points = points + [FROM_QUESTION] * (params.n_generated - len(points))
+    texts = ctx.parallel(partial(write_background, question, stage, params, ctx), list(enumerate(points)))
     docs = []
-    for i, (gap, text) in enumerate(zip(gaps, texts), 1):
-        ctx.emit(stage, "Generator", GeneratedDoc(doc_id=f"gen-{i}", text=text, gap=gap))
+    for i, (point, text) in enumerate(zip(points, texts), 1):
+        ctx.emit(stage, "Generator", GeneratedDoc(doc_id=f"gen-{i}", text=text, gap=point))
         if text:
-            title = "Generated background" + ("" if gap == FROM_QUESTION else f": {gap}")
-            docs.append(Hit(snippet_id=f"gen-{i}", corpus=GENERATED, title=title, text=text, rank=i, score=0.0))
+            docs.append(Hit(snippet_id=f"gen-{i}", corpus=GENERATED, title="", text=text, rank=i, score=0.0))
     return docs
 
 
@@ -134,13 +165,19 @@ def complete_context(question: Question, retrieved: list[Hit], params: MedRGAGPa
     if not params.n_generated:
         return []
     if not params.kgcc:
-        return generate(question, [FROM_QUESTION] * params.n_generated, "generation", params, ctx)
+        return generate(question, [], "generation", params, ctx)
     summaries = ctx.parallel(partial(summarize, question, params, ctx), retrieved)
-    gaps = explore(question, summaries, params, ctx)[: params.n_generated]
-    return generate(question, gaps or [FROM_QUESTION], "KGCC: generate", params, ctx)
+    points = explore(question, summaries, n_points(question, params), params, ctx)
+    return generate(question, points, "KGCC: generate", params, ctx)
 
 
 # -- stage 3: knowledge-aware document selection ---------------------------------------------
+
+
+def anonymous(candidates: list[Hit]) -> list[Hit]:
+    """The candidates as agents read them: numbered in order, retrieved ones with their title as the corpus gives
+    it, nothing saying which were generated (the integrator and the reader judge the text alone)."""
+    return [h.model_copy(update={"snippet_id": str(i), "corpus": ""}) for i, h in enumerate(candidates, 1)]
 
 
 def selection_schema(ids: list[str], n: int) -> type[BaseModel]:
@@ -156,50 +193,80 @@ def selection_schema(ids: list[str], n: int) -> type[BaseModel]:
     )
 
 
-def origin(hit: Hit) -> str:
-    return "generated" if hit.corpus == GENERATED else f"retrieved from {hit.corpus}"
+def origin(hit: Hit, shown_as: str) -> str:
+    where = "generated" if hit.corpus == GENERATED else f"retrieved from {hit.corpus}"
+    return f"{where}; shown to the model as [{shown_as}]"
+
+
+def contents(hit: Hit) -> str:
+    """A document as it is scored: a retrieved one with its title, as its corpus indexed it; a generated one, its text."""
+    return f"{hit.title}. {hit.text}" if hit.title else hit.text
+
+
+def rescore(question: Question, hits: list[Hit], ctx: RunContext) -> list[tuple[Hit, float]]:
+    """The documents best first, re-scored against the question and its options as the retrieved pool was."""
+    scores = ctx.retriever.similarity(with_options(question), [contents(h) for h in hits]) if hits else []
+    return sorted(zip(hits, scores), key=lambda pair: -pair[1])
 
 
 def select(question: Question, candidates: list[Hit], params: MedRGAGParams, ctx: RunContext) -> list[Hit]:
-    """KADS: requirements → candidate-to-requirement map → a compact, non-redundant selection."""
+    """KADS: requirements → candidate-to-requirement map → a compact, non-redundant selection, re-scored so the
+    reader reads the best first."""
     stage, agent = "KADS: select", "Integrator"
-    documents, shown = _documents(candidates, params)
+    neutral = anonymous(candidates)
+    real = {n.snippet_id: h for n, h in zip(neutral, candidates)}
+    documents, shown = _documents(neutral, params)
     text = prompt("medrgag_integrate", documents=documents, question=question.render(), n=params.n_selected)
     reply = ctx.ask(messages(prompt("medrgag_system"), text), stage=stage, agent=agent, role="integrator",
-                    schema=selection_schema(shown, params.n_selected), max_tokens=240 + 55 * len(shown))
+                    schema=selection_schema(shown, params.n_selected), temperature=params.agent_temperature,
+                    seed=_seed(params.agent_temperature, params), max_tokens=240 + 55 * len(shown))
     covers: dict[str, str] = {}
     for m in reply.parsed.mapping:
         covers.setdefault(m.doc_id, m.covers.strip() or "none")
-    chosen = set(reply.parsed.selected)
-    items = [VerdictItem(doc_id=h.snippet_id, keep=h.snippet_id in chosen,
-                         reason=f"{origin(h)}; covers: {covers.get(h.snippet_id, 'not mapped')}"
-                                + ("" if h.snippet_id in chosen else "; not selected"))
-             for h in candidates]
-    selected = [h for h in candidates if h.snippet_id in chosen]
-    ctx.emit(stage, agent, Verdict(items=items, reason=f"{_mix(selected, candidates)}; the question needs: "
-                                                       + "; ".join(reply.parsed.requirements)))
+    chosen = list(dict.fromkeys(reply.parsed.selected))
+    order = {h.snippet_id: r for r, (h, _) in enumerate(rescore(question, [real[i] for i in chosen], ctx), 1)}
+    items = []
+    for n, h in zip(neutral, candidates):
+        place = (f"; selected, read {order[h.snippet_id]} of {len(order)} after re-scoring"
+                 if h.snippet_id in order else "; not selected")
+        items.append(VerdictItem(doc_id=h.snippet_id, keep=h.snippet_id in order,
+                                 reason=f"{origin(h, n.snippet_id)}; covers: {covers.get(n.snippet_id, 'not mapped')}"
+                                        + place))
+    selected = sorted((real[i] for i in chosen), key=lambda h: order[h.snippet_id])
+    ctx.emit(stage, agent, Verdict(items=items, reason=f"{_mix(selected, candidates)}, re-scored for the reader; "
+                                                       "the question needs: " + "; ".join(reply.parsed.requirements)))
     return selected
 
 
-def _words(text: str) -> list[str]:
-    return re.findall(r"\w+", text.lower())
-
-
 def rank(question: Question, candidates: list[Hit], params: MedRGAGParams, ctx: RunContext) -> list[Hit]:
-    """W/o KADS: the top candidates by BM25 against the question, no reasoning."""
-    scores = BM25Okapi([_words(f"{h.title} {h.text}") for h in candidates]).get_scores(_words(question.render()))
-    order = sorted(range(len(candidates)), key=lambda i: -scores[i])
-    place = {candidates[i].snippet_id: r for r, i in enumerate(order, 1)}
-    selected = [candidates[i] for i in sorted(order[: params.n_selected])]
+    """W/o KADS: the top candidates re-scored against the question, no integrator."""
+    ranked = rescore(question, candidates, ctx)
+    place = {h.snippet_id: r for r, (h, _) in enumerate(ranked, 1)}
+    selected = [h for h, _ in ranked[: params.n_selected]]
     items = [VerdictItem(doc_id=h.snippet_id, keep=place[h.snippet_id] <= params.n_selected,
-                         reason=f"{origin(h)}; BM25 rank {place[h.snippet_id]}") for h in candidates]
-    ctx.emit("selection", "BM25", Verdict(items=items, reason=f"{_mix(selected, candidates)}; KADS off"))
+                         reason=f"{origin(h, n.snippet_id)}; re-scored #{place[h.snippet_id]}")
+             for n, h in zip(anonymous(candidates), candidates)]
+    ctx.emit("selection", "Reranker", Verdict(items=items, reason=f"{_mix(selected, candidates)}; KADS off"))
     return selected
 
 
 def _mix(selected: list[Hit], candidates: list[Hit]) -> str:
     generated = sum(h.corpus == GENERATED for h in selected)
     return f"selected {len(selected) - generated} retrieved + {generated} generated of {len(candidates)} candidates"
+
+
+def read(question: Question, selected: list[Hit], candidates: list[Hit], params: MedRGAGParams,
+         ctx: RunContext) -> Answer:
+    """The reader answers from the selection in its re-scored order, under the ids the integrator saw them by;
+    its citations are mapped back to the documents' own ids."""
+    neutral = {h.snippet_id: n for n, h in zip(anonymous(candidates), candidates)}
+    shown = [neutral[h.snippet_id] for h in selected]
+    real = {n.snippet_id: h.snippet_id for n, h in zip(shown, selected)}
+    clipped, budget = _reading(shown, params)
+    answer = answer_from_documents(question, clipped, ctx, system=prompt("medrgag_system"), max_doc_chars=budget,
+                                   max_tokens=params.max_tokens, note=_mix(selected, candidates),
+                                   order=params.answer_format)
+    return answer.model_copy(update={"cited": [real[i] for i in answer.cited if i in real]})
 
 
 def run(question: Question, params: MedRGAGParams, ctx: RunContext) -> Answer:
@@ -209,9 +276,7 @@ def run(question: Question, params: MedRGAGParams, ctx: RunContext) -> Answer:
         selected = (select if params.kads else rank)(question, candidates, params, ctx)
     else:
         selected = []
-    clipped, budget = _reading(selected, params)
-    return answer_from_documents(question, clipped, ctx, system=prompt("medrgag_system"), max_doc_chars=budget,
-                                 max_tokens=params.max_tokens, note=_mix(selected, candidates))
+    return read(question, selected, candidates, params, ctx)
 
 
 SPEC = MethodSpec(
@@ -221,8 +286,9 @@ SPEC = MethodSpec(
     params=MedRGAGParams, run=run,
     stages=(Stage("Source-balanced retrieval", "retrieve", ("retrieval",)),
             Stage("KGCC: summarize each document", "judge", ("KGCC: summarize",), many="× k"),
-            Stage("KGCC: explorer lists missing knowledge", "query", ("KGCC: explore",)),
-            Stage("KGCC: generate background documents", "retrieve", ("KGCC: generate", "generation"), many="× gaps"),
-            Stage("KADS: integrator selects documents", "judge", ("KADS: select", "selection")),
+            Stage("KGCC: explorer names missing knowledge", "query", ("KGCC: explore",)),
+            Stage("KGCC: generate background documents", "retrieve", ("KGCC: generate", "generation"),
+                  many="× n_generated"),
+            Stage("KADS: integrator selects documents, re-scored for reading", "judge", ("KADS: select", "selection")),
             Stage("Reader answers", "answer", ("answer",))),
 )

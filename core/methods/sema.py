@@ -180,7 +180,7 @@ def arbitrate(question: Question, schema_text: str, evidence: list[Hit], params:
                     conflicts=r.conflicts, summary=r.summary)
     ctx.emit("arbitration", "A-Agent", report)
     reply = ctx.ask(messages(system, prompt("sema_answer", question=question.render(), report=render_report(report))),
-                    stage="answer selection", agent="A-Agent", role="arbiter", schema=answer_schema(question, cite=True),
+                    stage="answer selection", agent="A-Agent", role="arbiter", schema=answer_schema(question, cite=True, order=params.answer_format),
                     temperature=params.temperature_a, max_tokens=params.max_tokens)
     return to_answer(reply.parsed, question, valid_ids={i for c in (*r.supporting, *r.refuting) for i in c.ids})
 
@@ -211,7 +211,7 @@ def run(question: Question, params: SemaParams, ctx: RunContext) -> Answer:
     documents, shown = read_docs(evidence, params.max_doc_chars)
     reply = ctx.ask(messages(prompt("sema_system"), prompt("sema_read", documents=documents, question=question.render(),
                                                            schema=schema_text)),
-                    stage="answer", agent="Reader", role="reader", schema=answer_schema(question, cite=True),
+                    stage="answer", agent="Reader", role="reader", schema=answer_schema(question, cite=True, order=params.answer_format),
                     temperature=params.temperature_a, max_tokens=params.max_tokens)
     return to_answer(reply.parsed, question, valid_ids=shown)
 

@@ -3,8 +3,9 @@
 Each retriever ranks every selected corpus; its per-corpus lists are merged by raw score into one
 list (as MedRAG does), and the two lists are fused with RRF (k=60). Every hit carries its score and
 rank under each retriever. Source-balanced search (MedRGAG) takes an equal share of k from each
-corpus (its own fused top k/n), pools them and re-scores the pool with a rerank hook, dense cosine
-similarity by default; so a caller wanting the top m of every one of n corpora asks for k = m * n.
+corpus (its own fused top k/n, or ``per_corpus`` of each when given), pools them and re-scores the pool with a
+rerank hook, dense cosine similarity by default, keeping the k best: MedRGAG pools the top 32 of every corpus and
+keeps 5. ``similarity`` scores any texts (generated ones too) the way that default re-scores the pool.
 Safe to call from many threads at once.
 """
 
@@ -55,7 +56,7 @@ class HybridRetriever:
 
     def search(self, query: str, k: int, *, corpora: list[str] | None = None, balanced: bool = False,
                exclude: frozenset[str] = frozenset(), mode: Mode = "hybrid",
-               pin: frozenset[str] = frozenset()) -> list[Hit]:
+               pin: frozenset[str] = frozenset(), per_corpus: int | None = None) -> list[Hit]:
         """The k best snippets; ``exclude`` holds snippet ids that never come back, ``pin`` ids that always do, at
         the top (marked ``pinned``), with the rest filling the k."""
         query = query.strip()
@@ -77,10 +78,16 @@ class HybridRetriever:
         if not balanced:
             found = self._fused(q, names, k)
         else:
-            share = -(-k // len(names))  # each corpus contributes ceil(k / corpora) candidates
+            share = per_corpus or -(-k // len(names))  # each corpus contributes ceil(k / corpora) unless told
             pool = [hit for name in names for hit in self._fused(q, [name], share)]
             found = self._rerank(query, pool, k)
         return self._pinned(q, names, found, frozenset(pin), k) if pin else found
+
+    def similarity(self, query: str, texts: list[str]) -> list[float]:
+        """Cosine similarity of each text to the query under the dense embedder (texts need not be in an index)."""
+        if not texts:
+            return []
+        return (self.embedder.encode(texts) @ self.embedder.encode_query(query.strip())).tolist()
 
     def _pinned(self, q: _Query, names: list[str], found: list[Hit], pin: frozenset[str], k: int) -> list[Hit]:
         """Pinned snippets first (with their fused rank's scores when they made the list, else their retrievers'

@@ -105,10 +105,12 @@ def status_table(cases: list[TeachingCase], methods: list[str], folder: Path | N
 
 
 def to_record(cases: list[TeachingCase], methods: list[str], folder: Path | None = None,
-              retry_errors: bool = False) -> list[tuple[TeachingCase, str]]:
+              retry_errors: bool = False, again: bool = False) -> list[tuple[TeachingCase, str]]:
+    """What is missing (and what ended in error, with ``retry_errors``); with ``again``, every pair asked for,
+    as after a method changed: each is replaced when its new run ends, so a stop leaves the old ones."""
     found = status(cases, methods, folder)
     return [(c, m) for c in cases for m in methods
-            if found[c.id, m] == "missing" or (retry_errors and found[c.id, m] != "ok")]
+            if again or found[c.id, m] == "missing" or (retry_errors and found[c.id, m] != "ok")]
 
 
 # -- recording ---------------------------------------------------------------------------------------------------
@@ -124,7 +126,7 @@ def save_run(case: TeachingCase, entry: RunEntry, folder: Path | None = None) ->
 
 
 def record(cases: list[TeachingCase], methods: list[str], *, llm, retriever: Retriever, folder: Path | None = None,
-           retry_errors: bool = False, sinks: Iterable[Sink] = (),
+           retry_errors: bool = False, again: bool = False, sinks: Iterable[Sink] = (),
            on_plan: Callable[[list[tuple[TeachingCase, str]]], None] | None = None,
            on_start: Callable[[TeachingCase, str], None] | None = None,
            on_done: Callable[[TeachingCase, Run], None] | None = None,
@@ -139,7 +141,7 @@ def record(cases: list[TeachingCase], methods: list[str], *, llm, retriever: Ret
     done = []
     key = hashlib.sha1(str(folder.resolve()).encode()).hexdigest()[:12]  # outside the folder: nothing to commit
     with FileLock(str(Path(tempfile.gettempdir()) / f"medrag-workshop-record-{key}.lock")):
-        pairs = to_record(cases, methods, folder, retry_errors)
+        pairs = to_record(cases, methods, folder, retry_errors, again)
         if on_plan:
             on_plan(pairs)
         for case, method in pairs:
