@@ -77,6 +77,11 @@ class LiveRun:
         with self._changed:
             self._changed.wait_for(lambda: self._done or len(self.events) > seen, timeout=timeout)
 
+    def until_done(self, timeout: float) -> bool:
+        """Waits up to ``timeout`` seconds for the run to end; whether it has."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._done, timeout=timeout)
+
     def working(self) -> list[Partial]:
         """Replies being written now, oldest first (a method can have several agents writing at once)."""
         with self._changed:

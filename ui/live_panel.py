@@ -126,6 +126,19 @@ def follow_saved(run_id: str, load: Callable[[str], Run]) -> None:
     panel()
 
 
+STOP_WAIT_SECONDS = 2.0
+
+
+def _stop(running: list[LiveRun]) -> None:
+    """Cancel, then give the runs a moment to end (most do within a second), so the page that follows draws them
+    ended: Run available again, no Stop. A run still ending is picked up by the live panel as before."""
+    for live in running:
+        live.cancel()
+    deadline = time.monotonic() + STOP_WAIT_SECONDS
+    for live in running:
+        live.until_done(max(deadline - time.monotonic(), 0.0))
+
+
 def stop_button(lives: list[LiveRun], *, key: str, label: str = "Stop") -> None:
     """Stop for runs that are going; disabled, saying so, once a stop is on its way."""
     running = [live for live in lives if not live.done]
@@ -133,5 +146,5 @@ def stop_button(lives: list[LiveRun], *, key: str, label: str = "Stop") -> None:
         return
     stopping = all(live.stop_requested for live in running)
     st.button("Stopping…" if stopping else label, icon=":material/stop:", key=key, width="stretch",
-              disabled=stopping, on_click=lambda: [live.cancel() for live in running],
+              disabled=stopping, on_click=_stop, args=(running,),
               help=None if stopping else "Ends the run at its next step; what it did so far is kept")

@@ -47,8 +47,10 @@ def page() -> None:
     with ask:
         text, options = question_form("ask")
         go, stop = st.columns([1, 1])
+        # Another key while a run goes: the browser then draws a new button when the run ends, where it could keep
+        # showing the old one disabled after a stop whose rerun crossed the live panel's.
         clicked = go.button("Run", type="primary", icon=":material/play_arrow:", disabled=running,
-                            width="stretch", key="ask.go")
+                            width="stretch", key="ask.go.busy" if running else "ask.go")
         with stop:
             stop_button([live] if running else [], key="ask.stop")
     if clicked:
