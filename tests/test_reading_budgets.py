@@ -132,3 +132,14 @@ def test_the_step_line_says_how_many_snippets_a_call_read(read, offered, said):
     from ui.step_lines import reading_text
 
     assert reading_text(AgentMessage(text="", read=read, offered=offered)) == said
+
+
+@pytest.mark.parametrize("window", [2048, 128_000])
+def test_discuss_reader_reads_exactly_what_the_decision_maker_accepted(window):
+    llm = with_window(test_methods_discuss.scripted(), window)
+    run = execute("discuss", MC, llm=llm, retriever=ListRetriever(long_hits(32, 900)))
+    assert run.status == "ok", run.events[-1].payload
+    decision, reader = (next(e.payload for e in run.events if e.agent == agent and e.kind == "agent_message")
+                        for agent in ("Decision-maker", "Reader"))
+    assert decision.read == reader.read and decision.offered == reader.offered
+    assert (len(reader.read) == reader.offered) == (window == 128_000)  # a small window reads only some

@@ -171,11 +171,12 @@ def discuss(question: Question, params: DiscussParams, ctx: RunContext) -> str:
 # -- after retrieval ---------------------------------------------------------------------
 
 
-def decide(question: Question, hits: list[Hit], params: DiscussParams, ctx: RunContext) -> tuple[bool, list[str], str]:
+def decide(question: Question, hits: list[Hit], budget: int, params: DiscussParams,
+           ctx: RunContext) -> tuple[bool, list[str], str]:
     """The authors' decision: one yes/no over the snippets (those within the reading budget), given the stem.
     Returns whether it accepted, the ids it read, and why."""
     stage, agent = "verification", "Decision-maker"
-    documents, shown = read_docs(hits, ctx.reading_chars(params.max_doc_chars, tokens_of(question.text) + DECISION_TOKENS))
+    documents, shown = read_docs(hits, budget)
     if not shown:
         reason = "retrieval returned no snippets"
         ctx.emit(stage, agent, Verdict(items=[], accepted=False, reason=reason))
@@ -193,12 +194,11 @@ def decide(question: Question, hits: list[Hit], params: DiscussParams, ctx: RunC
     return accepted, shown, reason
 
 
-def decide_each(question: Question, hits: list[Hit], params: DiscussParams,
+def decide_each(question: Question, hits: list[Hit], budget: int, params: DiscussParams,
                 ctx: RunContext) -> tuple[list[Hit], str]:
     """The per-snippet variant: the kept snippets when it accepts, none when it rejects, and why."""
     stage, agent = "verification", "Decision-maker"
-    reply_tokens = 80 + 60 * len(hits)  # a judgment per snippet read, at most
-    documents, shown = read_docs(hits, ctx.reading_chars(params.max_doc_chars, tokens_of(question.text) + reply_tokens))
+    documents, shown = read_docs(hits, budget)
     if not shown:
         reason = "retrieval returned no snippets"
         ctx.emit(stage, agent, Verdict(items=[], accepted=False, reason=reason))
@@ -254,18 +254,21 @@ def run(question: Question, params: DiscussParams, ctx: RunContext) -> Answer:
     ctx.emit("retrieval", "Retriever", Query(text=query, purpose="question + distilled summary D" if summary
                                              else "question (no discussion)"))
     hits = ctx.retrieve(query, params.k, stage="retrieval", agent="Retriever")
-    read = partial(answer_from_documents, question, ctx=ctx, system=prompt("discuss_system"),
-                   budget=ctx.reading_chars(params.max_doc_chars, tokens_of(question.render()) + params.max_tokens),
+    # One budget for the decision-maker and the reader, so the reader reads exactly the snippets that were accepted;
+    # it leaves room for the longest reply of the two (the per-snippet variant writes a line per snippet).
+    reply = max(DECISION_TOKENS, params.max_tokens, 80 + 60 * len(hits) if params.judge_each else 0)
+    budget = ctx.reading_chars(params.max_doc_chars, tokens_of(question.render()) + reply)
+    read = partial(answer_from_documents, question, ctx=ctx, system=prompt("discuss_system"), budget=budget,
                    max_tokens=params.max_tokens, order=params.answer_format,
                    **sampling(params.temperature_reader, params))
     if not params.verify:
         return read(hits, note=f"verification off: answered from all {len(hits)} snippets")
     if params.judge_each:
-        kept, reason = decide_each(question, hits, params, ctx)
+        kept, reason = decide_each(question, hits, budget, params, ctx)
         if not kept:
             return fall_back(question, reason, params, ctx)
         return read(kept, note=f"answered from the {len(kept)} of {len(hits)} snippets the decision-maker kept")
-    accepted, shown, reason = decide(question, hits, params, ctx)
+    accepted, shown, reason = decide(question, hits, budget, params, ctx)
     if not accepted:
         return fall_back(question, reason, params, ctx)
     note = f"the decision-maker accepted the snippets: answered from all {len(shown)} it read"
