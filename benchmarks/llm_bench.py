@@ -69,7 +69,16 @@ def questions(mirage: Path = SHARED_DATA) -> list[BenchQuestion]:
 
 
 class SeededLLM(LLM):
-    """The studio's client with a fixed seed on every call, so sampled calls repeat across configurations."""
+    """The studio's client with a fixed seed on every call, so sampled calls repeat across configurations; it
+    reaches the embedded server by URL, so it says what that server reads per call, as the embedded client does."""
+
+    def __init__(self, endpoint: Endpoint, reading_tokens: int, **kwargs):
+        super().__init__(endpoint, **kwargs)
+        self._reading_tokens = reading_tokens
+
+    @property
+    def reading_tokens(self) -> int | None:
+        return self._reading_tokens
 
     def complete(self, messages, **kwargs):
         kwargs.setdefault("seed", SEED)
@@ -229,7 +238,8 @@ def bench(data: dict[str, Any], out: Path, configs: list[str], methods: list[str
             continue
         config = CONFIGS[name]
         server = embedded.EmbeddedServer.start(config)
-        llm = SeededLLM(Endpoint(base_url=server.base_url, model=embedded.MODEL_NAME, timeout=1800), cache_mode="off")
+        llm = SeededLLM(Endpoint(base_url=server.base_url, model=embedded.MODEL_NAME, timeout=1800,
+                                 context_window=server.slot_context), config.read_tokens, cache_mode="off")
         data["configs"][name] = config.describe()
         try:
             for method, item in tqdm(todo, desc=name, unit="run", file=sys.stderr):
