@@ -61,6 +61,10 @@ class AgentMessage(BaseModel):
     text: str
     data: dict[str, Any] | None = None  # the parsed structured reply, when one was asked
     turn: int | None = None
+    # The snippets this call read (ids, in the order read) and how many it was given: a reading budget can leave
+    # some of the retrieved ones unread. None when the call read no snippets (or the run predates the field).
+    read: list[str] | None = None
+    offered: int | None = None
 
 
 class Query(BaseModel):

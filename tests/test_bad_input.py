@@ -51,6 +51,7 @@ def test_a_real_process_says_what_is_wrong_without_a_traceback():
     ({"MEDRAG_CACHE": "bogus"}, "MEDRAG_CACHE must be one of auto, always, off, not 'bogus'"),
     ({"MEDRAG_MAX_RETRIES": "-1"}, "MEDRAG_MAX_RETRIES must be a whole number 0 or more, not '-1'"),
     ({"MEDRAG_MAX_RETRIES": "2.5"}, "MEDRAG_MAX_RETRIES must be a whole number 0 or more, not '2.5'"),
+    ({"MEDRAG_CONTEXT_WINDOW": "8k"}, "MEDRAG_CONTEXT_WINDOW must be a whole number 0 or more, not '8k'"),
 ])
 def test_environment_values_that_do_not_parse(cli, env, message):
     assert cli("ask", QUESTION, "--method", "cot", env=env) == (2, f"error: {message}\n")

@@ -41,6 +41,27 @@ def test_the_api_key_is_used_but_never_shown(monkeypatch):
     assert SECRET not in repr(endpoint)  # the session keeps no copy of the key either
 
 
+def test_the_endpoints_context_window_comes_from_the_environment_and_the_page(monkeypatch):
+    monkeypatch.setenv("MEDRAG_BASE_URL", "http://localhost:8000/v1")
+    monkeypatch.setenv("MEDRAG_CONTEXT_WINDOW", "32768")
+    at = settings_page()
+    assert at.number_input(key="settings.context_window").value == 32768
+    at.number_input(key="settings.context_window").set_value(131072).run()
+    assert not at.exception
+    assert at.session_state[ENDPOINT]["context_window"] == 131072
+
+    def window():
+        import streamlit as st
+
+        from ui import state
+
+        st.write(f"window {state.llm().context_window}")
+
+    probe = AppTest.from_function(window, default_timeout=30)
+    probe.session_state[ENDPOINT] = at.session_state[ENDPOINT]
+    assert "window 131072" in probe.run().markdown[0].value  # what the agents' reading budgets are sized by
+
+
 def test_without_a_key_the_page_says_where_to_put_one():
     at = settings_page()
     at.radio(key="settings.mode").set_value("OpenAI-compatible endpoint").run()

@@ -58,7 +58,7 @@ def full_run() -> Run:
         ("selection", "Integrator", Verdict(items=verdicts, accepted=True, reason="enough to answer"), None),
         ("claims", "A-Agent", AgentMessage(role="arbiter", text="{}", data={
             "supporting": [{"claim": "II, III, aVF map to the RCA", "ids": ["teach-0", "gen-1"]}], "refuting": [],
-            "deeper": [{"nested": {"kept": "as JSON"}}]}), llm_call),
+            "deeper": [{"nested": {"kept": "as JSON"}}]}, read=["teach-0", "gen-1"], offered=4), llm_call),
         ("arbitration", "A-Agent", Report(supporting=["II, III, aVF map to the RCA"],
                                           refuting=["LAD gives anterior changes"],
                                           conflicts=["oxygen advice is outdated"], summary="RCA best supported"), None),
@@ -100,6 +100,9 @@ def test_every_event_kind_is_drawn():
     assert 'class="snip gen cited"' in text and "fills the gap: coronary dominance" in text
     # agent messages as a conversation; structured replies as fields, not raw JSON
     assert len(at.chat_message) == 2 and at.chat_message[0].avatar == ":material/psychology:"
+    # a call that read snippets says how many of those it was given; one that read none says nothing
+    assert "· turn" not in text and ":gray[arbiter · read 2 of 4 snippets · 300+40 tokens" in text
+    assert text.count("read 2 of 4") == 1
     assert "inferior STEMI" in text and "localise the culprit artery" in text
     # a list of objects (the arbiter's claims) as one readable line each; deeper nesting as JSON
     assert "- :gray[claim] II, III, aVF map to the RCA · :gray[ids] teach\\-0, gen\\-1" in text

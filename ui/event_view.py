@@ -5,9 +5,22 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.trace import AgentMessage, Answer, Error, Event, GeneratedDoc, Query, Report, Retrieval, Sufficiency, Usage, Verdict
+from core.trace import (
+    AgentMessage,
+    Answer,
+    Error,
+    Event,
+    GeneratedDoc,
+    Query,
+    Report,
+    Retrieval,
+    Sufficiency,
+    Usage,
+    Verdict,
+)
 from ui.reply_fields import reply_fields
 from ui.snippet_cards import Evidence, cards, is_budget_cut, snippet_card, verdict_tag
+from ui.step_lines import reading_text
 from ui.text import esc, md, short
 
 # (words looked for in the role or agent name, avatar, badge colour); the first match wins.
@@ -59,7 +72,8 @@ def agent_message(event: Event, p: AgentMessage, *, folded: bool = False) -> Non
     avatar, colour = role_style(p.role, event.agent)
     with st.chat_message(event.agent, avatar=avatar):
         turn = f" · turn {p.turn}" if p.turn is not None else ""
-        st.markdown(f":{colour}-badge[{md(event.agent)}] :gray[{md(p.role)}{turn} · {usage_text(event.usage)}]")
+        reading = f" · {reading_text(p)}" if p.read is not None else ""
+        st.markdown(f":{colour}-badge[{md(event.agent)}] :gray[{md(p.role)}{turn}{reading} · {usage_text(event.usage)}]")
         if folded:
             st.caption("Wrote the report drawn below.")
         elif p.data:

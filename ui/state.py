@@ -60,7 +60,8 @@ def endpoint_settings() -> dict[str, Any]:
     if ENDPOINT not in st.session_state:
         start = Endpoint.from_env(config())
         st.session_state[ENDPOINT] = {"embedded": start.embedded, "base_url": start.base_url or "",
-                                      "model": start.model, "timeout": start.timeout}
+                                      "model": start.model, "timeout": start.timeout,
+                                      "context_window": start.context_window or 0}
     return st.session_state[ENDPOINT]
 
 
@@ -70,22 +71,22 @@ def endpoint() -> Endpoint:
     if chosen["embedded"]:
         return Endpoint(timeout=chosen["timeout"], max_retries=env.max_retries)
     return Endpoint(base_url=chosen["base_url"].strip() or None, model=chosen["model"].strip(),
-                    api_key=env.api_key, timeout=chosen["timeout"], max_retries=env.max_retries)
+                    api_key=env.api_key, timeout=chosen["timeout"], max_retries=env.max_retries,
+                    context_window=int(chosen.get("context_window") or 0) or None)
 
 
 # -- shared resources -----------------------------------------------------------------------
 
 
 @st.cache_resource(show_spinner=False)
-def _llm(base_url: str | None, model: str, api_key: str, timeout: float, max_retries: int) -> LLM:
-    return LLM(Endpoint(base_url=base_url, model=model, api_key=api_key, timeout=timeout, max_retries=max_retries))
+def _llm(endpoint: Endpoint) -> LLM:
+    return LLM(endpoint)
 
 
 def llm() -> LLM:
     if (override := st.session_state.get(LLM_OVERRIDE)) is not None:
         return override
-    ep = endpoint()
-    return _llm(ep.base_url, ep.model, ep.api_key, ep.timeout, ep.max_retries)
+    return _llm(endpoint())
 
 
 def probe_llm() -> LLM:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.trace import Event
+from core.trace import AgentMessage, Event
 from ui.text import md, short
 
 FIELD_CHARS = 90
@@ -23,11 +23,21 @@ def fields_line(data: dict[str, Any], limit: int = FIELD_CHARS) -> str:
     return " · ".join(f":gray[{md(k.replace('_', ' '))}] {md(short(field_text(v), limit))}" for k, v in data.items())
 
 
+def reading_text(p: AgentMessage) -> str:
+    """How many of the snippets it was given a call read ("read 9 of 32 snippets"); empty for a call that read none."""
+    if p.read is None:
+        return ""
+    of = f" of {p.offered}" if p.offered is not None and p.offered != len(p.read) else ""
+    return f"read {len(p.read)}{of} snippet{'' if (p.offered or len(p.read)) == 1 else 's'}"
+
+
 def _what(event: Event) -> str:
     p = event.payload
     match p.kind:
         case "agent_message":
-            return fields_line(p.data) if p.data else md(short(p.text, 2 * FIELD_CHARS))
+            said = fields_line(p.data) if p.data else md(short(p.text, 2 * FIELD_CHARS))
+            reading = reading_text(p)
+            return f":gray[{reading} ·] {said}" if reading else said
         case "query":
             return f"query: {md(short(p.text, 2 * FIELD_CHARS))}"
         case "retrieval":

@@ -122,6 +122,17 @@ class LLM:
         return None
 
     @property
+    def reading_tokens(self) -> int | None:
+        """Most tokens of documents one call reads on this backend, whatever its window would hold: the embedded
+        server's ``read_tokens`` (what a few CPU cores read in well under a minute); None for an endpoint, whose
+        window alone decides."""
+        if self.endpoint.embedded:
+            from core.llm.embedded import SHIPPED
+
+            return SHIPPED.read_tokens
+        return None
+
+    @property
     def where(self) -> str:
         return "the embedded model" if self.endpoint.embedded else f"the LLM endpoint at {self.endpoint.display_url}"
 

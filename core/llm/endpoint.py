@@ -116,6 +116,7 @@ class Endpoint:
             api_key=env.get("MEDRAG_API_KEY") or env.get("OPENAI_API_KEY", ""),
             timeout=_number(env, "MEDRAG_TIMEOUT", DEFAULT_TIMEOUT, integer=False, minimum=0, exclusive=True),
             max_retries=int(_number(env, "MEDRAG_MAX_RETRIES", DEFAULT_RETRIES, integer=True, minimum=0)),
+            context_window=int(_number(env, "MEDRAG_CONTEXT_WINDOW", 0, integer=True, minimum=0)) or None,
         )
 
 

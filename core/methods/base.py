@@ -32,6 +32,18 @@ StreamSink = Callable[[Partial], None]
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 
+# Sizing what a call reads to the backend's context window. Characters per token is set low (prose runs about
+# four) so a budget in characters never overfills the window; the overhead covers a call's fixed prompt text and
+# chat markup.
+CHARS_PER_TOKEN = 3
+ASSUMED_WINDOW = 16384  # an endpoint that does not say: the window of the authors' default model, GPT-3.5-16k
+PROMPT_TOKENS = 250
+
+
+def tokens_of(text: str) -> int:
+    """A conservative count of the tokens ``text`` takes (the count reading budgets use)."""
+    return len(text) // CHARS_PER_TOKEN + 1
+
 
 AnswerFormat = Literal["reasoning first", "answer first", "answer only"]
 
@@ -120,8 +132,10 @@ class RunContext:
     # -- thinking ------------------------------------------------------------------
     def ask(self, messages: list[dict[str, str]], *, stage: str, agent: str, role: str, schema: type[BaseModel] | None = None,
             temperature: float = 0.0, max_tokens: int = 512, turn: int | None = None, seed: int | None = None,
-            top_p: float | None = None, presence_penalty: float | None = None) -> LLMResponse:
-        """One LLM call, streamed to the stream sinks and recorded as an ``agent_message`` event with its usage.
+            top_p: float | None = None, presence_penalty: float | None = None,
+            read: list[str] | None = None, offered: int | None = None) -> LLMResponse:
+        """One LLM call, streamed to the stream sinks and recorded as an ``agent_message`` event with its usage,
+        and, for a call that reads snippets, which it ``read`` of the ``offered`` ones.
         A cancelled call raises ``RunCancelled`` (not an ``LLMError``, so a method's fallback cannot swallow it).
         A ``seed`` makes a sampled call's reply cacheable, so a re-run of the same request reads the same reply."""
         self.check_cancelled()
@@ -140,7 +154,8 @@ class RunContext:
         except LLMError as exc:
             show(exc.raw, done=True)
             if exc.raw or isinstance(exc, LLMParseError):  # the unusable or unfinished reply stays in the trace
-                self.emit(stage, agent, AgentMessage(role=role, text=exc.raw, turn=turn), exc.usage)
+                self.emit(stage, agent, AgentMessage(role=role, text=exc.raw, turn=turn, read=read, offered=offered),
+                          exc.usage)
             else:
                 with self._lock:
                     self.failed_usage += exc.usage
@@ -149,8 +164,25 @@ class RunContext:
             raise
         show(response.text, done=True)
         data = response.parsed.model_dump() if response.parsed is not None else None
-        self.emit(stage, agent, AgentMessage(role=role, text=response.text, data=data, turn=turn), response.usage)
+        self.emit(stage, agent, AgentMessage(role=role, text=response.text, data=data, turn=turn, read=read,
+                                             offered=offered), response.usage)
         return response
+
+    # -- reading budgets ------------------------------------------------------------
+    def window_chars(self, reserved_tokens: int) -> int:
+        """Characters of documents that fit one call's context window once ``reserved_tokens`` (the rest of its
+        prompt and its reply) are set aside."""
+        window = self.llm.context_window or ASSUMED_WINDOW
+        return max(window - PROMPT_TOKENS - reserved_tokens, 0) * CHARS_PER_TOKEN
+
+    def reading_chars(self, cap: int | None, reserved_tokens: int) -> int:
+        """Characters of documents one call reads: as many as the backend takes (its window once
+        ``reserved_tokens`` are set aside, and at most its ``reading_tokens``), and at most ``cap`` when a method's
+        knob sets one."""
+        chars = self.window_chars(reserved_tokens)
+        if (limit := self.llm.reading_tokens) is not None:
+            chars = min(chars, limit * CHARS_PER_TOKEN)
+        return chars if cap is None else min(cap, chars)
 
     # -- retrieving ----------------------------------------------------------------
     def retrieve(self, query: str, k: int, *, stage: str, agent: str, round: int | None = None,
@@ -222,6 +254,23 @@ def format_docs(hits: list[Hit], max_chars: int) -> str:
         parts.append(block)
         used += len(block) + 2
     return "\n\n".join(parts)
+
+
+NO_DOCUMENTS = "(no documents were found)"
+
+
+def read_docs(hits: list[Hit], max_chars: int) -> tuple[str, list[str]]:
+    """The documents as the model reads them, and the ids of those that fit the budget."""
+    text = format_docs(hits, max_chars)
+    shown = [h.snippet_id for h in hits if f"[{h.snippet_id}]" in text]
+    return text or NO_DOCUMENTS, shown
+
+
+def reading_knob(reader: str) -> Any:
+    """A method's ``max_doc_chars`` knob. The papers read as many snippets as their model's context holds, so
+    empty (the default) means as many as the backend takes per call (``RunContext.reading_chars``)."""
+    return Field(None, ge=500, le=600000, description=f"most characters of documents {reader} reads; empty = as "
+                 "many as the backend takes per call (its context window; 6,000 characters on the embedded model)")
 
 
 MAX_CITED = 8

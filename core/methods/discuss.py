@@ -12,12 +12,13 @@ instead. Defaults, prompts and temperatures follow the authors' code (docs/fidel
 from __future__ import annotations
 
 from functools import partial
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from core.methods.base import AnswerFormat, MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, to_answer
-from core.methods.medrag import read_docs
+from core.methods.base import (AnswerFormat, MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt,
+    read_docs, reading_knob, to_answer, tokens_of)
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer, Hit, Query, Verdict, VerdictItem
@@ -46,7 +47,7 @@ class DiscussParams(MethodParams):
     temperature_reader: float = Field(0.0, ge=0.0, le=2.0, description="reader and its CoT fallback")
     seed: int = Field(0, ge=0, description="sampling seed for agents above temperature 0: the same seed replays the "
                                            "same replies from the response cache; another seed draws new ones")
-    max_doc_chars: int = Field(6000, ge=500, le=60000, description="character budget for the snippets an agent reads")
+    max_doc_chars: int | None = reading_knob("the decision-maker and the reader each")
     max_tokens: int = Field(320, ge=64, le=4096, description="budget for the final answer")
 
 
@@ -174,14 +175,15 @@ def decide(question: Question, hits: list[Hit], params: DiscussParams, ctx: RunC
     """The authors' decision: one yes/no over the snippets (those within the reading budget), given the stem.
     Returns whether it accepted, the ids it read, and why."""
     stage, agent = "verification", "Decision-maker"
-    documents, shown = read_docs(hits, params.max_doc_chars)
+    documents, shown = read_docs(hits, ctx.reading_chars(params.max_doc_chars, tokens_of(question.text) + DECISION_TOKENS))
     if not shown:
         reason = "retrieval returned no snippets"
         ctx.emit(stage, agent, Verdict(items=[], accepted=False, reason=reason))
         return False, [], reason
     text = prompt("discuss_decide", documents=documents, question=question.text)
     reply = ctx.ask(messages(prompt("discuss_system"), text), stage=stage, agent=agent, role="decision-maker",
-                    schema=Decision, max_tokens=DECISION_TOKENS, **sampling(params.temperature_decision, params))
+                    schema=Decision, max_tokens=DECISION_TOKENS, read=shown, offered=len(hits),
+                    **sampling(params.temperature_decision, params))
     accepted = reply.parsed.answer == "yes"
     read = READ_BY_BOTH if accepted else "the decision-maker rejected the snippets as a whole"
     items = [VerdictItem(doc_id=h.snippet_id, keep=accepted and h.snippet_id in shown,
@@ -195,14 +197,15 @@ def decide_each(question: Question, hits: list[Hit], params: DiscussParams,
                 ctx: RunContext) -> tuple[list[Hit], str]:
     """The per-snippet variant: the kept snippets when it accepts, none when it rejects, and why."""
     stage, agent = "verification", "Decision-maker"
-    documents, shown = read_docs(hits, params.max_doc_chars)
+    reply_tokens = 80 + 60 * len(hits)  # a judgment per snippet read, at most
+    documents, shown = read_docs(hits, ctx.reading_chars(params.max_doc_chars, tokens_of(question.text) + reply_tokens))
     if not shown:
         reason = "retrieval returned no snippets"
         ctx.emit(stage, agent, Verdict(items=[], accepted=False, reason=reason))
         return [], reason
     text = prompt("discuss_decide_each", documents=documents, question=question.text)
     reply = ctx.ask(messages(prompt("discuss_system"), text), stage=stage, agent=agent, role="decision-maker",
-                    schema=verification_schema(shown), max_tokens=80 + 60 * len(shown),
+                    schema=verification_schema(shown), max_tokens=80 + 60 * len(shown), read=shown, offered=len(hits),
                     **sampling(params.temperature_decision, params))
     judged: dict[str, Any] = {}
     for j in reply.parsed.judgments:
@@ -219,17 +222,19 @@ def decide_each(question: Question, hits: list[Hit], params: DiscussParams,
     return (kept if accepted else []), reason
 
 
-def answer_from_documents(question: Question, hits: list[Hit], ctx: RunContext, *, system: str, max_doc_chars: int,
-                          max_tokens: int, note: str = "", temperature: float = 0.0,
-                          seed: int | None = None, order: AnswerFormat = "reasoning first") -> Answer:
-    """MedRAG's reader (the authors' answer prompt is MedRAG's): answer from these snippets, citing their ids.
-    ``system`` is the calling method's own, so the reader's documents continue the prefix its other agents read;
-    the reader's instructions come last."""
-    documents, shown = read_docs(hits, max_doc_chars)
+def answer_from_documents(question: Question, hits: list[Hit], ctx: RunContext, *, system: str, budget: int,
+                          max_tokens: int, note: str = "", temperature: float = 0.0, seed: int | None = None,
+                          order: AnswerFormat = "reasoning first", real_ids: Mapping[str, str] | None = None) -> Answer:
+    """MedRAG's reader (the authors' answer prompt is MedRAG's): answer from these snippets within ``budget``
+    characters, citing their ids. ``system`` is the calling method's own, so the reader's documents continue the
+    prefix its other agents read; the reader's instructions come last. ``real_ids`` maps ids the reader sees under
+    to the snippets' own, for the trace."""
+    documents, shown = read_docs(hits, budget)
     reply = ctx.ask(messages(system, prompt("medrag_user", documents=documents, question=question.render()),
                              prompt("medrag_system")),
                     stage="answer", agent="Reader", role="reader", schema=answer_schema(question, cite=True, order=order),
-                    temperature=temperature, seed=seed, max_tokens=max_tokens)
+                    temperature=temperature, seed=seed, max_tokens=max_tokens,
+                    read=[(real_ids or {}).get(i, i) for i in shown], offered=len(hits))
     return to_answer(reply.parsed, question, valid_ids=shown).model_copy(update={"note": note})
 
 
@@ -250,7 +255,8 @@ def run(question: Question, params: DiscussParams, ctx: RunContext) -> Answer:
                                              else "question (no discussion)"))
     hits = ctx.retrieve(query, params.k, stage="retrieval", agent="Retriever")
     read = partial(answer_from_documents, question, ctx=ctx, system=prompt("discuss_system"),
-                   max_doc_chars=params.max_doc_chars, max_tokens=params.max_tokens, order=params.answer_format,
+                   budget=ctx.reading_chars(params.max_doc_chars, tokens_of(question.render()) + params.max_tokens),
+                   max_tokens=params.max_tokens, order=params.answer_format,
                    **sampling(params.temperature_reader, params))
     if not params.verify:
         return read(hits, note=f"verification off: answered from all {len(hits)} snippets")

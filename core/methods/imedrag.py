@@ -16,8 +16,8 @@ from functools import partial
 
 from pydantic import BaseModel, Field, create_model
 
-from core.methods.base import MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, to_answer
-from core.methods.medrag import read_docs
+from core.methods.base import (ASSUMED_WINDOW, CHARS_PER_TOKEN, PROMPT_TOKENS, MethodParams, MethodSpec, RunContext,
+    answer_schema, messages, prompt, read_docs, to_answer, tokens_of)
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer, Query
@@ -38,11 +38,6 @@ class IMedRAGParams(MethodParams):
     max_tokens: int = Field(320, ge=32, le=4096, description="budget for the query-writing and final calls")
 
 
-# Sizing follow-up budgets to the context window. Characters per token is set low (prose runs about four) so a
-# budget in characters never overfills the window; the overheads cover the fixed prompt text and chat markup.
-CHARS_PER_TOKEN = 3
-ASSUMED_WINDOW = 16384  # an endpoint that does not say: the window of the authors' default model, GPT-3.5-16k
-PROMPT_TOKENS = 250  # system prompt, instructions and chat markup of one call
 QUERY_TOKENS = 80  # one history entry's query (written under a 200-character limit) and its labels
 # An answer takes at most this share of the window, the rest going to documents: the toolkit gives Llama-3's
 # documents 7,168 of its 8,192 tokens, leaving 1,024 for the prompt's other parts and the answer.
@@ -56,15 +51,19 @@ class Budgets(BaseModel):
     answer_tokens: int
 
 
-def budgets(params: IMedRAGParams, question: Question, window: int | None) -> Budgets:
+def budgets(params: IMedRAGParams, question: Question, window: int | None,
+            reading_tokens: int | None = None) -> Budgets:
     """The follow-up budgets for a context window of ``window`` tokens. The final call reads the question and all
     R × Q query–answer pairs and writes ``max_tokens``, so each answer gets an equal share of what that leaves (at
-    most ``ANSWER_SHARE`` of the window); a follow-up then reads documents in whatever its answer leaves."""
+    most ``ANSWER_SHARE`` of the window); a follow-up then reads documents in whatever its answer leaves, and at
+    most the backend's ``reading_tokens``."""
     window = window or ASSUMED_WINDOW
-    fixed = PROMPT_TOKENS + len(question.render()) // CHARS_PER_TOKEN + params.max_tokens
+    fixed = PROMPT_TOKENS + tokens_of(question.render()) + params.max_tokens
     share = (window - fixed) // (params.rounds * params.queries) - QUERY_TOKENS
     answer = params.answer_tokens or max(min(share, int(window * ANSWER_SHARE)), 32)
     room = window - PROMPT_TOKENS - QUERY_TOKENS - answer
+    if reading_tokens is not None:
+        room = min(room, reading_tokens)
     return Budgets(doc_chars=max(min(params.max_doc_chars, room * CHARS_PER_TOKEN), 0), answer_tokens=answer)
 
 
@@ -97,6 +96,7 @@ def lookup(query: str, round_no: int, params: IMedRAGParams, budget: Budgets, ct
     reply = ctx.ask(
         messages(prompt("imedrag_lookup_system"), prompt("imedrag_lookup", documents=documents, query=query)),
         stage=stage, agent="Responder", role="responder", max_tokens=budget.answer_tokens, turn=round_no,
+        read=shown, offered=len(hits),
     )
     answer = " ".join(reply.text.split())
     cited = [i for i in dict.fromkeys(_BRACKETED.findall(answer)) if i in shown]
@@ -109,7 +109,7 @@ def render_history(history: list[Lookup]) -> str:
 
 def run(question: Question, params: IMedRAGParams, ctx: RunContext) -> Answer:
     system = prompt("imedrag_system")
-    budget = budgets(params, question, ctx.llm.context_window)
+    budget = budgets(params, question, ctx.llm.context_window, ctx.llm.reading_tokens)
     history: list[Lookup] = []
     for round_no in range(1, params.rounds + 1):
         reply = ctx.ask(

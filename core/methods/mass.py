@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model, field_validator
 
-from core.methods.base import AnswerFormat, MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, to_answer
-from core.methods.medrag import read_docs
+from core.methods.base import (AnswerFormat, MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt,
+    read_docs, reading_knob, to_answer, tokens_of)
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer, Hit, Verdict, VerdictItem
@@ -38,7 +38,7 @@ class MassParams(MethodParams):
     answer_agent: bool | None = Field(None, description="an Answer Agent per view before synthesis; "
                                                         "None = on for open questions, off for multiple choice")
     n_spans: int = Field(4, ge=1, le=12, description="most verbatim spans the Extractor copies")
-    max_doc_chars: int = Field(6000, ge=500, le=60000, description="character budget for the documents a view reads")
+    max_doc_chars: int | None = reading_knob("each view")
     max_tokens: int = Field(320, ge=64, le=4096, description="budget for each answer and the synthesis")
 
     @field_validator("views")
@@ -63,12 +63,16 @@ def view_schema(view: str, ids: list[str], n_spans: int) -> type[BaseModel]:
 # -- the three views -----------------------------------------------------------------------
 
 
-def filter_view(question: Question, documents: str, shown: list[str], params: MassParams, ctx: RunContext,
-                view: str) -> BaseModel:
+def view_tokens(view: str, params: MassParams) -> int:
+    return 20 + SPAN_TOKENS * params.n_spans if view == "extractor" else VIEW_TOKENS
+
+
+def filter_view(question: Question, documents: str, shown: list[str], offered: int, params: MassParams,
+                ctx: RunContext, view: str) -> BaseModel:
     text = prompt(f"mass_{view}", documents=documents, question=question.render(), n=params.n_spans)
-    budget = 20 + SPAN_TOKENS * params.n_spans if view == "extractor" else VIEW_TOKENS
     return ctx.ask(messages(prompt("mass_system"), text), stage="views", agent=view.title(), role=view,
-                   schema=view_schema(view, shown, params.n_spans), max_tokens=budget).parsed
+                   schema=view_schema(view, shown, params.n_spans), max_tokens=view_tokens(view, params),
+                   read=shown, offered=offered).parsed
 
 
 def _plain(text: str) -> str:
@@ -150,9 +154,10 @@ def run(question: Question, params: MassParams, ctx: RunContext) -> Answer:
     hits = ctx.retrieve(question.text, params.k, stage="retrieval", agent="Retriever")
     if not hits:
         raise RuntimeError("retrieval returned no documents for this question, so there is nothing to filter")
-    documents, shown = read_docs(hits, params.max_doc_chars)
+    reply_tokens = max(view_tokens(view, params) for view in params.views)
+    documents, shown = read_docs(hits, ctx.reading_chars(params.max_doc_chars, tokens_of(question.render()) + reply_tokens))
     read = [h for h in hits if h.snippet_id in shown]
-    outputs = ctx.parallel(partial(filter_view, question, documents, shown, params, ctx), params.views)
+    outputs = ctx.parallel(partial(filter_view, question, documents, shown, len(hits), params, ctx), params.views)
     rendered, used = evidence_from_views(params.views, outputs, read, ctx)
     with_answers = params.answer_agent if params.answer_agent is not None else not question.is_multiple_choice
     candidates = ctx.parallel(partial(answer_view, question, params, ctx), rendered.items()) if with_answers else []

@@ -19,15 +19,15 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from core.methods.base import MethodParams, MethodSpec, RunContext, messages, prompt
+from core.methods.base import MethodParams, MethodSpec, RunContext, messages, prompt, read_docs, tokens_of
 from core.methods.discuss import answer_from_documents
-from core.methods.medrag import read_docs
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer, GeneratedDoc, Hit, Query, Verdict, VerdictItem
 
 GENERATED = "generated"  # the corpus name of generated documents; their ids are gen-1, gen-2, ...
 FROM_QUESTION = "(none: written from the question alone)"
+SUMMARY_TOKENS = 160  # three sentences
 
 
 class MedRGAGParams(MethodParams):
@@ -53,15 +53,15 @@ class MedRGAGParams(MethodParams):
                                            "response cache, another draws new documents")
 
 
-def _reading(hits: list[Hit], params: MedRGAGParams) -> tuple[list[Hit], int]:
+def _reading(hits: list[Hit], params: MedRGAGParams, ctx: RunContext, reserved_tokens: int) -> tuple[list[Hit], int]:
     """Each document cut to ``max_doc_chars`` and a budget that fits them all, so that generated documents are
-    never squeezed out by long snippets."""
+    never squeezed out by long snippets; within the backend's context window once ``reserved_tokens`` are set aside."""
     return [h.model_copy(update={"text": h.text[: params.max_doc_chars]}) for h in hits], \
-        len(hits) * (params.max_doc_chars + 200)
+        min(len(hits) * (params.max_doc_chars + 200), ctx.window_chars(reserved_tokens))
 
 
-def _documents(hits: list[Hit], params: MedRGAGParams) -> tuple[str, list[str]]:
-    return read_docs(*_reading(hits, params))
+def _documents(hits: list[Hit], params: MedRGAGParams, ctx: RunContext, reserved_tokens: int) -> tuple[str, list[str]]:
+    return read_docs(*_reading(hits, params, ctx, reserved_tokens))
 
 
 def with_options(question: Question) -> str:
@@ -111,11 +111,12 @@ def missing_schema(n: int) -> type[BaseModel]:
 
 def summarize(question: Question, params: MedRGAGParams, ctx: RunContext, hit: Hit) -> BaseModel:
     # The question comes first in every agent's prompt: it is what all of them share (each reads other documents).
-    document, _ = _documents([hit], params)
+    document, shown = _documents([hit], params, ctx, tokens_of(question.render()) + SUMMARY_TOKENS)
     text = prompt("medrgag_summarize", question=question.render(), document=document)
     return ctx.ask(messages(prompt("medrgag_system"), text), stage="KGCC: summarize", agent="Summarizer",
                    role="summarizer", schema=summary_schema(hit.snippet_id), temperature=params.agent_temperature,
-                   seed=_seed(params.agent_temperature, params), max_tokens=160).parsed
+                   seed=_seed(params.agent_temperature, params), max_tokens=SUMMARY_TOKENS, read=shown,
+                   offered=1).parsed
 
 
 def explore(question: Question, summaries: list[BaseModel], n: int, params: MedRGAGParams,
@@ -215,11 +216,13 @@ def select(question: Question, candidates: list[Hit], params: MedRGAGParams, ctx
     stage, agent = "KADS: select", "Integrator"
     neutral = anonymous(candidates)
     real = {n.snippet_id: h for n, h in zip(neutral, candidates)}
-    documents, shown = _documents(neutral, params)
+    reply_tokens = 240 + 55 * len(neutral)  # requirements, then a line per candidate read
+    documents, shown = _documents(neutral, params, ctx, tokens_of(question.render()) + reply_tokens)
     text = prompt("medrgag_integrate", documents=documents, question=question.render(), n=params.n_selected)
     reply = ctx.ask(messages(prompt("medrgag_system"), text), stage=stage, agent=agent, role="integrator",
                     schema=selection_schema(shown, params.n_selected), temperature=params.agent_temperature,
-                    seed=_seed(params.agent_temperature, params), max_tokens=240 + 55 * len(shown))
+                    seed=_seed(params.agent_temperature, params), max_tokens=240 + 55 * len(shown),
+                    read=[real[i].snippet_id for i in shown], offered=len(candidates))
     covers: dict[str, str] = {}
     for m in reply.parsed.mapping:
         covers.setdefault(m.doc_id, m.covers.strip() or "none")
@@ -262,10 +265,10 @@ def read(question: Question, selected: list[Hit], candidates: list[Hit], params:
     neutral = {h.snippet_id: n for n, h in zip(anonymous(candidates), candidates)}
     shown = [neutral[h.snippet_id] for h in selected]
     real = {n.snippet_id: h.snippet_id for n, h in zip(shown, selected)}
-    clipped, budget = _reading(shown, params)
-    answer = answer_from_documents(question, clipped, ctx, system=prompt("medrgag_system"), max_doc_chars=budget,
+    clipped, budget = _reading(shown, params, ctx, tokens_of(question.render()) + params.max_tokens)
+    answer = answer_from_documents(question, clipped, ctx, system=prompt("medrgag_system"), budget=budget,
                                    max_tokens=params.max_tokens, note=_mix(selected, candidates),
-                                   order=params.answer_format)
+                                   order=params.answer_format, real_ids=real)
     return answer.model_copy(update={"cited": [real[i] for i in answer.cited if i in real]})
 
 

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from core.methods.base import MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, to_answer
-from core.methods.medrag import read_docs
+from core.methods.base import (MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, read_docs,
+    reading_knob, to_answer, tokens_of)
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer, Hit, Query, Report, Sufficiency, Verdict, VerdictItem
@@ -33,7 +33,7 @@ class SemaParams(MethodParams):
     use_i_agent: bool = Field(True, description="off: retrieve with the raw question (ablation w/o I-Agent)")
     use_e_agent: bool = Field(True, description="off: one retrieval, no sufficiency loop (ablation w/o E-Agent)")
     use_a_agent: bool = Field(True, description="off: answer straight from the evidence (ablation w/o A-Agent)")
-    max_doc_chars: int = Field(6000, ge=500, le=60000, description="character budget for the evidence an agent reads")
+    max_doc_chars: int | None = reading_knob("the E- and A-Agent each")
     max_tokens: int = Field(512, ge=64, le=4096, description="budget for each agent's reply (the schemas' length "
                                                              "limits keep replies within it)")
 
@@ -129,20 +129,26 @@ def interpret(question: Question, params: SemaParams, ctx: RunContext) -> Clinic
     return reply.parsed
 
 
+def reading_budget(question: Question, schema_text: str, params: SemaParams, ctx: RunContext) -> int:
+    """Characters of evidence an agent reads beside the question, the clinical schema and its reply."""
+    return ctx.reading_chars(params.max_doc_chars, tokens_of(question.render() + schema_text) + params.max_tokens)
+
+
 def explore(question: Question, schema_text: str, results: list[list[Hit]], params: SemaParams,
             ctx: RunContext) -> list[list[Hit]]:
     """The self-evolving loop: judge the evidence, and while it falls short, retrieve for its gaps."""
     known = 0
+    budget = reading_budget(question, schema_text, params, ctx)
     for turn in range(1, params.t_max + 1):
         evidence = merge(results)
-        documents, _ = read_docs(evidence, params.max_doc_chars)
+        documents, shown = read_docs(evidence, budget)
         last = turn == params.t_max
         task = prompt("sema_explore_last") if last else prompt("sema_explore_more", m=params.m)
         reply = ctx.ask(messages(prompt("sema_system"), prompt("sema_explore", documents=documents,
                                                                question=question.render(), schema=schema_text, task=task)),
                         stage=f"exploration turn {turn}", agent="E-Agent", role="explorer",
                         schema=judgment_schema(0 if last else params.m), temperature=params.temperature_e,
-                        max_tokens=params.max_tokens, turn=turn)
+                        max_tokens=params.max_tokens, turn=turn, read=shown, offered=len(evidence))
         judged = reply.parsed
         follow_ups = [] if judged.sufficient or last else [q.strip() for q in judged.follow_up_queries if q.strip()]
         ctx.emit(f"sufficiency round {turn}", "E-Agent", Sufficiency(
@@ -163,7 +169,7 @@ def explore(question: Question, schema_text: str, results: list[list[Hit]], para
 def arbitrate(question: Question, schema_text: str, evidence: list[Hit], params: SemaParams,
               ctx: RunContext) -> Answer:
     unique, dropped = deduplicate(evidence)
-    documents, shown = read_docs(unique, params.max_doc_chars)
+    documents, shown = read_docs(unique, reading_budget(question, schema_text, params, ctx))
     read = set(shown)
     ctx.emit("arbitration", "A-Agent", Verdict(
         items=[VerdictItem(doc_id=h.snippet_id, keep=h.snippet_id in read,
@@ -174,7 +180,7 @@ def arbitrate(question: Question, schema_text: str, evidence: list[Hit], params:
     reply = ctx.ask(messages(system, prompt("sema_arbitrate", documents=documents, question=question.render(),
                                             schema=schema_text)),
                     stage="arbitration", agent="A-Agent", role="arbiter", schema=report_schema(shown),
-                    temperature=params.temperature_a, max_tokens=params.max_tokens)
+                    temperature=params.temperature_a, max_tokens=params.max_tokens, read=shown, offered=len(evidence))
     r = reply.parsed
     report = Report(supporting=[_cited(c) for c in r.supporting], refuting=[_cited(c) for c in r.refuting],
                     conflicts=r.conflicts, summary=r.summary)
@@ -208,11 +214,11 @@ def run(question: Question, params: SemaParams, ctx: RunContext) -> Answer:
     evidence = merge(results)
     if params.use_a_agent:
         return arbitrate(question, schema_text, evidence, params, ctx)
-    documents, shown = read_docs(evidence, params.max_doc_chars)
+    documents, shown = read_docs(evidence, reading_budget(question, schema_text, params, ctx))
     reply = ctx.ask(messages(prompt("sema_system"), prompt("sema_read", documents=documents, question=question.render(),
                                                            schema=schema_text)),
                     stage="answer", agent="Reader", role="reader", schema=answer_schema(question, cite=True, order=params.answer_format),
-                    temperature=params.temperature_a, max_tokens=params.max_tokens)
+                    temperature=params.temperature_a, max_tokens=params.max_tokens, read=shown, offered=len(evidence))
     return to_answer(reply.parsed, question, valid_ids=shown)
 
 

@@ -51,6 +51,12 @@ def endpoint_section() -> None:
         else:
             st.markdown(":gray-badge[no API key] Put `MEDRAG_API_KEY` in `.streamlit/secrets.toml` or the "
                         "environment if your endpoint needs one; a local server usually does not.")
+        chosen["context_window"] = st.number_input(
+            "Context window (tokens)", min_value=0, max_value=2_000_000, step=1024,
+            value=int(chosen.get("context_window") or 0), key="settings.context_window",
+            help="What one call to this model can hold, prompt and reply. Each agent reads as many retrieved "
+                 "snippets as fit (MedRAG's k=32 on a large window, as the toolkit does). 0 = not known: read as "
+                 "16,384, the window of the toolkit's GPT-3.5-16k.")
         if not chosen["base_url"].strip():
             st.warning("Type the endpoint's base URL; until then the embedded model answers.")
     chosen["timeout"] = st.number_input("Timeout per call (seconds)", min_value=5.0, max_value=3600.0, step=5.0,
