@@ -11,6 +11,7 @@ import streamlit as st
 
 from core import paths
 from core.llm import embedded
+from core.methods.base import CHARS_PER_TOKEN
 
 BENCH_RESULTS = paths.REPO_ROOT / "benchmarks" / "results" / "llm_bench.json"
 LABELS = {"cot": "CoT", "medrag": "MedRAG", "imedrag": "i-MedRAG", "discuss": "Discuss-RAG", "sema": "SEMA-RAG",
@@ -24,7 +25,7 @@ def config_rows(config: embedded.ServerConfig) -> dict[str, str]:
     return {
         "Slots (calls served at once)": str(config.slots),
         "Context per slot": f"{config.slot_context:,} tokens",
-        "Documents one call reads": f"at most {config.read_tokens:,} tokens (about {config.read_tokens * 3:,} "
+        "Documents one call reads": f"at most {config.read_tokens:,} tokens (about {config.read_tokens * CHARS_PER_TOKEN:,} "
                                     "characters), so a reading call stays under a minute on two cores",
         "Prompt cache": cache,
         "KV cache": "one pool for all slots" if config.kv_unified else "one per slot",

@@ -269,8 +269,11 @@ def read_docs(hits: list[Hit], max_chars: int) -> tuple[str, list[str]]:
 def reading_knob(reader: str) -> Any:
     """A method's ``max_doc_chars`` knob. The papers read as many snippets as their model's context holds, so
     empty (the default) means as many as the backend takes per call (``RunContext.reading_chars``)."""
+    from core.llm.embedded import SHIPPED
+
+    laptop = SHIPPED.read_tokens * CHARS_PER_TOKEN
     return Field(None, ge=500, le=600000, description=f"most characters of documents {reader} reads; empty = as "
-                 "many as the backend takes per call (its context window; 6,000 characters on the embedded model)")
+                 f"many as the backend takes per call (its context window; {laptop:,} characters on the embedded model)")
 
 
 MAX_CITED = 8

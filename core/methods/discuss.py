@@ -11,8 +11,8 @@ instead. Defaults, prompts and temperatures follow the authors' code (docs/fidel
 
 from __future__ import annotations
 
-from functools import partial
 from collections.abc import Mapping
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model

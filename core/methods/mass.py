@@ -155,7 +155,8 @@ def run(question: Question, params: MassParams, ctx: RunContext) -> Answer:
     if not hits:
         raise RuntimeError("retrieval returned no documents for this question, so there is nothing to filter")
     reply_tokens = max(view_tokens(view, params) for view in params.views)
-    documents, shown = read_docs(hits, ctx.reading_chars(params.max_doc_chars, tokens_of(question.render()) + reply_tokens))
+    budget = ctx.reading_chars(params.max_doc_chars, tokens_of(question.render()) + reply_tokens)
+    documents, shown = read_docs(hits, budget)
     read = [h for h in hits if h.snippet_id in shown]
     outputs = ctx.parallel(partial(filter_view, question, documents, shown, len(hits), params, ctx), params.views)
     rendered, used = evidence_from_views(params.views, outputs, read, ctx)

@@ -11,6 +11,7 @@ import time
 import streamlit as st
 
 from core.llm import LLMError, embedded
+from core.methods.base import ASSUMED_WINDOW
 from ui import state
 from ui.chrome import header
 from ui.corpora import corpora_section
@@ -56,7 +57,7 @@ def endpoint_section() -> None:
             value=int(chosen.get("context_window") or 0), key="settings.context_window",
             help="What one call to this model can hold, prompt and reply. Each agent reads as many retrieved "
                  "snippets as fit (MedRAG's k=32 on a large window, as the toolkit does). 0 = not known: read as "
-                 "16,384, the window of the toolkit's GPT-3.5-16k.")
+                 f"{ASSUMED_WINDOW:,}, the window of the toolkit's GPT-3.5-16k.")
         if not chosen["base_url"].strip():
             st.warning("Type the endpoint's base URL; until then the embedded model answers.")
     chosen["timeout"] = st.number_input("Timeout per call (seconds)", min_value=5.0, max_value=3600.0, step=5.0,
