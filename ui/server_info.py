@@ -65,8 +65,8 @@ def server_section() -> None:
     running = embedded.EmbeddedServer.current()
     config = running.config if running else embedded.SHIPPED
     st.markdown("**Server configuration**" + ("" if running else " (applied when the model starts)"))
-    st.dataframe([{"setting": k, "value": v} for k, v in config_rows(config).items()], hide_index=True,
-                 width="stretch")
+    # Lines rather than a table: the values are sentences, which a table column cuts off in a half-width column.
+    st.markdown("\n".join(f"- **{k}**: {v}" for k, v in config_rows(config).items()))
     results = load_results()
     table = bench_table(results) if results else []
     if not table:
