@@ -5,7 +5,9 @@
 1. Recall@5 of BM25, dense and hybrid on the teaching pack, with 95% bootstrap intervals: each case's question
    (alone, and with its options, as a reader sees it) against its key passages, one ranking pooled over the
    corpora or an equal share per corpus, over the teaching pack alone and over the whole default corpus (HPO
-   definitions too); and the paired difference the options make.
+   definitions too); and the paired difference the options make. Then, on the default corpus, BM25 with one idf
+   over the corpora (the studio's) against each corpus's own idf (MedRAG's merge of separate indexes): recall@5
+   and the share of the top 5 from a corpus that holds none of the case's key passages.
 2. The shared corpora together (../shared/data/corpora, about 23k snippets): indexes are built in the
    studio's index folder if missing (an hour on two busy cores) and loaded otherwise; the build time
    shown is the one recorded when they were built.
@@ -38,7 +40,7 @@ from core.retrieval import HybridRetriever, open_retriever
 from core.retrieval.catalog import human_bytes
 from core.retrieval.default_corpus import ensure_default_corpus, teaching_pack_dir
 from core.retrieval.dense import Embedder, default_embedder
-from core.retrieval.hybrid import MODES
+from core.retrieval.hybrid import MODES, Idf
 from core.retrieval.progress import no_progress
 
 SHARED = REPO_ROOT.parent / "shared" / "data"
@@ -176,6 +178,33 @@ def recall(retriever: HybridRetriever, cases: list[tuple[dict[str, str], set[str
                   f"Wilcoxon p = {p:.3f}")
 
 
+def idf_comparison(retriever: HybridRetriever, cases: list[tuple[dict[str, str], set[str]]]) -> None:
+    """Collection idf against per-corpus idf on the same indexes and cases, paired (Wilcoxon signed-rank)."""
+    print("  BM25 idf over the corpora as one collection vs each corpus's own (pooled ranking; off-corpus@5 = share "
+          "of the top 5 from a corpus holding none of the case's key passages)")
+    home = {key: name for name in retriever.corpora for _, keys in cases for key in keys
+            if retriever.indexes[name].store.rows_of([key])}
+    variants: dict[Idf, HybridRetriever] = {
+        idf: HybridRetriever(list(retriever.indexes.values()), retriever.embedder, bm25_idf=idf)
+        for idf in ("per corpus", "collection")}
+    for query in QUERIES:
+        for mode in ("hybrid", "bm25"):
+            found: dict[str, list[float]] = {}
+            for idf, variant in variants.items():
+                recalls, off = [], []
+                for texts, keys in cases:
+                    hits = variant.search(texts[query], 5, mode=mode)
+                    recalls.append(len(keys & {h.snippet_id for h in hits}) / len(keys))
+                    off.append(sum(h.corpus not in {home.get(k) for k in keys} for h in hits) / 5)
+                found[idf] = recalls
+                print(f"    {query:<18} {mode:<7} idf {idf:<10} recall@5 {interval(recalls)}   "
+                      f"off-corpus@5 {np.mean(off):.2f}")
+            diff = np.array(found["collection"]) - np.array(found["per corpus"])
+            p = wilcoxon(found["collection"], found["per corpus"]).pvalue if diff.any() else 1.0
+            print(f"    {query:<18} {mode:<7} collection − per corpus: recall@5 {np.mean(diff):+.2f}, better on "
+                  f"{(diff > 0).sum()} cases, worse on {(diff < 0).sum()}, Wilcoxon p = {p:.3f}")
+
+
 def recall_section() -> None:
     pack = teaching_pack_dir()
     if not (pack / "cases.json").is_file():
@@ -184,8 +213,9 @@ def recall_section() -> None:
     cases = teaching_cases(pack)
     print("teaching pack recall (each case's question; its key passages)")
     recall(open_retriever([pack], progress=True), cases, "teaching pack alone")
-    recall(open_measured(ensure_default_corpus(progress=True), "default corpus"), cases,
-           "default corpus (HPO definitions + teaching pack)")
+    default = open_measured(ensure_default_corpus(progress=True), "default corpus")
+    recall(default, cases, "default corpus (HPO definitions + teaching pack)")
+    idf_comparison(default, cases)
 
 
 def main() -> None:

@@ -75,3 +75,14 @@ def test_rows_from_before_are_keyed_by_what_their_run_asked_or_run_again(bench_f
     outcome = evaluate(EvalPlan(methods=["cot"], items=items), llm=again, retriever=None, store=store)
     assert (outcome.ran, outcome.skipped, len(again.calls)) == (1, 1, 1)
     assert sorted((r["qid"], r["asked"]) for r in outcome.rows) == [("q1", items[0].asked), ("q2", items[1].asked)]
+
+
+def test_a_change_in_retrieval_scoring_keys_retrieving_methods_apart_and_leaves_cot_alone():
+    """Results of a retrieving method found their snippets one way; after the scoring changed they do not count
+    (same knobs, other snippets), while methods that never retrieve keep theirs."""
+    plan_ = EvalPlan(methods=["cot", "medrag"], items=[])
+    keys = plan_.config_keys("qwen", ["hpo", "teaching_pack"])
+    medrag = get("medrag").params().model_dump()
+    assert keys["medrag"] != config_key("medrag", medrag, "qwen", ["hpo", "teaching_pack"])  # the key before
+    assert keys["cot"] == config_key("cot", get("cot").params().model_dump(), "qwen", [])
+    assert keys["medrag"] != config_key("medrag", medrag, "qwen", ["hpo", "teaching_pack"], "another scoring")

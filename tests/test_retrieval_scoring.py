@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from core.retrieval.bm25 import BM25Index, BM25Params, tokenize
+from core.retrieval.bm25 import BM25Index, BM25Params, Collection, tokenize
 from core.retrieval.fusion import merge_by_score, rrf
 
 TEXTS = [
@@ -42,6 +42,40 @@ def test_bm25_params_change_scores_and_survive_save_and_load(tmp_path):
     assert loaded.size == len(TEXTS)
     np.testing.assert_array_equal(loaded.scores("heart rate"), index.scores("heart rate"))
     assert not loaded.scores("nothing matches").any()
+
+
+# Every text four words long, so each corpus's average length is the union's and collection scores are exact.
+SMALL = ["warfarin inr target range", "warfarin bleeding risk rises", "heart rate atrial fibrillation"]
+LARGE = [f"phenotype term number{i} abnormality" for i in range(40)] + ["warfarin skin necrosis rare"]
+
+
+@pytest.mark.parametrize("query", ["warfarin", "warfarin bleeding abnormality", "phenotype heart", "unknownword"])
+def test_collection_scores_corpora_as_one_index(query):
+    """Each corpus's own idf makes a word that is common in a small corpus weigh less than the same word in a large
+    one; a collection scores both as rank-bm25 would score their union."""
+    small, large = BM25Index.build(SMALL), BM25Index.build(LARGE)
+    union = BM25Okapi([tokenize(t) for t in SMALL + LARGE]).get_scores(tokenize(query))
+    scored = np.concatenate(Collection([small, large]).scores(query))
+    np.testing.assert_allclose(scored, union, rtol=1e-5, atol=1e-6)
+
+
+def test_collection_fixes_the_ranking_that_separate_indexes_get_wrong():
+    small, large = BM25Index.build(SMALL), BM25Index.build(LARGE)
+    separate = np.concatenate([small.scores("warfarin"), large.scores("warfarin")])
+    together = np.concatenate(Collection([small, large]).scores("warfarin"))
+    # separately, the one warfarin snippet of the large corpus outscores both of the small corpus's (rare there)
+    assert separate.argmax() == len(SMALL) + len(LARGE) - 1
+    # as one collection the word weighs the same everywhere: three snippets of one length holding it once tie
+    np.testing.assert_allclose(together[[0, 1, -1]], together[0], rtol=1e-5)
+
+
+def test_collection_of_one_index_is_that_index_and_zero_idf_terms_stay_zero():
+    index = BM25Index.build(TEXTS)
+    np.testing.assert_array_equal(Collection([index]).scores("heart rate")[0], index.scores("heart rate"))
+    # "alpha" is in exactly half the texts: idf 0, stored weight 0, and a collection's idf cannot rescale it
+    half = BM25Index.build(["alpha beta", "alpha gamma", "delta gamma", "delta beta"])
+    scores = half.scores("alpha", {"alpha": 1.0})
+    assert np.isfinite(scores).all() and not scores.any()
 
 
 def test_rrf_sums_reciprocal_ranks_with_k_60():

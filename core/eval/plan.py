@@ -11,6 +11,7 @@ from core.eval.results import config_key
 from core.llm import LLM
 from core.methods import get
 from core.methods.base import Retriever
+from core.retrieval.hybrid import SCORING
 
 
 @dataclass(frozen=True)
@@ -50,5 +51,6 @@ class EvalPlan:
         for arm in self.arms:
             spec = get(arm.method)
             knobs = spec.params(**arm.params).model_dump()
-            keys[arm.name] = config_key(arm.method, knobs, backend, corpora if spec.uses_retrieval else [])
+            keys[arm.name] = (config_key(arm.method, knobs, backend, corpora, SCORING) if spec.uses_retrieval
+                              else config_key(arm.method, knobs, backend, []))
         return keys

@@ -21,10 +21,14 @@ Key = tuple[str, str, str]  # (dataset, question id, asked key)
 FINAL_ERRORS = ("LLMParseError",)
 
 
-def config_key(method: str, params: dict[str, Any], backend: str, corpus: list[str]) -> str:
-    """Results are only reused for the same method, knobs, backend (``LLM.backend``) and corpus."""
+def config_key(method: str, params: dict[str, Any], backend: str, corpus: list[str], retrieval: str = "") -> str:
+    """Results are only reused for the same method, knobs, backend (``LLM.backend``), corpus and retrieval scoring
+    (``retrieval``, for methods that retrieve)."""
     # stored as "model": the embedded backend is the model name alone, so keys made before endpoints counted hold
-    blob = json.dumps({"method": method, "params": params, "model": backend, "corpus": sorted(corpus)}, sort_keys=True)
+    fields = {"method": method, "params": params, "model": backend, "corpus": sorted(corpus)}
+    if retrieval:  # absent from keys made before the scoring changed, and from methods that never retrieve
+        fields["retrieval"] = retrieval
+    blob = json.dumps(fields, sort_keys=True)
     return f"{method}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
 
 

@@ -90,7 +90,7 @@ class CorpusIndex:
         self.source = source
         self.folder = folder
         self.manifest = manifest
-        self.bm25 = BM25Index.load(folder)
+        self.bm25 = BM25Index.load(folder, manifest["params"]["bm25"]["epsilon"])
         self.dense = tune_faiss(faiss.read_index(str(folder / DENSE_FILE)), DenseParams(**manifest["params"]["dense"]))
         self.store = SnippetStore(folder)
 

@@ -1,7 +1,9 @@
 """Hybrid search over several corpora: BM25 and dense rankings fused by reciprocal rank.
 
 Each retriever ranks every selected corpus; its per-corpus lists are merged by raw score into one
-list (as MedRAG does), and the two lists are fused with RRF (k=60). Every hit carries its score and
+list (as MedRAG does), and the two lists are fused with RRF (k=60). BM25 scores the selected corpora as one
+collection (one idf over all of them), so its raw scores are comparable across corpora; MedRAG merges scores
+of separate indexes, which over a small corpus beside a large one lets one corpus fill the list. Every hit carries its score and
 rank under each retriever. Source-balanced search (MedRGAG) takes an equal share of k from each
 corpus (its own fused top k/n, or ``per_corpus`` of each when given), pools them and re-scores the pool with a
 rerank hook, dense cosine similarity by default, keeping the k best: MedRGAG pools the top 32 of every corpus and
@@ -15,14 +17,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import threading
+
 import numpy as np
 
+from core.retrieval.bm25 import Collection
 from core.retrieval.corpus_index import CorpusIndex
 from core.retrieval.dense import Embedder
 from core.retrieval.fusion import RRF_K, merge_by_score, rrf
 from core.trace import Hit
 
 Mode = Literal["hybrid", "bm25", "dense"]
+Idf = Literal["collection", "per corpus"]
+# What a benchmark result's key records about how snippets were found: a change here makes old results not count.
+SCORING = "hybrid: BM25 with one idf over the corpora searched + dense, fused by RRF k=60"
 MODES: tuple[str, ...] = ("hybrid", "bm25", "dense")
 Reranker = Callable[[str, list[Hit]], Sequence[float]]
 Key = tuple[str, int]  # (corpus name, row in that corpus's index)
@@ -46,13 +54,16 @@ class HybridRetriever:
     """Implements ``core.methods.base.Retriever`` over one or more indexed corpora."""
 
     def __init__(self, indexes: list[CorpusIndex], embedder: Embedder, *, rrf_k: int = RRF_K, depth: int = 100,
-                 reranker: Reranker = dense_rerank):
+                 reranker: Reranker = dense_rerank, bm25_idf: Idf = "collection"):
         self.indexes = {index.name: index for index in indexes}
         self.corpora: list[str] = list(self.indexes)
         self.embedder = embedder
         self.rrf_k = rrf_k
         self.depth = depth  # how deep each retriever's ranking goes before fusion
         self.reranker = reranker
+        self.bm25_idf = bm25_idf  # "per corpus": each index's own idf, MedRAG's merge (the retrieval benchmark's baseline)
+        self._collections: dict[tuple[str, ...], Collection] = {}
+        self._collections_lock = threading.Lock()
 
     def search(self, query: str, k: int, *, corpora: list[str] | None = None, balanced: bool = False,
                exclude: frozenset[str] = frozenset(), mode: Mode = "hybrid",
@@ -74,7 +85,9 @@ class HybridRetriever:
                    vector=self.embedder.encode_query(query) if "dense" in retrievers or balanced else None,
                    excluded={name: self.indexes[name].excluded_rows(frozenset(exclude)) for name in names})
         if "bm25" in retrievers:
-            q.bm25 = {name: self.indexes[name].bm25.scores(query) for name in names}
+            groups = [names] if self.bm25_idf == "collection" else [[name] for name in names]
+            q.bm25 = {name: scores for group in groups
+                      for name, scores in zip(group, self._collection(group).scores(query), strict=True)}
         if not balanced:
             found = self._fused(q, names, k)
         else:
@@ -103,6 +116,13 @@ class HybridRetriever:
         rest = [h for h in found if h.snippet_id not in pin][: max(k - len(first), 0)]
         return [h.model_copy(update={"rank": rank, "pinned": h.snippet_id in pin})
                 for rank, h in enumerate(first + rest, start=1)]
+
+    def _collection(self, names: list[str]) -> Collection:
+        """The selected corpora's BM25 statistics, merged once per selection."""
+        with self._collections_lock:
+            if (key := tuple(names)) not in self._collections:
+                self._collections[key] = Collection([self.indexes[name].bm25 for name in names])
+            return self._collections[key]
 
     def _select(self, corpora: list[str] | None) -> list[str]:
         if not corpora:
