@@ -22,6 +22,8 @@ def new_run(method: str, question: Question, params: dict[str, Any], *, llm: LLM
             retriever: Retriever | None, parent_id: str | None = None) -> Run:
     spec = get(method)
     checked = spec.params(**params)  # raises ValidationError for a bad knob, before anything is sent
+    if checked.answer_format is None:  # automatic: the run keeps the format that answered, so a re-run repeats it
+        checked = checked.model_copy(update={"answer_format": llm.answer_format})
     return Run(method=method, params=checked.model_dump(), question=question.text, options=question.options,
                model=llm.model_name, corpus=list(retriever.corpora) if retriever and spec.uses_retrieval else [],
                parent_id=parent_id)

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import pytest
 
+from core.eval import EvalPlan
+from core.llm import LLM, Endpoint
+from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT
 from core.methods import registry
 from core.methods.base import answer_schema, reply_format
 from core.question import Question
-from core.runner import execute
+from core.runner import execute, new_run
 from core.teaching import load_cases
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
@@ -26,9 +29,30 @@ def test_the_schema_asks_for_the_fields_in_the_order_named(order):
     assert reply_format(schema) == order
 
 
-def test_every_method_has_the_knob_at_the_papers_default():
-    for spec in registry().values():
-        assert spec.params().answer_format == "reasoning first", spec.name
+def test_every_method_has_the_knob_automatic_and_a_run_keeps_the_format_its_backend_stands_for():
+    """Automatic is the backend's measured best: the embedded model's, or the papers' on an endpoint. The run's
+    knobs hold the concrete format, so a what-if re-run or a replay repeats the order that answered."""
+    embedded, endpoint = LLM(Endpoint()), ScriptedLLM()
+    assert (embedded.answer_format, endpoint.answer_format) == (EMBEDDED_ANSWER_FORMAT, "reasoning first")
+    for name, spec in registry().items():
+        assert spec.params().answer_format is None, name
+        assert new_run(name, MC, {}, llm=embedded, retriever=None).params["answer_format"] == EMBEDDED_ANSWER_FORMAT
+        assert new_run(name, MC, {}, llm=endpoint, retriever=None).params["answer_format"] == "reasoning first"
+        chosen = new_run(name, MC, {"answer_format": "answer only"}, llm=embedded, retriever=None)
+        assert chosen.params["answer_format"] == "answer only"
+
+
+def test_an_unresolved_format_is_refused_rather_than_read_as_answer_only():
+    with pytest.raises(ValueError, match="automatic"):
+        answer_schema(MC, order=None)
+
+
+def test_eval_keys_hold_the_format_an_automatic_arm_stands_for():
+    plan = EvalPlan(methods=["cot"], items=[])
+    automatic = plan.config_keys("qwen", [], "answer first")["cot"]
+    assert automatic == EvalPlan(methods=["cot"], items=[], params={"cot": {"answer_format": "answer first"}}
+                                 ).config_keys("qwen", [], "reasoning first")["cot"]
+    assert automatic != plan.config_keys("qwen", [], "reasoning first")["cot"]
 
 
 @pytest.mark.parametrize("order", FORMATS)

@@ -55,7 +55,8 @@ def test_rows_from_before_are_keyed_by_what_their_run_asked_or_run_again(bench_f
     old = RunStore(path)
     items = plan(bench_files, datasets=["medqa"]).items
     llm = always("A")
-    config = config_key("cot", get("cot").params().model_dump(), llm.backend, [])
+    # knobs as they were stored then: the answer format was always concrete ("reasoning first" by default)
+    config = config_key("cot", {**get("cot").params().model_dump(), "answer_format": "reasoning first"}, llm.backend, [])
     for item in items:
         run = execute("cot", item.question, llm=llm, store=old)
         old.db["eval_items"].insert({  # a row as the earlier schema held it
@@ -81,8 +82,9 @@ def test_a_change_in_retrieval_scoring_keys_retrieving_methods_apart_and_leaves_
     """Results of a retrieving method found their snippets one way; after the scoring changed they do not count
     (same knobs, other snippets), while methods that never retrieve keep theirs."""
     plan_ = EvalPlan(methods=["cot", "medrag"], items=[])
-    keys = plan_.config_keys("qwen", ["hpo", "teaching_pack"])
-    medrag = get("medrag").params().model_dump()
+    keys = plan_.config_keys("qwen", ["hpo", "teaching_pack"], "reasoning first")
+    medrag = {**get("medrag").params().model_dump(), "answer_format": "reasoning first"}
     assert keys["medrag"] != config_key("medrag", medrag, "qwen", ["hpo", "teaching_pack"])  # the key before
-    assert keys["cot"] == config_key("cot", get("cot").params().model_dump(), "qwen", [])
+    cot = {**get("cot").params().model_dump(), "answer_format": "reasoning first"}
+    assert keys["cot"] == config_key("cot", cot, "qwen", [])
     assert keys["medrag"] != config_key("medrag", medrag, "qwen", ["hpo", "teaching_pack"], "another scoring")

@@ -57,7 +57,10 @@ def knob_widget(name: str, info: FieldInfo, value: Any, key: str) -> Any:
     elif isinstance(kind, type) and issubclass(kind, enum.Enum):
         choices = list(kind)
     if choices is not None:
-        return st.selectbox(label, choices, index=choices.index(value) if value in choices else 0, help=help_, key=key)
+        if kind is not info.annotation:  # None is a choice of its own: the method or backend decides
+            choices = [None, *choices]
+        return st.selectbox(label, choices, index=choices.index(value) if value in choices else 0, help=help_, key=key,
+                            format_func=lambda v: "automatic" if v is None else str(v))
     if kind is str:
         return st.text_input(label, value=value or "", help=help_, key=key)
     text = st.text_input(f"{label} (JSON)", value=json.dumps(value), help=help_, key=key)

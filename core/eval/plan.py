@@ -9,6 +9,7 @@ from core.eval.mirage import BenchItem
 from core.eval.presets import get_preset
 from core.eval.results import config_key
 from core.llm import LLM
+from core.llm.answer_formats import AnswerFormat
 from core.methods import get
 from core.methods.base import Retriever
 from core.retrieval.hybrid import SCORING
@@ -43,14 +44,18 @@ class EvalPlan:
 
     def configs(self, llm: LLM, retriever: Retriever | None) -> dict[str, str]:
         """Each arm's configuration key; bad method names or knobs fail here, before any question runs."""
-        return self.config_keys(llm.backend, list(retriever.corpora) if retriever is not None else [])
+        return self.config_keys(llm.backend, list(retriever.corpora) if retriever is not None else [],
+                                llm.answer_format)
 
-    def config_keys(self, backend: str, corpora: list[str]) -> dict[str, str]:
-        """The same from the backend's name and the corpus names alone, without opening either."""
+    def config_keys(self, backend: str, corpora: list[str], answer_format: AnswerFormat) -> dict[str, str]:
+        """The same from the backend's name, its automatic answer format and the corpus names alone, without
+        opening either. Keys hold the format that answers, so results of an automatic arm count as those of the
+        format it stands for, and a change of the backend's best makes them run again."""
         keys = {}
         for arm in self.arms:
             spec = get(arm.method)
             knobs = spec.params(**arm.params).model_dump()
+            knobs["answer_format"] = knobs["answer_format"] or answer_format
             keys[arm.name] = (config_key(arm.method, knobs, backend, corpora, SCORING) if spec.uses_retrieval
                               else config_key(arm.method, knobs, backend, []))
         return keys

@@ -16,6 +16,7 @@ import openai
 from pydantic import BaseModel, PrivateAttr
 
 from core import paths
+from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, PAPERS_FORMAT, AnswerFormat
 from core.llm.cache import ResponseCache, cache_key
 from core.llm.endpoint import CACHE_MODES, CacheMode, ConfigError, Endpoint, cache_mode_from_env, redact, \
     split_credentials
@@ -131,6 +132,12 @@ class LLM:
 
             return SHIPPED.read_tokens
         return None
+
+    @property
+    def answer_format(self) -> AnswerFormat:
+        """The final reader's format a method uses when its knob is automatic: the one measured best on the
+        embedded model, the papers' on an endpoint."""
+        return EMBEDDED_ANSWER_FORMAT if self.endpoint.embedded else PAPERS_FORMAT
 
     @property
     def where(self) -> str:

@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from core.llm import LLM, LLMCancelled, LLMError, LLMParseError, LLMResponse
+from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, AnswerFormat
 from core.question import Question
 from core.stages import Stage
 from core.trace import AgentMessage, Answer, Event, Hit, Partial, Payload, Retrieval, Run, Usage
@@ -45,19 +46,18 @@ def tokens_of(text: str) -> int:
     return len(text) // CHARS_PER_TOKEN + 1
 
 
-AnswerFormat = Literal["reasoning first", "answer first", "answer only"]
-
-
 class MethodParams(BaseModel):
     """Base of each method's knobs; a subclass's defaults are its paper's."""
 
     model_config = ConfigDict(extra="forbid")
 
     # Every paper has its final reader reason, then answer; on a small model the order alone moves accuracy, so
-    # the order is a knob of every method (the answer event says which one answered).
-    answer_format: AnswerFormat = Field("reasoning first", description="the final reader's reply: its reasoning "
-                                        "then the answer (the papers'), the answer then its reasoning, or the "
-                                        "answer alone")
+    # the order is a knob of every method (the answer event says which one answered). Empty: the backend's
+    # measured best (``LLM.answer_format``), which the runner writes into the run's knobs before it starts.
+    answer_format: AnswerFormat | None = Field(None, description="the final reader's reply: its reasoning then the "
+                                               "answer (the papers'), the answer then its reasoning, or the answer "
+                                               "alone; automatic: the backend's best (on the embedded model "
+                                               f"{EMBEDDED_ANSWER_FORMAT}, measured; on an endpoint reasoning first)")
 
 
 class Method(Protocol):
@@ -280,10 +280,12 @@ MAX_CITED = 8
 
 
 def answer_schema(question: Question, cite: bool = False,
-                  order: AnswerFormat = "reasoning first") -> type[BaseModel]:
+                  order: AnswerFormat | None = "reasoning first") -> type[BaseModel]:
     """A reply schema whose answer field is an enum of the option letters when there are options, so a
     grammar-constrained server cannot answer anything else; its fields in the order ``order`` names (a
     grammar-constrained reply is written in field order). Reasoning is kept short."""
+    if order is None:
+        raise ValueError("the answer format is automatic until the runner resolves it for the backend")
     answer_type: Any = Literal[tuple(question.options)] if question.options else str
     # maxLength reaches the server's grammar only: a long reasoning from another backend still parses.
     reasoning = (str, Field(description="two or three short sentences (at most 600 characters)",

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from core.llm.answer_formats import PAPERS_FORMAT
 from core.methods import registry
 from core.methods.base import Retriever, Sink
 from core.paths import REPO_ROOT
@@ -131,8 +132,9 @@ def record(cases: list[TeachingCase], methods: list[str], *, llm, retriever: Ret
            on_start: Callable[[TeachingCase, str], None] | None = None,
            on_done: Callable[[TeachingCase, Run], None] | None = None,
            cancel: threading.Event | None = None) -> list[Run]:
-    """Run each missing (case, method) with the method's default knobs and save it into the pack as soon as it
-    ends. One recorder at a time per pack folder (a file lock): a second one waits, then finds less to do.
+    """Run each missing (case, method) with the method's default knobs, its final reader in the papers' order (the
+    pack shows each method as its paper draws it, whatever the backend's best format), and save it into the pack as
+    soon as it ends. One recorder at a time per pack folder (a file lock): a second one waits, then finds less to do.
     Setting ``cancel`` ends the run in flight within seconds; a cancelled run is not saved (it would teach a cut-off
     trace), so the next recording runs it again."""
     folder = Path(folder or pack_dir())
@@ -150,8 +152,8 @@ def record(cases: list[TeachingCase], methods: list[str], *, llm, retriever: Ret
             if on_start:
                 on_start(case, method)
             spec = registry()[method]
-            run = execute(method, case.to_question(), {}, llm=llm, retriever=retriever if spec.uses_retrieval else None,
-                          sinks=sinks, cancel=cancel)
+            run = execute(method, case.to_question(), {"answer_format": PAPERS_FORMAT}, llm=llm,
+                          retriever=retriever if spec.uses_retrieval else None, sinks=sinks, cancel=cancel)
             if run.status == "cancelled":
                 break
             entry = RunEntry(run=run, backend=llm.backend, corpora=corpora if spec.uses_retrieval else [],

@@ -9,6 +9,7 @@ from core.eval.plan import EvalPlan
 from core.eval.results import FINAL_ERRORS
 from core.eval.runner import finished_rows
 from core.llm import LLM, Endpoint
+from core.llm.answer_formats import AnswerFormat
 from core.methods import get
 from core.retrieval import CorpusError
 from core.retrieval.corpus import corpus_sources
@@ -34,7 +35,16 @@ def corpus_names() -> list[str]:
 
 def backend_name(choice: str) -> str:
     """What answers, as results are keyed by it (the model is not started to say so)."""
-    return LLM(Endpoint()).backend if choice == "embedded" else state.llm().backend
+    return _backend(choice).backend
+
+
+def backend_format(choice: str) -> AnswerFormat:
+    """The answer format an automatic knob stands for on that backend (results are keyed by it too)."""
+    return _backend(choice).answer_format
+
+
+def _backend(choice: str) -> LLM:
+    return LLM(Endpoint()) if choice == "embedded" else state.llm()
 
 
 def _labels(plan: EvalPlan):
@@ -72,7 +82,7 @@ def page() -> None:
         setup = setup_form()
     rows: list[dict] = []
     if setup.plan is not None:
-        configs = setup.plan.config_keys(backend_name(setup.backend), corpus_names())
+        configs = setup.plan.config_keys(backend_name(setup.backend), corpus_names(), backend_format(setup.backend))
         rows = finished_rows(setup.plan, state.store(), configs)
         _controls(setup, rows)
     job = current_job()
