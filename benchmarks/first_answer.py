@@ -25,6 +25,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+from playwright.sync_api import sync_playwright
+
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, open_page, pick
+from tests.e2e.test_browser import CASE
+
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).parent / "results" / "first_answer.json"
 INDEXED = ("hpo", "teaching_pack")
@@ -66,10 +71,6 @@ def healthy(url: str) -> bool:
 def first_cot_answer(url: str, timeout_ms: int, shots: Path | None, started: float) -> float:
     """Seconds from ``started`` to CoT's answer on the Ask page. With ``shots``, screenshots of the page as it
     opened and answered, and of MedRAG asked for while the corpus index is still being built."""
-    from playwright.sync_api import sync_playwright
-
-    from tests.e2e.test_browser import CASE, CHROMIUM, CHROMIUM_ARGS, open_page, pick
-
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
