@@ -115,7 +115,10 @@ def measure(ref: str, wheels: Path, workdir: Path, timeout: float, shots: Path |
             raise RuntimeError(f"the app did not start; see {workdir / 'make_run.log'}")
         result["page_s"] = round(time.perf_counter() - started, 1)
         result["index_ready_before_page"] = indexes_ready(clone)
-        result["first_cot_answer_s"] = round(first_cot_answer(url, int(timeout * 1000), shots, started), 1)
+        try:  # an older commit's page may not be drivable: the figures taken so far are kept
+            result["first_cot_answer_s"] = round(first_cot_answer(url, int(timeout * 1000), shots, started), 1)
+        except Exception as exc:  # noqa: BLE001 - recorded with the result instead
+            result["first_cot_answer_error"] = f"{type(exc).__name__}: {exc}".splitlines()[0]
         if not wait_for(lambda: indexes_ready(clone), timeout, every=2):
             raise RuntimeError("the default corpus index was not ready in time")
         result["index_ready_s"] = round(time.perf_counter() - started, 1) if not result["index_ready_before_page"] \
