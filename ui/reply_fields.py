@@ -22,28 +22,26 @@ def _record(item: dict[str, Any]) -> str:
 
 
 def reply_fields(data: dict[str, Any]) -> None:
-    """A parsed reply, compactly (a list of flat objects too, one line each); only deeper nesting falls back to a
-    JSON view."""
-    chips, blocks = [], []
+    """A parsed reply, compactly and in the order the model wrote it (an answer-first reply shows its letter before
+    its reasoning): short values as chips on one line, a list of flat objects one line each; only deeper nesting
+    falls back to a JSON view."""
+    chips: list[str] = []
     for key, value in data.items():
         name = key.replace("_", " ")
         if isinstance(value, str | int | float | bool) and len(str(value)) <= 40:
             chips.append(f"**{md(name)}** `{value}`" if value != "" else f"**{md(name)}** –")
-        elif isinstance(value, str):
-            blocks.append(f"**{md(name)}:** {md(value)}")
+            continue
+        if chips:  # the short values written before this field come before it
+            st.markdown(" · ".join(chips))
+            chips = []
+        if isinstance(value, str):
+            st.markdown(f"**{md(name)}:** {md(value)}")
         elif isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
-            items = "\n".join(f"- {md(str(v))}" for v in value) or "- (none)"
-            blocks.append(f"**{md(name)}:**\n{items}")
+            st.markdown(f"**{md(name)}:**\n" + ("\n".join(f"- {md(str(v))}" for v in value) or "- (none)"))
         elif isinstance(value, list) and all(isinstance(v, dict) and all(map(_flat, v.values())) for v in value):
-            items = "\n".join(f"- {_record(v)}" for v in value)
-            blocks.append(f"**{md(name)}:**\n{items}")
+            st.markdown(f"**{md(name)}:**\n" + "\n".join(f"- {_record(v)}" for v in value))
         else:
-            blocks.append((name, value))
-    for block in blocks:
-        if isinstance(block, tuple):
-            st.markdown(f"**{md(block[0])}:**")
-            st.json(block[1], expanded=1)
-        else:
-            st.markdown(block)
+            st.markdown(f"**{md(name)}:**")
+            st.json(value, expanded=1)
     if chips:
         st.markdown(" · ".join(chips))
