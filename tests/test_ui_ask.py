@@ -122,6 +122,20 @@ def test_knobs_start_from_the_settings_defaults_with_their_descriptions():
     assert "budget for the reasoning" in at.number_input(key="ask.knobs.cot.max_tokens").help
 
 
+def test_the_answer_format_knob_starts_automatic_and_a_run_records_the_backends_format():
+    """Automatic stands for the backend's best (an endpoint's is the papers' order); choosing one is kept."""
+    llm = ScriptedLLM().on("Think step by step", {"reasoning": "r", "answer": "A"})
+    at = ask_page(llm)
+    knob = at.selectbox(key="ask.knobs.cot.answer_format")
+    assert knob.value is None and knob.options == ["automatic", "reasoning first", "answer first", "answer only"]
+    at = click_run(fill(at, "Which hormone lowers blood glucose?", ["Insulin", "Glucagon"]))
+    assert RunStore().load_run(RunStore().list_runs()[0]["id"]).answer.answer_format == "reasoning first"
+    at.selectbox(key="ask.knobs.cot.answer_format").set_value("answer only").run()
+    at = click_run(at)
+    assert RunStore().load_run(RunStore().list_runs()[0]["id"]).params["answer_format"] == "answer only"
+    assert "Answered answer only (no reasoning asked for)" in [c.value for c in at.caption]
+
+
 def test_a_teaching_case_fills_the_question_and_its_key_is_shown_after_the_run():
     from core.teaching import load_cases
 
