@@ -56,7 +56,8 @@ def test_rows_from_before_are_keyed_by_what_their_run_asked_or_run_again(bench_f
     items = plan(bench_files, datasets=["medqa"]).items
     llm = always("A")
     # knobs as they were stored then: the answer format was always concrete ("reasoning first" by default)
-    config = config_key("cot", {**get("cot").params().model_dump(), "answer_format": "reasoning first"}, llm.backend, [])
+    knobs = {**get("cot").params().model_dump(), "answer_format": "reasoning first"}
+    config = config_key("cot", knobs, llm.backend, [])
     for item in items:
         run = execute("cot", item.question, llm=llm, store=old)
         old.db["eval_items"].insert({  # a row as the earlier schema held it

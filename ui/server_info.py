@@ -25,8 +25,9 @@ def config_rows(config: embedded.ServerConfig) -> dict[str, str]:
     return {
         "Slots (calls served at once)": str(config.slots),
         "Context per slot": f"{config.slot_context:,} tokens",
-        "Documents one call reads": f"at most {config.read_tokens:,} tokens (about {config.read_tokens * CHARS_PER_TOKEN:,} "
-                                    "characters), so a reading call stays under a minute on two cores",
+        "Documents one call reads": f"at most {config.read_tokens:,} tokens (about "
+                                    f"{config.read_tokens * CHARS_PER_TOKEN:,} characters), so a reading call stays "
+                                    "under a minute on two cores",
         "Prompt cache": cache,
         "KV cache": "one pool for all slots" if config.kv_unified else "one per slot",
         "Draft model (speculative decoding)": f"{embedded.DRAFT.name}, up to {config.draft_max} tokens a step"

@@ -56,6 +56,7 @@ class EvalPlan:
             spec = get(arm.method)
             knobs = spec.params(**arm.params).model_dump()
             knobs["answer_format"] = knobs["answer_format"] or answer_format
-            keys[arm.name] = (config_key(arm.method, knobs, backend, corpora, SCORING) if spec.uses_retrieval
-                              else config_key(arm.method, knobs, backend, []))
+            retrieves = spec.uses_retrieval
+            keys[arm.name] = config_key(arm.method, knobs, backend, corpora if retrieves else [],
+                                        SCORING if retrieves else "")
         return keys

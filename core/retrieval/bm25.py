@@ -137,6 +137,9 @@ class Collection:
 
     def __init__(self, indexes: Sequence[BM25Index]):
         self.indexes = list(indexes)
+        self.idf: dict[str, float] = {}
+        if len(self.indexes) == 1:  # its own idf is the collection's
+            return
         terms, where = np.unique(np.concatenate([ix.vocabulary for ix in self.indexes]), return_inverse=True)
         frequencies = np.bincount(where, weights=np.concatenate([ix.frequencies for ix in self.indexes]))
         idf = okapi_idf(sum(ix.size for ix in self.indexes), frequencies, self.indexes[0].epsilon)

@@ -3,8 +3,8 @@
 Each retriever ranks every selected corpus; its per-corpus lists are merged by raw score into one
 list (as MedRAG does), and the two lists are fused with RRF (k=60). BM25 scores the selected corpora as one
 collection (one idf over all of them), so its raw scores are comparable across corpora; MedRAG merges scores
-of separate indexes, which over a small corpus beside a large one lets one corpus fill the list. Every hit carries its score and
-rank under each retriever. Source-balanced search (MedRGAG) takes an equal share of k from each
+of separate indexes, which over a small corpus beside a large one lets one corpus fill the list. Every hit
+carries its score and rank under each retriever. Source-balanced search (MedRGAG) takes an equal share of k from each
 corpus (its own fused top k/n, or ``per_corpus`` of each when given), pools them and re-scores the pool with a
 rerank hook, dense cosine similarity by default, keeping the k best: MedRGAG pools the top 32 of every corpus and
 keeps 5. ``similarity`` scores any texts (generated ones too) the way that default re-scores the pool.
@@ -13,11 +13,10 @@ Safe to call from many threads at once.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
-
-import threading
 
 import numpy as np
 
@@ -61,7 +60,7 @@ class HybridRetriever:
         self.rrf_k = rrf_k
         self.depth = depth  # how deep each retriever's ranking goes before fusion
         self.reranker = reranker
-        self.bm25_idf = bm25_idf  # "per corpus": each index's own idf, MedRAG's merge (the retrieval benchmark's baseline)
+        self.bm25_idf = bm25_idf  # "per corpus": each index's own idf, MedRAG's merge (the benchmark's baseline)
         self._collections: dict[tuple[str, ...], Collection] = {}
         self._collections_lock = threading.Lock()
 

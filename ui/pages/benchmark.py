@@ -9,7 +9,6 @@ from core.eval.plan import EvalPlan
 from core.eval.results import FINAL_ERRORS
 from core.eval.runner import finished_rows
 from core.llm import LLM, Endpoint
-from core.llm.answer_formats import AnswerFormat
 from core.methods import get
 from core.retrieval import CorpusError
 from core.retrieval.corpus import corpus_sources
@@ -33,17 +32,9 @@ def corpus_names() -> list[str]:
         return []
 
 
-def backend_name(choice: str) -> str:
-    """What answers, as results are keyed by it (the model is not started to say so)."""
-    return _backend(choice).backend
-
-
-def backend_format(choice: str) -> AnswerFormat:
-    """The answer format an automatic knob stands for on that backend (results are keyed by it too)."""
-    return _backend(choice).answer_format
-
-
-def _backend(choice: str) -> LLM:
+def backend(choice: str) -> LLM:
+    """What answers, as results are keyed by it: its name and the format an automatic knob stands for on it (the
+    model is not started to say so)."""
     return LLM(Endpoint()) if choice == "embedded" else state.llm()
 
 
@@ -82,7 +73,8 @@ def page() -> None:
         setup = setup_form()
     rows: list[dict] = []
     if setup.plan is not None:
-        configs = setup.plan.config_keys(backend_name(setup.backend), corpus_names(), backend_format(setup.backend))
+        llm = backend(setup.backend)
+        configs = setup.plan.config_keys(llm.backend, corpus_names(), llm.answer_format)
         rows = finished_rows(setup.plan, state.store(), configs)
         _controls(setup, rows)
     job = current_job()
