@@ -122,6 +122,13 @@ def choose(page, box, option: str | None = None) -> None:
     settle(page)
 
 
+def button(page, name: str):
+    """The button named ``name`` now on screen. When a widget's key changes between reruns, Streamlit keeps the old
+    one, marked stale, beside the new for the moment the rerun takes; a user sees it fade, a strict locator sees two."""
+    return page.get_by_role("button", name=name, exact=True).locator(
+        'xpath=self::*[not(ancestor::*[@data-stale="true"])]')
+
+
 def set_number(scope, label: str, value: int) -> None:
     box = scope.get_by_label(label, exact=True)
     box.fill(str(value))

@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 
 from benchmarks.first_token import FIRST_TOKEN_JS
 from core.trace import Run
-from tests.e2e.conftest import MODEL_SECONDS, open_page, pick, saved_runs, set_number, settle, snap
+from tests.e2e.conftest import MODEL_SECONDS, button, open_page, pick, saved_runs, set_number, settle, snap
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 
@@ -53,7 +53,7 @@ def test_links_open_ask_history_and_compare(page, app, seed_runs):
         expect(page.locator(".answer-line")).to_contain_text(sema.answer.text)
         open_page(page, f"{url}/ask?run={cot.id}", "Ask")  # a saved run: its trace, Run enabled, no Stop
         expect(page.locator(".answer-line")).to_contain_text(cot.answer.text)
-        expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled()
+        expect(button(page, "Run")).to_be_enabled()
         expect(page.get_by_role("button", name="Stop")).to_have_count(0)
     open_page(page, f"{url}/history?run=nosuchrun", "History")
     expect(page.get_by_text("No saved run has the id “nosuchrun”")).to_be_visible()
@@ -126,7 +126,7 @@ def test_zero_options_multiple_choice_is_refused(page, app):
         page.get_by_role("button", name="×").first.click()
         expect(page.get_by_role("button", name="×")).to_have_count(left)
         settle(page)
-    page.get_by_role("button", name="Run", exact=True).click()
+    button(page, "Run").click()
     expect(page.get_by_text("Multiple choice needs at least two options")).to_be_visible()
     snap(page, "explore_zero_options_refused_1024", 1024)
 
@@ -140,11 +140,11 @@ def test_a_runs_life_stop_reload_and_a_new_run_clears_the_old(page, app, timings
     set_number(page, "Max tokens", 160)
     settle(page)
     started = time.perf_counter()
-    page.get_by_role("button", name="Run", exact=True).click()
+    button(page, "Run").click()
     stop = page.get_by_role("button", name="Stop")
     stop.wait_for(timeout=MODEL_SECONDS)  # the model may load first; then Stop is there before any step ends
     timings["click_to_stop_button_first_run_s"] = round(time.perf_counter() - started, 1)
-    expect(page.get_by_role("button", name="Run", exact=True)).to_be_disabled()
+    expect(button(page, "Run")).to_be_disabled()
     assert "run=" in page.url
     page.reload()  # while the model still reads the prompt: the URL names the run, the reloaded page follows it
     page.get_by_text("CoT: running").wait_for(timeout=30_000)
@@ -156,7 +156,7 @@ def test_a_runs_life_stop_reload_and_a_new_run_clears_the_old(page, app, timings
     lit = page.locator('[data-testid="stGraphVizChart"] g.node', has_text="Clinician reasons")
     assert lit.locator("path, polygon").first.get_attribute("fill") == "#0f766e"  # its stage lit on the map
     snap(page, "explore_ask_streaming_1440", 1440)
-    expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled(timeout=MODEL_SECONDS)
+    expect(button(page, "Run")).to_be_enabled(timeout=MODEL_SECONDS)
     settle(page)
     expect(page.locator(".answer-line")).to_have_count(1)
     expect(page.get_by_role("button", name="Stop")).to_have_count(0)
@@ -169,16 +169,16 @@ def test_a_runs_life_stop_reload_and_a_new_run_clears_the_old(page, app, timings
     set_number(page, "Max tokens", 200)
     settle(page)
     started = time.perf_counter()
-    page.get_by_role("button", name="Run", exact=True).click()
+    button(page, "Run").click()
     stop.wait_for(timeout=MODEL_SECONDS)
     timings["click_to_stop_button_model_loaded_s"] = round(time.perf_counter() - started, 1)
     expect(page.locator(".answer-line")).to_have_count(0)
     stop.click()
     # the stop lands mid-call; a call still reading its prompt ends when the server hands back (slower on a busy CI)
-    expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled(timeout=180_000)
+    expect(button(page, "Run")).to_be_enabled(timeout=180_000)
     settle(page)
     expect(page.get_by_text("CoT: stopped after")).to_be_visible()
-    expect(page.get_by_role("button", name="Run", exact=True)).to_be_enabled()
+    expect(button(page, "Run")).to_be_enabled()
     expect(page.get_by_role("button", name="Stop")).to_have_count(0)
     snap(page, "explore_ask_stopped_1440", 1440)
     statuses = [r.status for r in saved_runs(home)[:2]]
