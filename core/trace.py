@@ -65,6 +65,7 @@ class AgentMessage(BaseModel):
     # some of the retrieved ones unread. None when the call read no snippets (or the run predates the field).
     read: list[str] | None = None
     offered: int | None = None
+    cut: bool = False  # the call's token budget ended the reply before the model did (it stops mid-sentence)
 
 
 class Query(BaseModel):

@@ -61,6 +61,9 @@ def usage_text(usage: Usage) -> str:
     return " · ".join(parts)
 
 
+CUT_NOTE = ":material/content_cut: Cut off by its token budget (Max tokens): the model had not finished this reply."
+
+
 def is_raw_report(event: Event, stage_events: list[Event]) -> bool:
     """An agent's reply that the same agent's Report event in this stage draws again, in full."""
     p = event.payload
@@ -80,6 +83,8 @@ def agent_message(event: Event, p: AgentMessage, *, folded: bool = False) -> Non
             reply_fields(p.data)
         else:
             st.markdown(md(p.text) or ":gray[(empty reply)]")
+        if p.cut:
+            st.caption(CUT_NOTE)
 
 
 def _retrieval(event: Event, p: Retrieval, evidence: Evidence) -> None:

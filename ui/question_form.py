@@ -59,7 +59,7 @@ def option_editor(key: str) -> dict[str, str]:
     ids = _ids(key)
     options = {}
     for letter, uid in zip(LETTERS, ids):
-        left, middle, right = st.columns([0.05, 0.85, 0.1], vertical_alignment="center")
+        left, middle, right = st.columns([0.05, 0.82, 0.13], vertical_alignment="center")
         left.markdown(f"**{letter}**")
         with middle:
             options[letter] = kept(st.text_input, f"Option {letter}", key=f"{key}.opt.{uid}", default="",

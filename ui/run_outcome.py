@@ -6,11 +6,15 @@ from __future__ import annotations
 import streamlit as st
 
 from core.consistency import check_answer
-from core.trace import Error, Run
+from core.methods.base import REASONING_CHARS, reasoning_cut
+from core.trace import AgentMessage, Error, Run
+from ui.event_view import CUT_NOTE
 from ui.snippet_cards import Evidence, cards, doc_card
 from ui.teaching_view import case_line
 from ui.text import esc, md
 
+REASONING_CUT = (f":material/content_cut: The reasoning stops at the {REASONING_CHARS} characters the reply format "
+                 "allows it: the model had more to say.")
 NOT_FINISHED = ("**Not finished:** this run is still going in another session or process, or that process ended "
                 "before the run did.")
 
@@ -35,6 +39,12 @@ def _ended_without_answer(run: Run, key: str) -> None:
         st.caption(f"The trace up to that point is below ({len(run.events)} events). The run is saved in History.")
 
 
+def _final_reply_cut(run: Run) -> bool:
+    """Whether the reply the answer came from (the run's last call) ended at its token budget."""
+    last = next((e.payload for e in reversed(run.events) if isinstance(e.payload, AgentMessage)), None)
+    return last is not None and last.cut
+
+
 def render_outcome(run: Run, evidence: Evidence, key: str) -> None:
     """The answer card with its cited documents, or what went wrong."""
     if run.status == "running":  # a saved run another process is still writing, or one whose process died
@@ -51,8 +61,11 @@ def render_outcome(run: Run, evidence: Evidence, key: str) -> None:
         st.markdown(f'<div class="answer-line">{letter}{esc(answer.text)}</div>', unsafe_allow_html=True)
         if mismatch := check_answer(answer, run.options, run.question):
             st.warning(mismatch.message(run.options), icon=":material/rule:")
+        cut = CUT_NOTE if _final_reply_cut(run) else REASONING_CUT if reasoning_cut(answer.rationale) else None
         if answer.rationale:
-            st.markdown(md(answer.rationale))
+            st.markdown(md(answer.rationale) + (" …" if cut else ""))
+        if cut:
+            st.caption(cut)
         if answer.answer_format and answer.answer_format != "reasoning first":  # the papers' order goes unsaid
             st.caption(f"Answered {answer.answer_format}" + (" (no reasoning asked for)"
                                                              if answer.answer_format == "answer only" else

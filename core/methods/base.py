@@ -165,7 +165,8 @@ class RunContext:
         show(response.text, done=True)
         data = response.parsed.model_dump() if response.parsed is not None else None
         self.emit(stage, agent, AgentMessage(role=role, text=response.text, data=data, turn=turn, read=read,
-                                             offered=offered), response.usage)
+                                             offered=offered, cut=response.finish_reason == "length"),
+                  response.usage)
         return response
 
     # -- reading budgets ------------------------------------------------------------
@@ -277,6 +278,13 @@ def reading_knob(reader: str) -> Any:
 
 
 MAX_CITED = 8
+REASONING_CHARS = 600  # a final reply's reasoning, as the grammar bounds it: about 130 tokens
+
+
+def reasoning_cut(text: str) -> bool:
+    """Whether a reasoning ends at the grammar's bound mid-sentence (its JSON escapes count there, so a little
+    short of it): the model had more to say, and a reader should see that it stops, not that it ends there."""
+    return len(text) >= REASONING_CHARS * 0.95 and not text.rstrip().endswith((".", "!", "?", '"', ")", "]"))
 
 
 def answer_schema(question: Question, cite: bool = False,
@@ -288,8 +296,8 @@ def answer_schema(question: Question, cite: bool = False,
         raise ValueError("the answer format is automatic until the runner resolves it for the backend")
     answer_type: Any = Literal[tuple(question.options)] if question.options else str
     # maxLength reaches the server's grammar only: a long reasoning from another backend still parses.
-    reasoning = (str, Field(description="two or three short sentences (at most 600 characters)",
-                            json_schema_extra={"maxLength": 600}))
+    reasoning = (str, Field(description=f"two or three short sentences (at most {REASONING_CHARS} characters)",
+                            json_schema_extra={"maxLength": REASONING_CHARS}))
     fields: dict[str, Any] = {"answer": (answer_type, ...)}
     if order == "reasoning first":
         fields = {"reasoning": reasoning, **fields}
