@@ -27,6 +27,7 @@ from tqdm import tqdm
 
 from core.llm import LLM, Endpoint
 from core.llm import embedded
+from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, AnswerFormat
 from core.question import Question
 
 RESULTS = Path(__file__).parent / "results" / "llm_bench.json"
@@ -70,7 +71,8 @@ def questions(mirage: Path = SHARED_DATA) -> list[BenchQuestion]:
 
 class SeededLLM(LLM):
     """The studio's client with a fixed seed on every call, so sampled calls repeat across configurations; it
-    reaches the embedded server by URL, so it says what that server reads per call, as the embedded client does."""
+    reaches the embedded server by URL, so it says what that server reads per call and which answer format it
+    answers in, as the embedded client does."""
 
     def __init__(self, endpoint: Endpoint, reading_tokens: int, **kwargs):
         super().__init__(endpoint, **kwargs)
@@ -79,6 +81,10 @@ class SeededLLM(LLM):
     @property
     def reading_tokens(self) -> int | None:
         return self._reading_tokens
+
+    @property
+    def answer_format(self) -> AnswerFormat:
+        return EMBEDDED_ANSWER_FORMAT
 
     def complete(self, messages, **kwargs):
         kwargs.setdefault("seed", SEED)

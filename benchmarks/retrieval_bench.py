@@ -8,9 +8,10 @@
    definitions too); and the paired difference the options make. Then, on the default corpus, BM25 with one idf
    over the corpora (the studio's) against each corpus's own idf (MedRAG's merge of separate indexes): recall@5
    and the share of the top 5 from a corpus that holds none of the case's key passages.
-2. The shared corpora together (../shared/data/corpora, about 23k snippets): indexes are built in the
-   studio's index folder if missing (an hour on two busy cores) and loaded otherwise; the build time
-   shown is the one recorded when they were built.
+2. The shared corpora together (../shared/data/corpora, about 23k passages, 39k snippets once long ones are
+   chunked): indexes are built in the studio's index folder if missing (an hour on two busy cores) and loaded
+   otherwise; the build time shown is the one recorded when they were built. Then what chunking long passages
+   changes for MedRAG's reader on the development questions (a second index of whole passages, built once).
 3. A synthetic corpus (300k snippets of words drawn from the shared corpora's word frequencies),
    built in a temporary folder. Embedding 300k snippets would take hours on two cores, so its snippet
    vectors are random unit vectors: latency and size are real (HNSW index, real query encoding),
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import re
 import tempfile
 import time
 from collections import Counter
@@ -34,10 +36,14 @@ import numpy as np
 from scipy.stats import bootstrap, wilcoxon
 from tqdm import tqdm
 
-from core.paths import REPO_ROOT
+from core.llm.embedded import SHIPPED
+from core.methods.base import CHARS_PER_TOKEN, read_docs
+from core.paths import REPO_ROOT, index_dir
 from core.question import Question
 from core.retrieval import HybridRetriever, open_retriever
 from core.retrieval.catalog import human_bytes
+from core.retrieval.chunking import ChunkParams
+from core.retrieval.corpus_index import IndexParams
 from core.retrieval.default_corpus import ensure_default_corpus, teaching_pack_dir
 from core.retrieval.dense import Embedder, default_embedder
 from core.retrieval.hybrid import MODES, Idf
@@ -218,6 +224,62 @@ def recall_section() -> None:
     idf_comparison(default, cases)
 
 
+WORD = re.compile(r"[a-z][a-z0-9-]{3,}")
+STOP = {"with", "that", "this", "from", "which", "have", "been", "were", "their", "there", "most", "more", "than",
+        "into", "other", "also", "only", "such", "these", "those", "what", "when", "where", "does", "each", "both"}
+
+
+def content_words(text: str) -> set[str]:
+    return set(WORD.findall(text.lower())) - STOP
+
+
+def dev_questions(datasets: tuple[str, ...] = ("medqa", "medmcqa", "mmlu")) -> list[tuple[str, str]]:
+    """(question, the correct option's text) for every development question of ``datasets``, whose options are
+    worded answers (not yes/no)."""
+    with gzip.open(SHARED / "mirage" / "benchmark.json.gz", "rt", encoding="utf-8") as fh:
+        bench = json.load(fh)
+    dev = json.loads((SHARED / "mirage" / "dev_ids.json").read_text())
+    return [(bench[d][q]["question"], bench[d][q]["options"][bench[d][q]["answer"]])
+            for d in datasets for q in dev.get(d, [])]
+
+
+def whole_passages(paths: list[Path]) -> HybridRetriever:
+    """The shared corpora indexed with every passage whole (as before chunking), in their own folder."""
+    return open_retriever(paths, progress=True, cache_dir=index_dir() / "whole-passages",
+                          params=IndexParams(chunks=ChunkParams(size=10**9)))
+
+
+def chunking_section(paths: list[Path], chunked: HybridRetriever) -> None:
+    """What MedRAG's reader gets on the embedded model (its question as the query, k = 32, hybrid, the laptop
+    reading budget) with passages whole and in chunks, on the same development questions, paired."""
+    budget = SHIPPED.read_tokens * CHARS_PER_TOKEN
+    questions = dev_questions()
+    print(f"chunking long passages: MedRAG's retrieval for {len(questions)} MIRAGE dev questions (medqa, medmcqa, "
+          f"mmlu), k={K}, a reader budget of {budget:,} characters; gold-option support = share of the correct "
+          f"option's content words found in what the reader reads (a proxy: no passage is labelled relevant)")
+    figures: dict[str, dict[str, list[float]]] = {}
+    for label, retriever in (("whole passages", whole_passages(paths)), ("in chunks", chunked)):
+        rows: dict[str, list[float]] = {"read": [], "sources": [], "first": [], "support": []}
+        for question, gold in tqdm(questions, desc=label, leave=False):
+            hits = retriever.search(question, K)
+            text, shown = read_docs(hits, budget)
+            rows["read"].append(len(shown))
+            rows["sources"].append(len({i.split("#")[0] for i in shown}))
+            first = f"[{hits[0].snippet_id}] {hits[0].title}\n{hits[0].text}" if hits else ""
+            rows["first"].append(min(len(first), budget) / budget)
+            words = content_words(gold)
+            rows["support"].append(len(words & content_words(text)) / len(words) if words else 0.0)
+        figures[label] = rows
+        print(f"  {label:<15} snippets read {interval(rows['read'])}   source passages read "
+              f"{interval(rows['sources'])}   budget taken by the first snippet {interval(rows['first'])}   "
+              f"gold-option support {interval(rows['support'])}")
+    a, b = figures["whole passages"]["support"], figures["in chunks"]["support"]
+    diff = np.array(b) - np.array(a)
+    p = wilcoxon(b, a).pvalue if diff.any() else 1.0
+    print(f"  in chunks − whole: gold-option support {np.mean(diff):+.3f}, higher on {(diff > 0).sum()} questions, "
+          f"lower on {(diff < 0).sum()}, Wilcoxon p = {p:.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--queries", type=int, default=100, help="queries per latency measurement")
@@ -225,6 +287,8 @@ def main() -> None:
     parser.add_argument("--skip-shared", action="store_true")
     parser.add_argument("--skip-synthetic", action="store_true")
     parser.add_argument("--skip-recall", action="store_true")
+    parser.add_argument("--skip-chunking", action="store_true",
+                        help="no whole-passage index of the shared corpora (built once, about 30 minutes)")
     args = parser.parse_args()
     # Smallest first: memory is measured as the growth of this process.
     if not args.skip_recall:
@@ -235,7 +299,10 @@ def main() -> None:
     shared_paths = sorted((SHARED / "corpora").glob("*.jsonl.gz"))
     queries = mirage_questions(args.queries)
     if not args.skip_shared:
-        latency(open_measured(shared_paths, "shared corpora"), queries, "shared")
+        shared = open_measured(shared_paths, "shared corpora")
+        latency(shared, queries, "shared")
+        if not args.skip_chunking:
+            chunking_section(shared_paths, shared)
     if not args.skip_synthetic:
         with tempfile.TemporaryDirectory(prefix="retrieval-bench-") as tmp:
             corpus = Path(tmp) / "synthetic.jsonl.gz"

@@ -87,7 +87,9 @@ def corpora_section() -> None:
             enabled.append(str(info.path))
     if corpora:
         st.session_state[state.CORPORA] = None if enabled == [str(d.path) for d in defaults] else enabled
-        st.dataframe([{"corpus": i.name, "snippets": i.snippets, "corpus size": _mb(i.corpus_bytes),
+        st.dataframe([{"corpus": i.name, "snippets": i.snippets,
+                       "long passages chunked": f"{i.split_passages:,}" if i.built else "—",
+                       "corpus size": _mb(i.corpus_bytes),
                        "index": _status(i), "index size": _mb(i.index_bytes) if i.index_bytes else "—",
                        "built in": f"{i.build_seconds:.0f} s" if i.build_seconds else "—", "path": str(i.path),
                        "licence": i.license or "—"} for i in corpora], hide_index=True, key="settings.corpora")

@@ -58,6 +58,7 @@ class CorpusInfo:
     index_bytes: int
     skipped_lines: int
     renamed_ids: int
+    split_passages: int = 0  # passages longer than a chunk, indexed as several
     index_type: str = ""
     build_seconds: float | None = None
     description: str = ""
@@ -84,6 +85,7 @@ def _describe(source: CorpusSource, cache_dir: Path | None, embedder_name: str, 
         built=built, stale=bool(manifest) and not built, corpus_bytes=source.size_bytes,
         index_bytes=folder_bytes(folder), skipped_lines=manifest.get("skipped_count", 0) if built else 0,
         renamed_ids=manifest.get("renamed_count", 0) if built else 0,
+        split_passages=manifest.get("split_passages", 0) if built else 0,
         index_type=manifest.get("index_type", "") if built else "",
         build_seconds=manifest.get("build_seconds") if built else None,
         description=meta.get("description", ""), license=meta.get("license", ""),

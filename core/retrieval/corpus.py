@@ -57,9 +57,12 @@ class LoadReport:
     snippets: int = 0
     skipped: list[LineProblem] = field(default_factory=list)
     renamed: list[LineProblem] = field(default_factory=list)  # repeated ids kept under a new id
+    split: int = 0  # long passages indexed as several chunks (``core.retrieval.chunking``)
 
     def summary(self) -> str:
         parts = [f"{self.snippets} snippets"]
+        if self.split:
+            parts.append(f"{self.split} long passages split into chunks")
         for problems, what in ((self.skipped, "lines skipped"), (self.renamed, "repeated ids renamed")):
             if problems:
                 where = "; ".join(str(p) for p in problems[:3]) + ("; ..." if len(problems) > 3 else "")

@@ -27,6 +27,7 @@ from filelock import FileLock
 
 from core import paths
 from core.retrieval.bm25 import TOKENIZER, BM25Index, BM25Params
+from core.retrieval.chunking import ChunkParams, split_long
 from core.retrieval.corpus import CorpusError, CorpusSource, LineProblem, LoadReport, Snippet, read_corpus
 from core.retrieval.dense import DenseParams, Embedder, build_faiss, index_type, tune_faiss
 from core.retrieval.progress import Progress, no_progress
@@ -42,6 +43,7 @@ _KEPT_PROBLEMS = 200  # skipped lines listed in the manifest; the count is alway
 class IndexParams:
     bm25: BM25Params = field(default_factory=BM25Params)
     dense: DenseParams = field(default_factory=DenseParams)
+    chunks: ChunkParams = field(default_factory=ChunkParams)
 
 
 def file_sha256(path: Path) -> str:
@@ -106,7 +108,7 @@ class CorpusIndex:
     def report(self) -> LoadReport:
         m = self.manifest
         return LoadReport(m["snippets"], skipped=[LineProblem(*p) for p in m["skipped"]],
-                          renamed=[LineProblem(*p) for p in m["renamed"]])
+                          renamed=[LineProblem(*p) for p in m["renamed"]], split=m.get("split_passages", 0))
 
     # -- opening and building -------------------------------------------------------------
 
@@ -136,6 +138,7 @@ class CorpusIndex:
 
         started = time.perf_counter()
         snippets, report = read_corpus(source, strict=strict, progress=progress)
+        snippets, split = split_long(snippets, params.chunks)
         tmp = folder.with_name(f"{folder.name}.building-{os.getpid()}-{threading.get_ident()}")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir()
@@ -149,7 +152,7 @@ class CorpusIndex:
             manifest = {
                 "format": INDEX_FORMAT, "fingerprint": fp, "corpus": source.name, "path": str(source.path),
                 "files": [str(f) for f in source.files], "meta": source.meta, "model": embedder.name,
-                "tokenizer": TOKENIZER, "params": asdict(params), "snippets": len(snippets),
+                "tokenizer": TOKENIZER, "params": asdict(params), "snippets": len(snippets), "split_passages": split,
                 "skipped_count": len(report.skipped),
                 "skipped": [[p.file, p.line, p.reason] for p in report.skipped[:_KEPT_PROBLEMS]],
                 "renamed_count": len(report.renamed),

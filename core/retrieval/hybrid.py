@@ -21,6 +21,7 @@ from typing import Literal
 import numpy as np
 
 from core.retrieval.bm25 import Collection
+from core.retrieval.chunking import ChunkParams
 from core.retrieval.corpus_index import CorpusIndex
 from core.retrieval.dense import Embedder
 from core.retrieval.fusion import RRF_K, merge_by_score, rrf
@@ -29,7 +30,8 @@ from core.trace import Hit
 Mode = Literal["hybrid", "bm25", "dense"]
 Idf = Literal["collection", "per corpus"]
 # What a benchmark result's key records about how snippets were found: a change here makes old results not count.
-SCORING = "hybrid: BM25 with one idf over the corpora searched + dense, fused by RRF k=60"
+SCORING = ("hybrid: BM25 with one idf over the corpora searched + dense, fused by RRF k=60; passages over "
+           f"{ChunkParams().size} characters indexed in chunks overlapping by {ChunkParams().overlap}")
 MODES: tuple[str, ...] = ("hybrid", "bm25", "dense")
 Reranker = Callable[[str, list[Hit]], Sequence[float]]
 Key = tuple[str, int]  # (corpus name, row in that corpus's index)
