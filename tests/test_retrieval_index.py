@@ -288,3 +288,18 @@ def test_commands_report_bad_input_with_file_and_line(tmp_path, capsys):
     assert f"skipped: {path}:2: expected a JSON object" in capsys.readouterr().out
     assert main(["search", "x", "--path", str(path), "--corpus", "nope", "--cache-dir", str(tmp_path)]) == 2
     assert "unknown corpus 'nope'" in capsys.readouterr().err
+
+
+def test_a_build_clears_what_a_killed_build_left_behind(tmp_path):
+    from core.retrieval.corpus import CorpusSource
+    from core.retrieval.corpus_index import index_folder
+
+    path = tmp_path / "cardio.jsonl"
+    write_corpus(path, CARDIO[:2])
+    folder = index_folder(CorpusSource.from_path(path), tmp_path / "idx")
+    left = folder.with_name(f"{folder.name}.building-99999-1")
+    left.mkdir(parents=True)
+    (left / "dense.faiss").write_bytes(b"half written")
+    retriever = open_retriever([path], cache_dir=tmp_path / "idx")
+    assert retriever.indexes["cardio"].built_now and not left.exists()
+    assert sorted(p.name for p in folder.parent.iterdir() if p.is_dir()) == [folder.name]

@@ -29,7 +29,8 @@ def test_the_configuration_rows_say_what_the_server_does():
 
 
 def test_settings_shows_the_server_and_the_committed_benchmark():
-    at = AppTest.from_string("from ui.server_info import server_section\nserver_section()", default_timeout=20).run()
+    at = AppTest.from_string("from ui.server_info import benchmark_section, server_section\nserver_section()\n"
+                             "benchmark_section()", default_timeout=20).run()
     assert not at.exception
     assert "Server configuration" in at.markdown[0].value
     assert any("Last LLM benchmark" in m.value for m in at.markdown)

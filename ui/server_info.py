@@ -62,12 +62,16 @@ def bench_table(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def server_section() -> None:
-    """The running server's configuration (the shipped one before it starts) and the last benchmark."""
+    """The running server's configuration (the shipped one before it starts)."""
     running = embedded.EmbeddedServer.current()
     config = running.config if running else embedded.SHIPPED
     st.markdown("**Server configuration**" + ("" if running else " (applied when the model starts)"))
     # Lines rather than a table: the values are sentences, which a table column cuts off in a half-width column.
     st.markdown("\n".join(f"- **{k}**: {v}" for k, v in config_rows(config).items()))
+
+
+def benchmark_section() -> None:
+    """The last LLM benchmark's figures, naive against shipped per method (wide: under both columns)."""
     results = load_results()
     table = bench_table(results) if results else []
     if not table:

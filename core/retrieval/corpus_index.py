@@ -124,6 +124,8 @@ class CorpusIndex:
             manifest = read_manifest(folder)
             build = rebuild or manifest is None or manifest.get("fingerprint") != wanted
             if build:
+                for stale in folder.parent.glob(f"{folder.name}.building-*"):  # a build whose process was killed:
+                    shutil.rmtree(stale, ignore_errors=True)  # under this lock no other build of it is running
                 manifest = cls._build(source, folder, wanted, embedder, params, strict, progress)
         if strict and (manifest["skipped_count"] or manifest["renamed_count"]):
             first = LineProblem(*(manifest["skipped"] or manifest["renamed"])[0])

@@ -17,7 +17,7 @@ from ui.chrome import header
 from ui.corpora import corpora_section
 from ui.knobs import check_knobs, knob_inputs, method_picker
 from ui.launch import embedded_server, ensure_model, start_model
-from ui.server_info import server_section
+from ui.server_info import benchmark_section, server_section
 
 MODES = ("Embedded model (offline)", "OpenAI-compatible endpoint")
 
@@ -124,6 +124,7 @@ def page() -> None:
         with right:
             st.subheader("Embedded model")
             model_section()
+        benchmark_section()
     with corpora:
         corpora_section()
     with knobs:
