@@ -43,7 +43,7 @@ def test_a_fact_deep_in_a_long_passage_is_found_in_its_chunk(tmp_path, capsys):
     retriever = open_retriever([path], cache_dir=tmp_path / "idx")
     index = retriever.indexes["leaflets"]
     assert index.manifest["split_passages"] == 1 and index.size > len(rows)
-    assert index.report.summary().endswith("1 long passages split into chunks")
+    assert index.report.summary().endswith("1 long passage split into chunks")
     query = "cladribine for hairy cell leukemia"
     top = retriever.search(query, 1, mode="dense")[0]
     assert top.snippet_id.startswith("l1#") and DEEP_FACT.strip() in top.text
@@ -53,4 +53,4 @@ def test_a_fact_deep_in_a_long_passage_is_found_in_its_chunk(tmp_path, capsys):
     [info] = describe_corpora([path], cache_dir=tmp_path / "idx")
     assert info.split_passages == 1 and info.snippets == index.size
     assert main(["index", str(path), "--cache-dir", str(tmp_path / "idx")]) == 0
-    assert "(1 long passages chunked)" in capsys.readouterr().out
+    assert "(1 long passage chunked)" in capsys.readouterr().out

@@ -34,7 +34,8 @@ def handle(args) -> int:
     for index in retriever.indexes.values():
         m = index.manifest
         how = f"built in {m['build_seconds']:.1f}s" if index.built_now else f"up to date (built {m['built_at']})"
-        chunked = f" ({m['split_passages']} long passages chunked)" if m.get("split_passages") else ""
+        n = m.get("split_passages", 0)
+        chunked = f" ({n} long passage{'s' * (n != 1)} chunked)" if n else ""
         print(f"{index.name}: {m['snippets']} snippets{chunked}, {m['skipped_count']} lines skipped, "
               f"{m['renamed_count']} repeated ids renamed; {m['index_type']}; {how}; "
               f"{human_bytes(index.disk_bytes)} at {index.folder}")

@@ -62,7 +62,7 @@ class LoadReport:
     def summary(self) -> str:
         parts = [f"{self.snippets} snippets"]
         if self.split:
-            parts.append(f"{self.split} long passages split into chunks")
+            parts.append(f"{self.split} long passage{'s' * (self.split != 1)} split into chunks")
         for problems, what in ((self.skipped, "lines skipped"), (self.renamed, "repeated ids renamed")):
             if problems:
                 where = "; ".join(str(p) for p in problems[:3]) + ("; ..." if len(problems) > 3 else "")
