@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,15 @@ def studio_home(tmp_path, monkeypatch):
     for var in ("MEDRAG_BASE_URL", "MEDRAG_MODEL", "MEDRAG_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     return home
+
+
+@pytest.fixture(autouse=True)
+def keep_main_module():
+    """``AppTest.from_function`` runs its script as ``__main__`` and leaves it there; a process a later test spawns
+    would then re-run that script (spawn re-imports the parent's main module) and die before its target runs."""
+    main = sys.modules["__main__"]
+    yield
+    sys.modules["__main__"] = main
 
 
 @pytest.fixture(scope="session")
