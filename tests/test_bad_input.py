@@ -102,7 +102,8 @@ def test_corpus_paths_that_are_missing_or_empty(cli, tmp_path):
     code, said = cli("ask", QUESTION, "--method", "medrag", "--corpus", str(tmp_path / "folder"))
     assert code == 2 and "folder: the folder holds no .jsonl or .jsonl.gz files" in said
     (tmp_path / "blank.jsonl").write_text("\n\n")
-    code, said = cli("ask", QUESTION, "--method", "medrag", "--corpus", str(tmp_path / "blank.jsonl"))
+    code, said = cli("ask", QUESTION, "--method", "medrag", "--corpus", str(tmp_path / "blank.jsonl"),
+                     env={"MEDRAG_INDEX_DIR": str(tmp_path / "indexes")})  # its lock file stays out of the shared one
     assert code == 2 and "blank.jsonl: no usable snippets" in said
 
 
