@@ -37,12 +37,12 @@ from scipy.stats import bootstrap, wilcoxon
 from tqdm import tqdm
 
 from core.llm.embedded import SHIPPED
-from core.methods.base import CHARS_PER_TOKEN, read_docs
+from core.methods.base import CHARS_PER_TOKEN, format_docs, read_docs
 from core.paths import REPO_ROOT, index_dir
 from core.question import Question
 from core.retrieval import HybridRetriever, open_retriever
 from core.retrieval.catalog import human_bytes
-from core.retrieval.chunking import ChunkParams
+from core.retrieval.chunking import ChunkParams, passage_id
 from core.retrieval.corpus_index import IndexParams
 from core.retrieval.default_corpus import ensure_default_corpus, teaching_pack_dir
 from core.retrieval.dense import Embedder, default_embedder
@@ -264,9 +264,8 @@ def chunking_section(paths: list[Path], chunked: HybridRetriever) -> None:
             hits = retriever.search(question, K)
             text, shown = read_docs(hits, budget)
             rows["read"].append(len(shown))
-            rows["sources"].append(len({i.split("#")[0] for i in shown}))
-            first = f"[{hits[0].snippet_id}] {hits[0].title}\n{hits[0].text}" if hits else ""
-            rows["first"].append(min(len(first), budget) / budget)
+            rows["sources"].append(len({passage_id(i) for i in shown}))
+            rows["first"].append(len(format_docs(hits[:1], budget)) / budget)
             words = content_words(gold)
             rows["support"].append(len(words & content_words(text)) / len(words) if words else 0.0)
         figures[label] = rows

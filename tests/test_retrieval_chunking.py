@@ -8,7 +8,7 @@ import json
 
 from core.__main__ import main
 from core.retrieval import describe_corpora, open_retriever
-from core.retrieval.chunking import ChunkParams, split_long
+from core.retrieval.chunking import ChunkParams, passage_id, split_long
 from core.retrieval.corpus import Snippet
 from core.retrieval.corpus_index import IndexParams
 
@@ -31,6 +31,8 @@ def test_long_passages_become_overlapping_chunks_and_short_ones_stay_whole():
     for before, after in zip(chunks, chunks[1:]):  # each chunk repeats the end of the one before
         assert after.text[:60] in before.text
     assert sum(DEEP_FACT.strip() in c.text for c in chunks) >= 1
+    assert {passage_id(s.id) for s in out} == {"s1", "l1"}  # the taken "l1#2" reads as a chunk of l1 too
+    assert passage_id("HP:0000011") == "HP:0000011" and passage_id("a#b") == "a#b"
     assert split_long([long], ChunkParams(size=len(LONG)))[1] == 0
 
 

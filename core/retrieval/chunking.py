@@ -10,6 +10,7 @@ where they fit (``semantic-text-splitter``), else between words.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -22,6 +23,14 @@ class ChunkParams:
     overlap: int = 200  # characters a chunk repeats of the one before, the toolkit's chunk_overlap
 
 
+_CHUNK_SUFFIX = re.compile(r"#\d+'*$")
+
+
+def passage_id(snippet_id: str) -> str:
+    """The id of the passage a snippet was cut from (its own id when it was not cut)."""
+    return _CHUNK_SUFFIX.sub("", snippet_id)
+
+
 @lru_cache(maxsize=4)
 def _splitter(size: int, overlap: int):
     from semantic_text_splitter import TextSplitter
@@ -30,8 +39,8 @@ def _splitter(size: int, overlap: int):
 
 
 def split_long(snippets: list[Snippet], params: ChunkParams = ChunkParams()) -> tuple[list[Snippet], int]:
-    """The snippets with every passage longer than ``params.size`` replaced by its chunks, in place; and how many
-    passages were split."""
+    """The snippets with every passage longer than ``params.size`` replaced by its chunks where it stood; and how
+    many passages were split."""
     out: list[Snippet] = []
     split = 0
     ids = {s.id for s in snippets}
