@@ -25,8 +25,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from core.llm import LLM, Endpoint
-from core.llm import embedded
+from core.llm import LLM, Endpoint, embedded
 from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, AnswerFormat
 from core.question import Question
 
@@ -41,7 +40,8 @@ MIRAGE_QUESTIONS = (("mmlu", "anatomy-000"),)
 CONFIGS: dict[str, embedded.ServerConfig] = {
     "naive": embedded.NAIVE,
     "shipped": embedded.SHIPPED,
-    "4 slots + RAM cache": replace(embedded.SHIPPED, name="4 slots + RAM cache", slots=4),
+    "1 slot + RAM cache": replace(embedded.SHIPPED, name="1 slot + RAM cache", slots=1),
+    "4 slots + RAM cache": replace(embedded.SHIPPED, name="4 slots + RAM cache", share_prefix=False),
     "shipped + draft": replace(embedded.SHIPPED, name="shipped + draft", draft=True),
     "shipped + ngram": replace(embedded.SHIPPED, name="shipped + ngram", ngram=8),
 }
@@ -71,12 +71,14 @@ def questions(mirage: Path = SHARED_DATA) -> list[BenchQuestion]:
 
 class SeededLLM(LLM):
     """The studio's client with a fixed seed on every call, so sampled calls repeat across configurations; it
-    reaches the embedded server by URL, so it says what that server reads per call and which answer format it
-    answers in, as the embedded client does."""
+    reaches the embedded server by URL, so it says what that server reads per call, which answer format it
+    answers in and how calls made together share their prompt prefix, as the embedded client does."""
 
-    def __init__(self, endpoint: Endpoint, reading_tokens: int, **kwargs):
+    def __init__(self, endpoint: Endpoint, reading_tokens: int, server: embedded.EmbeddedServer | None = None,
+                 **kwargs):
         super().__init__(endpoint, **kwargs)
         self._reading_tokens = reading_tokens
+        self._server = server
 
     @property
     def reading_tokens(self) -> int | None:
@@ -85,6 +87,9 @@ class SeededLLM(LLM):
     @property
     def answer_format(self) -> AnswerFormat:
         return EMBEDDED_ANSWER_FORMAT
+
+    def fan_out(self, size: int):
+        return self._server.fan_out(size) if self._server is not None else None
 
     def complete(self, messages, **kwargs):
         kwargs.setdefault("seed", SEED)
@@ -245,7 +250,7 @@ def bench(data: dict[str, Any], out: Path, configs: list[str], methods: list[str
         config = CONFIGS[name]
         server = embedded.EmbeddedServer.start(config)
         llm = SeededLLM(Endpoint(base_url=server.base_url, model=embedded.MODEL_NAME, timeout=1800,
-                                 context_window=server.slot_context), config.read_tokens, cache_mode="off")
+                                 context_window=server.slot_context), config.read_tokens, server, cache_mode="off")
         data["configs"][name] = config.describe()
         try:
             for method, item in tqdm(todo, desc=name, unit="run", file=sys.stderr):

@@ -26,6 +26,8 @@ def test_the_configuration_rows_say_what_the_server_does():
     assert rows["Slots (calls served at once)"] == str(embedded.SHIPPED.slots)
     assert "host memory" in rows["Prompt cache"] and rows["Draft model (speculative decoding)"] == "none"
     assert server_info.config_rows(embedded.NAIVE)["Prompt cache"] == "off"
+    assert "copied" in rows["Calls made together"]
+    assert "own slot" in server_info.config_rows(embedded.NAIVE)["Calls made together"]
 
 
 def test_settings_shows_the_server_and_the_committed_benchmark():

@@ -1,5 +1,6 @@
 """The Settings part that says how the embedded server is set up and how fast it measured: slots, context per
-slot, prompt cache, draft model, and the last LLM benchmark's figures (naive vs shipped configuration)."""
+slot, prompt cache, prefix sharing, draft model, and the last LLM benchmark's figures (naive vs shipped
+configuration)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ def config_rows(config: embedded.ServerConfig) -> dict[str, str]:
                                     "under a minute on two cores",
         "Prompt cache": cache,
         "KV cache": "one pool for all slots" if config.kv_unified else "one per slot",
+        "Calls made together": "their shared prompt prefix read once, then copied into the slots that answer them"
+        if config.copies_prefixes else "each reads its whole prompt in its own slot",
         "Draft model (speculative decoding)": f"{embedded.DRAFT.name}, up to {config.draft_max} tokens a step"
         if config.draft else "none",
     }

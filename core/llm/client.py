@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any, TypeVar
 
 import httpx2
@@ -18,8 +19,17 @@ from pydantic import BaseModel, PrivateAttr
 from core import paths
 from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, PAPERS_FORMAT, AnswerFormat
 from core.llm.cache import ResponseCache, cache_key
-from core.llm.endpoint import CACHE_MODES, CacheMode, ConfigError, Endpoint, cache_mode_from_env, redact, \
-    split_credentials
+from core.llm.endpoint import (
+    CACHE_MODES,
+    CacheMode,
+    ConfigError,
+    Endpoint,
+    cache_mode_from_env,
+    redact,
+    split_credentials,
+)
+from core.llm.fan_out import FanOut
+from core.llm.fan_out import take as group_of_this_call
 from core.llm.parsing import ReplyParseError, parse_reply
 from core.llm.stream import CallStats, StreamCancelled, on_request, stream_chat
 from core.trace import Usage
@@ -139,6 +149,18 @@ class LLM:
         embedded model, the papers' on an endpoint."""
         return EMBEDDED_ANSWER_FORMAT if self.endpoint.embedded else PAPERS_FORMAT
 
+    def fan_out(self, size: int) -> FanOut | None:
+        """A group for ``size`` calls made at once whose shared prompt prefix the backend reads once for all of them:
+        the embedded server's, which copies it between its slots; None for an endpoint, which shares prefixes (or
+        not) its own way. The server is started only if a call of the group goes to it."""
+        if not self.endpoint.embedded:
+            return None
+        from core.llm.embedded import SHIPPED, EmbeddedServer
+
+        if size < 2 or not SHIPPED.copies_prefixes:
+            return None
+        return FanOut(size, lambda prefix, copies: EmbeddedServer.get().share_prefix(prefix, copies))
+
     @property
     def where(self) -> str:
         return "the embedded model" if self.endpoint.embedded else f"the LLM endpoint at {self.endpoint.display_url}"
@@ -230,14 +252,18 @@ class LLM:
             params["response_format"] = schema_format(schema)
         started = time.perf_counter()
         key = cache_key(self.backend, messages, params) if self._use_cache(temperature, seed) and self.cache is not None else None
+        group = group_of_this_call()
         if key and cached and (hit := self.cache.get(key)):
+            if group is not None:
+                group.skip()
             if on_text is not None:
                 on_text(hit["text"])
             response = LLMResponse(text=hit["text"], model=self.model_name, finish_reason="stop", usage=Usage(
                 calls=1, prompt_tokens=hit["prompt_tokens"], completion_tokens=hit["completion_tokens"],
                 seconds=round(time.perf_counter() - started, 3), cached=True))
         else:
-            response = self._request(messages, schema, params, on_text, cancel)
+            with group.call(messages, cancel) if group is not None else nullcontext():
+                response = self._request(messages, schema, params, on_text, cancel)
         response._cache_key = key
         return response
 

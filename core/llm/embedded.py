@@ -1,7 +1,7 @@
 """The embedded offline model: assembled from PyPI parts, verified, served by xllamacpp on 127.0.0.1.
 
 The server is started once per process, shared by every caller, and stopped at exit. How it is set up
-(slots, prompt cache, draft model) is a ``ServerConfig``; ``SHIPPED`` is what the studio runs and
+(slots, prompt cache, prefix copies, draft model) is a ``ServerConfig``; ``SHIPPED`` is what the studio runs and
 ``NAIVE`` the baseline ``benchmarks/llm_bench.py`` measures it against.
 """
 
@@ -13,15 +13,18 @@ import importlib
 import json
 import os
 import shutil
+import tempfile
 import threading
 import time
 import urllib.request
+import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
 
 from core import paths
+from core.llm.fan_out import FanOut, Messages
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
@@ -65,13 +68,15 @@ class ServerConfig:
     Agents of one method share long prompt prefixes (the documents and the question come first, the
     role's instruction last). A slot keeps the prompt it last read, and the host-memory prompt cache
     (``cache_ram_mib``) keeps the prompts of slots that moved on, so a prefix one agent paid for is
-    read from memory by the next agent that starts with it, in whichever slot it lands.
+    read from memory by the next agent that starts with it, in whichever slot it lands. Agents that start
+    together cannot wait for each other's reading that way: their shared prefix is copied between slots
+    (``share_prefix``, ``core.llm.fan_out``).
     """
 
     name: str = "shipped"
-    # One slot: calls queue and each finds the longest prefix already read, in the slot or the host-memory cache.
-    # With four, calls that start together each read their shared prefix again; that measured slower (README).
-    slots: int = 1
+    # Four slots, as many as a run makes calls at once: calls in sequence each find the longest prefix already read,
+    # in a slot or the host-memory cache, and calls made together (``share_prefix``) write at the same time.
+    slots: int = 4
     slot_context: int = 8192  # tokens per slot
     # Most tokens of documents one call reads, though the slot holds more: at ~50 prompt tokens/s on two cores,
     # 2,000 tokens (6,000 characters) keeps a reading call under a minute. Methods whose knob asks for "as much
@@ -82,13 +87,25 @@ class ServerConfig:
     cache_idle_slots: bool = True  # an idle slot's prompt goes to that cache when a new call starts
     kv_unified: bool = False  # one KV pool for all slots
     slot_prompt_similarity: float = 0.1  # a call goes to the idle slot sharing the longest prefix, above this
+    # Calls a method makes together read their shared prefix once, in one slot, which is then copied into the idle
+    # slots the others will take (llama.cpp's slot save and restore); otherwise each reads it again in its own slot.
+    share_prefix: bool = True
     draft: bool = False  # speculative decoding with the 0.5B model of the same family
     draft_max: int = 8  # most tokens drafted per step
     draft_p_min: float = 0.75  # stop drafting below this draft probability
     ngram: int = 0  # speculative decoding from n-grams already in the context (no draft model): drafts this many
 
-    def apply(self, params, model: Path, draft: Path | None, threads: int) -> None:
+    @property
+    def copies_prefixes(self) -> bool:
+        return self.share_prefix and self.slots > 1
+
+    def apply(self, params, model: Path, draft: Path | None, threads: int, slot_dir: Path | None = None) -> None:
         params.model.path = str(model)
+        if self.copies_prefixes:
+            if slot_dir is None:
+                raise ValueError("a server that copies prompt prefixes between slots needs a folder to copy through")
+            params.endpoint_slots = True
+            params.slot_save_path = str(slot_dir)
         params.n_parallel = self.slots
         params.n_ctx = self.slot_context * self.slots
         params.cache_prompt = self.cache_prompt
@@ -122,7 +139,8 @@ class ServerConfig:
 
 
 SHIPPED = ServerConfig()
-NAIVE = ServerConfig(name="naive", slots=1, cache_prompt=False, cache_ram_mib=0, cache_idle_slots=False)
+NAIVE = ServerConfig(name="naive", slots=1, cache_prompt=False, cache_ram_mib=0, cache_idle_slots=False,
+                     share_prefix=False)
 
 SLOT_CONTEXT = SHIPPED.slot_context  # what one call can hold, shown before the server starts
 
@@ -232,7 +250,9 @@ class EmbeddedServer:
         params.port = 0  # the server picks a free port and reports it
         params.verbosity = int(os.environ.get("MEDRAG_LLAMA_VERBOSITY", 0))  # llama.cpp's own log, quiet by default
         params.endpoint_metrics = True  # token and time counters for the benchmark and status screens
-        config.apply(params, path, draft, threads or os.cpu_count() or 2)
+        # Slot copies pass through files here, each deleted once read back.
+        self._slot_dir = Path(tempfile.mkdtemp(prefix="medrag-slots-")) if config.copies_prefixes else None
+        config.apply(params, path, draft, threads or os.cpu_count() or 2, self._slot_dir)
         started = time.perf_counter()
         self._server = xllamacpp.Server(params)
         self.root_url = self._server.listening_address.rstrip("/")
@@ -283,9 +303,38 @@ class EmbeddedServer:
                 found[name.removeprefix("llamacpp:")] = float(value)
         return found
 
+    def _json(self, path: str, body: dict | None = None, timeout: float = 30) -> dict | list:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(f"{self.root_url}{path}", data, {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
+            return json.load(resp)
+
+    def fan_out(self, size: int) -> FanOut | None:
+        """A group for ``size`` calls made at once, when this server copies a shared prefix between its slots."""
+        return FanOut(size, self.share_prefix) if size > 1 and self.config.copies_prefixes else None
+
+    def share_prefix(self, prefix: Messages, copies: int) -> int:
+        """Reads ``prefix`` once, in an idle slot, and copies it into more idle slots, ``copies`` in all; returns
+        how many slots then hold it (0: too few idle slots, nothing copied)."""
+        idle = [slot["id"] for slot in self._json("/slots") if not slot.get("is_processing")][:copies]
+        if len(idle) < 2:
+            return 0
+        self._json("/v1/chat/completions", {"model": MODEL_NAME, "messages": prefix, "max_tokens": 1,
+                                            "temperature": 0, "id_slot": idle[0]}, timeout=1800)
+        name = f"prefix-{uuid.uuid4().hex}.bin"
+        self._json(f"/slots/{idle[0]}?action=save", {"filename": name})
+        try:
+            for slot in idle[1:]:
+                self._json(f"/slots/{slot}?action=restore", {"filename": name})
+        finally:
+            (self._slot_dir / name).unlink(missing_ok=True)
+        return len(idle)
+
     def stop(self) -> None:
         server, self._server = self._server, None
         del server
+        if self._slot_dir is not None:
+            shutil.rmtree(self._slot_dir, ignore_errors=True)
 
     @classmethod
     def get(cls, progress: Progress | None = None) -> EmbeddedServer:

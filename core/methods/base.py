@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from string import Template
 from typing import Any, Literal, Protocol, TypeVar
@@ -209,8 +209,10 @@ class RunContext:
         items = list(items)
         if len(items) <= 1:
             return [fn(item) for item in items]
+        # When all start at once, their first calls read the prompt prefix they share once (``LLM.fan_out``).
+        group = self.llm.fan_out(len(items)) if self.max_workers >= len(items) else None
         with ThreadPoolExecutor(max_workers=min(self.max_workers, len(items))) as pool:
-            return list(pool.map(fn, items))
+            return list(pool.map(partial(group.run, fn) if group else fn, items))
 
 
 # -- prompts ---------------------------------------------------------------------------
