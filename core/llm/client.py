@@ -19,15 +19,8 @@ from pydantic import BaseModel, PrivateAttr
 from core import paths
 from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, PAPERS_FORMAT, AnswerFormat
 from core.llm.cache import ResponseCache, cache_key
-from core.llm.endpoint import (
-    CACHE_MODES,
-    CacheMode,
-    ConfigError,
-    Endpoint,
-    cache_mode_from_env,
-    redact,
-    split_credentials,
-)
+from core.llm.endpoint import CACHE_MODES, CacheMode, ConfigError, Endpoint, cache_mode_from_env, redact, \
+    split_credentials
 from core.llm.fan_out import FanOut
 from core.llm.fan_out import take as group_of_this_call
 from core.llm.parsing import ReplyParseError, parse_reply

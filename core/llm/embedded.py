@@ -281,8 +281,7 @@ class EmbeddedServer:
 
     def props(self) -> dict:
         """llama.cpp's own account of the server (``/props``): its slots' settings, the model, the chat template."""
-        with urllib.request.urlopen(f"{self.root_url}/props", timeout=10) as resp:
-            return json.load(resp)
+        return self._json("/props", timeout=10)
 
     @cached_property
     def slot_context(self) -> int:

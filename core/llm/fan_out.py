@@ -76,7 +76,6 @@ class FanOut:
         self._left = size
         self._waiting: list[Messages] = []
         self._lock = threading.Lock()
-        self._priming = False
         self._in_turn = False
         self._turn = threading.Lock()
         self._released = threading.Event()
@@ -129,13 +128,13 @@ class FanOut:
             if messages is not None:
                 self._waiting.append(messages)
             self._left -= 1
-            last = self._priming = self._left == 0
+            last = self._left == 0
         if last:  # priming runs beside the members, so a cancelled run's members stop waiting within a second
             threading.Thread(target=self._release, name="prefix-share", daemon=True).start()
 
     def _waiting_for_prime(self) -> bool:
         with self._lock:
-            return self._priming
+            return self._left == 0
 
     def _release(self) -> None:
         try:
