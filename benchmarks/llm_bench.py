@@ -53,8 +53,9 @@ class BenchQuestion:
     question: Question
 
 
-def questions(mirage: Path = SHARED_DATA) -> list[BenchQuestion]:
-    """The fixed question set: teaching-pack cases, then MIRAGE dev questions when the shared data is there."""
+def questions(mirage: Path = SHARED_DATA, extra: tuple[tuple[str, str], ...] = ()) -> list[BenchQuestion]:
+    """The fixed question set: teaching-pack cases, then MIRAGE dev questions (and any ``extra`` MIRAGE
+    ``(dataset, id)``) when the shared data is there."""
     from core.teaching import load_cases
 
     cases = {c.id: c for c in load_cases()}
@@ -63,9 +64,11 @@ def questions(mirage: Path = SHARED_DATA) -> list[BenchQuestion]:
         from core.eval.mirage import load_benchmark
 
         bench = load_benchmark(mirage / "benchmark.json.gz")
-        for dataset, qid in MIRAGE_QUESTIONS:
-            raw = bench[dataset][qid]
-            found.append(BenchQuestion(f"{dataset}/{qid}", Question(text=raw["question"], options=raw["options"])))
+        for dataset, qid in dict.fromkeys(MIRAGE_QUESTIONS + extra):
+            raw = bench.get(dataset, {}).get(qid)
+            if raw is not None:
+                found.append(BenchQuestion(f"{dataset}/{qid}",
+                                           Question(text=raw["question"], options=raw["options"])))
     return found
 
 
@@ -227,12 +230,15 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"unknown configuration or method: {', '.join(unknown)}")
     data = load(args.out)
     if not args.report:
-        items = questions()
-        if args.questions:
-            wanted = set(args.questions.split(","))
+        wanted = [k.strip() for k in args.questions.split(",") if k.strip()]
+        asked = tuple(tuple(k.split("/", 1)) for k in wanted if "/" in k and not k.startswith("teaching/"))
+        items = questions(extra=asked)
+        if wanted:
             items = [q for q in items if q.key in wanted]
-        if not items:
-            p.error("no question selected (the MIRAGE ones need ../shared/data)")
+            missing = sorted(set(wanted) - {q.key for q in items})
+            if missing:
+                p.error(f"no such question: {', '.join(missing)} (MIRAGE keys are dataset/id and need "
+                        "../shared/data; teaching cases: " + ", ".join(f"teaching/{c}" for c in TEACHING_CASES) + ")")
         bench(data, args.out, configs, methods, items, args.rerun)
     print(table(data, configs))
     return 0

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from core.llm.fan_out import worth_copying
 from core.runner import execute
 from tests import test_methods_discuss, test_methods_imedrag, test_methods_mass, test_methods_medrgag, test_methods_sema
 from tests.fakes import ListRetriever, make_hits
@@ -53,15 +54,21 @@ def test_mass_views_share_documents_and_question_and_differ_only_in_their_role()
 def test_discuss_experts_and_summarizer_share_question_and_summary_before_their_roles():
     llm = test_methods_discuss.scripted()
     execute("discuss", test_methods_discuss.MC, llm=llm, retriever=ListRetriever(make_hits(12)))
-    second_turn = [p for p in calls_with(llm, "Do not answer the question or pick an option.")
-                   if test_methods_discuss.SUMMARY in p]
+    expert_calls = [c for c in llm.calls if "Do not answer the question or pick an option." in prompt(c)]
+    second_turn = [c for c in expert_calls if test_methods_discuss.SUMMARY in prompt(c)]
     summarizer = [p for p in calls_with(llm, "You are the summarizer") if test_methods_discuss.SUMMARY in p][0]
     assert len(second_turn) == 3
-    common = shared(shared(second_turn[0], second_turn[1]), summarizer)
+    texts = [prompt(c) for c in second_turn]
+    common = shared(shared(texts[0], texts[1]), summarizer)
     # the question stem, as the authors' discussion reads it
     assert test_methods_discuss.MC.text in common and test_methods_discuss.SUMMARY in common
-    for expert in second_turn:
-        assert expert[len(common):].lstrip().startswith("You are a")
+    # among themselves the experts differ only in their last paragraph, the role
+    experts_common = shared(shared(texts[0], texts[1]), texts[2])
+    for text in texts:
+        assert text[len(experts_common):].startswith("You are a") and "\n\n" not in text[len(experts_common):]
+    # so a turn's experts, started together, read that part once (core.llm.fan_out copies it between slots)
+    for turn in (expert_calls[:3], second_turn):
+        assert worth_copying([c["messages"] for c in turn])
 
 
 def test_discuss_reader_continues_the_decision_makers_documents():

@@ -66,6 +66,12 @@ def common_prefix(group: list[Messages]) -> Messages:
     return shared
 
 
+def worth_copying(group: list[Messages]) -> bool:
+    """Whether the prefix ``group`` shares is long enough, and enough of every prompt, to be read once and copied."""
+    shared = chars(common_prefix(group))
+    return shared >= max(MIN_SHARED_CHARS, MIN_SHARED_PART * min(chars(m) for m in group))
+
+
 class FanOut:
     """One group of ``size`` calls made at once. Each runs in its own thread as a member (``run``); the first
     call it makes to the model goes through ``call``, or says it was answered without the model (``skip``).
@@ -140,10 +146,9 @@ class FanOut:
         try:
             group = self._waiting
             if len(group) > 1:
-                shared = common_prefix(group)
-                self._in_turn = chars(shared) < max(MIN_SHARED_CHARS, MIN_SHARED_PART * min(chars(m) for m in group))
+                self._in_turn = not worth_copying(group)
                 if not self._in_turn:
-                    self._copy(shared, len(group))
+                    self._copy(common_prefix(group), len(group))
         except Exception:  # a copy that fails costs the group its shared reading, never its answers
             log.warning("could not share the prompt prefix of %d calls", len(self._waiting), exc_info=True)
         finally:
