@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from core.llm.fan_out import worth_copying
+from core.llm.fan_out import prefix_to_copy
 from core.runner import execute
 from tests import test_methods_discuss, test_methods_imedrag, test_methods_mass, test_methods_medrgag, test_methods_sema
 from tests.fakes import ListRetriever, make_hits
@@ -68,7 +68,7 @@ def test_discuss_experts_and_summarizer_share_question_and_summary_before_their_
         assert text[len(experts_common):].startswith("You are a") and "\n\n" not in text[len(experts_common):]
     # so a turn's experts, started together, read that part once (core.llm.fan_out copies it between slots)
     for turn in (expert_calls[:3], second_turn):
-        assert worth_copying([c["messages"] for c in turn])
+        assert prefix_to_copy([c["messages"] for c in turn])
 
 
 def test_discuss_reader_continues_the_decision_makers_documents():

@@ -66,10 +66,12 @@ def common_prefix(group: list[Messages]) -> Messages:
     return shared
 
 
-def worth_copying(group: list[Messages]) -> bool:
-    """Whether the prefix ``group`` shares is long enough, and enough of every prompt, to be read once and copied."""
-    shared = chars(common_prefix(group))
-    return shared >= max(MIN_SHARED_CHARS, MIN_SHARED_PART * min(chars(m) for m in group))
+def prefix_to_copy(group: list[Messages]) -> Messages:
+    """The prefix ``group`` shares when it is long enough, and enough of every prompt, to be read once and copied;
+    otherwise none."""
+    shared = common_prefix(group)
+    enough = chars(shared) >= max(MIN_SHARED_CHARS, MIN_SHARED_PART * min(chars(m) for m in group))
+    return shared if enough else []
 
 
 class FanOut:
@@ -146,9 +148,10 @@ class FanOut:
         try:
             group = self._waiting
             if len(group) > 1:
-                self._in_turn = not worth_copying(group)
-                if not self._in_turn:
-                    self._copy(common_prefix(group), len(group))
+                shared = prefix_to_copy(group)
+                self._in_turn = not shared
+                if shared:
+                    self._copy(shared, len(group))
         except Exception:  # a copy that fails costs the group its shared reading, never its answers
             log.warning("could not share the prompt prefix of %d calls", len(self._waiting), exc_info=True)
         finally:
