@@ -6,12 +6,13 @@ import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
 
 from core.__main__ import main
 from core.retrieval import CorpusError, describe_corpora, open_retriever
 from core.retrieval.corpus_index import IndexParams
-from core.retrieval.dense import DenseParams, default_embedder
+from core.retrieval.dense import DenseParams, Embedder, default_embedder
 from core.retrieval.fusion import RRF_K
 
 CARDIO = [
@@ -141,6 +142,23 @@ def test_describe_corpora_reports_sizes_and_index_status(corpus_paths, tmp_path)
     write_corpus(cardio, CARDIO[:4])
     (changed,) = describe_corpora([cardio], cache_dir=tmp_path / "idx")
     assert changed.stale and not changed.built and changed.snippets == 4
+
+
+def test_bfloat16_vectors_stay_close_to_float32_and_find_the_same_snippets(corpus_paths, tmp_path):
+    """An index built in bfloat16 (where the CPU does it natively) answers as one built in float32, and says which."""
+    built = {bf16: open_retriever(corpus_paths, cache_dir=tmp_path / str(bf16), embedder=Embedder(bf16=bf16))
+             for bf16 in (False, True)}
+    for bf16, retriever in built.items():
+        assert retriever.indexes["cardio"].manifest["embed_precision"] == ("bfloat16" if bf16 else "float32")
+    (info,) = describe_corpora(corpus_paths[:1], cache_dir=tmp_path / "True")
+    assert info.embed_precision == "bfloat16"
+    texts = [f"{t}. {c}" for _, t, c in CARDIO + ENDO]
+    cosines = np.sum(built[False].embedder.encode(texts) * built[True].embedder.encode(texts), axis=1)
+    assert cosines.min() > 0.9995
+    for query in ("irregular heart rhythm and stroke prevention", "first-line drug for type 2 diabetes",
+                  "adrenal insufficiency with low sodium"):
+        ranked = {bf16: [h.snippet_id for h in r.search(query, 3, mode="dense")] for bf16, r in built.items()}
+        assert ranked[True] == ranked[False]
 
 
 # -- search ---------------------------------------------------------------------------------

@@ -91,7 +91,8 @@ def corpora_section() -> None:
                        "long passages chunked": f"{i.split_passages:,}" if i.built else "—",
                        "corpus size": _mb(i.corpus_bytes),
                        "index": _status(i), "index size": _mb(i.index_bytes) if i.index_bytes else "—",
-                       "built in": f"{i.build_seconds:.0f} s" if i.build_seconds else "—", "path": str(i.path),
+                       "built in": f"{i.build_seconds:.0f} s" if i.build_seconds else "—",
+                       "vectors": i.embed_precision or "—", "path": str(i.path),
                        "licence": i.license or "—"} for i in corpora], hide_index=True, key="settings.corpora")
     if corpora and not enabled:
         st.warning("No corpus is enabled: methods that retrieve will not run until you enable one.")

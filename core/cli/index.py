@@ -37,7 +37,8 @@ def handle(args) -> int:
         n = m.get("split_passages", 0)
         chunked = f" ({n} long passage{'s' * (n != 1)} chunked)" if n else ""
         print(f"{index.name}: {m['snippets']} snippets{chunked}, {m['skipped_count']} lines skipped, "
-              f"{m['renamed_count']} repeated ids renamed; {m['index_type']}; {how}; "
+              f"{m['renamed_count']} repeated ids renamed; {m['index_type']}, "
+              f"vectors in {m.get('embed_precision', 'float32')}; {how}; "
               f"{human_bytes(index.disk_bytes)} at {index.folder}")
         for kind in ("skipped", "renamed"):
             for file, line, reason in m[kind][:_SHOWN_PROBLEMS]:

