@@ -18,6 +18,7 @@ import json
 import random
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -61,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sample", type=int, default=3000, help="snippets of the default corpus (seeded sample)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", type=Path, default=RESULTS, help="results file")
     args = p.parse_args(argv)
     if not native_bf16():
         print("This CPU has no native bfloat16 (AVX-512 BF16 or AMX): index builds here encode in float32, "
@@ -88,8 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     for k in NEIGHBOURS:
         print(f"top {k}: {result['neighbours_kept'][k]:.4f} of the neighbours kept on average; "
               f"the same set for {result['same_set'][k]:.1%} of {len(asked)} queries")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0
 
 
