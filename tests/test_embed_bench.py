@@ -21,7 +21,8 @@ def test_the_benchmark_compares_bfloat16_with_float32_and_saves_the_figures(tmp_
     out = tmp_path / "embed.json"
     assert embed_bench.main(["--sample", "40", "--out", str(out)]) == 0
     result = json.loads(out.read_text())
-    assert result["snippets"] > 40 and result["queries"] >= 22  # the sample, the teaching passages; the cases' questions
+    # the sample and the teaching passages; the teaching cases' questions
+    assert result["snippets"] > 40 and result["queries"] >= 22
     assert 0.9995 < result["cosine_min"] <= result["cosine_mean"] <= 1.0 + 1e-6
     assert result["neighbours_kept"]["5"] >= 0.9 and result["float32_s"] > 0 and result["bfloat16_s"] > 0
     printed = capsys.readouterr().out

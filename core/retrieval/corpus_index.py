@@ -154,7 +154,8 @@ class CorpusIndex:
             manifest = {
                 "format": INDEX_FORMAT, "fingerprint": fp, "corpus": source.name, "path": str(source.path),
                 "files": [str(f) for f in source.files], "meta": source.meta, "model": embedder.name,
-                "embed_precision": embedder.precision, "tokenizer": TOKENIZER, "params": asdict(params), "snippets": len(snippets), "split_passages": split,
+                "embed_precision": embedder.precision, "tokenizer": TOKENIZER, "params": asdict(params),
+                "snippets": len(snippets), "split_passages": split,
                 "skipped_count": len(report.skipped),
                 "skipped": [[p.file, p.line, p.reason] for p in report.skipped[:_KEPT_PROBLEMS]],
                 "renamed_count": len(report.renamed),
