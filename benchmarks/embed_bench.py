@@ -13,7 +13,6 @@ Results are written to ``benchmarks/results/embed_bench.json``.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import random
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from core.eval.mirage import load_benchmark, load_ids
 from core.paths import REPO_ROOT
 from core.retrieval.chunking import split_long
 from core.retrieval.corpus import corpus_sources, read_corpus
@@ -45,8 +45,8 @@ def snippets(sample: int, seed: int) -> list[str]:
 def queries() -> list[str]:
     found = [case.question for case in load_cases()]
     if (MIRAGE / "dev_ids.json").is_file():
-        bench = json.loads(gzip.open(MIRAGE / "benchmark.json.gz", "rt", encoding="utf-8").read())
-        for dataset, ids in json.loads((MIRAGE / "dev_ids.json").read_text(encoding="utf-8")).items():
+        bench = load_benchmark(MIRAGE / "benchmark.json.gz")
+        for dataset, ids in load_ids(MIRAGE / "dev_ids.json").items():
             found += [bench[dataset][i]["question"] for i in ids[:10]]
     return found
 
