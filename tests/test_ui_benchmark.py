@@ -78,6 +78,9 @@ def test_a_benchmark_runs_in_the_background_and_shows_results_with_intervals(ben
     assert at.button(key="bench.start").label == "Everything here is finished" and at.button(key="bench.start").disabled
     progress = [p.text for p in at.get("progress")]
     assert progress == ["**CoT**: 5 of 5 questions · 0 errors · 0 s of runs, 0 s per question"]
+    chosen = table_with(at, "Stuart–Maxwell p")  # every answer "A": 3 of medqa's, 1 of pubmedqa's right
+    assert list(chosen["dataset"]) == ["medqa", "pubmedqa"]
+    assert list(chosen["A"]) == ["3 / 2", "2 / 1"] and list(chosen["B"]) == ["0 / 1", "0 / 1"]
 
 
 def test_stop_then_resume_and_the_command_line_picks_up_the_rest(bench, monkeypatch, capsys):

@@ -11,6 +11,7 @@ from urllib.parse import quote
 import streamlit as st
 
 from core.eval import BenchItem
+from core.eval.answers import answer_shares
 from core.eval.report import ACCURACY_NOTE, ALL, pairwise, summarize
 from core.eval.stats import overall_reading
 from ui.bench_plots import COSTS, accuracy_figure, cost_figure, mcnemar_figure
@@ -99,6 +100,20 @@ def _questions(rows: list[dict[str, Any]], cell: dict[str, Any], items: dict[tup
     })
 
 
+def _options_chosen(rows: list[dict[str, Any]], label: Label) -> None:
+    found = answer_shares(rows)
+    options = sorted({o for a in found for o in a.options})
+    st.dataframe([{"arm": label(a.arm), "dataset": a.dataset, "answered": a.answered,
+                   **{o: (f"{a.chosen.get(o, 0)} / {a.gold.get(o, 0)}" if o in a.options else "") for o in options},
+                   "Stuart–Maxwell p": "too few to test" if a.p is None else f"{a.p:.3f}",
+                   "reading": a.reading(label)} for a in found],
+                 hide_index=True, column_config={"reading": st.column_config.TextColumn(width="large")})
+    st.caption("Each option: times the arm chose it / times it was the right answer, on the questions the arm "
+               "answered. A reader that says one option whatever the question (\"yes\" to every yes/no question "
+               "whose snippets are on topic) shows here. Stuart–Maxwell tests that the two counts share one "
+               "distribution; it is rough on few questions and cannot be computed when too few answers differ.")
+
+
 def results(rows: list[dict[str, Any]], items: list[BenchItem], label: Label) -> None:
     if not rows:
         st.info("No question of this setup has finished yet: start the benchmark, or change the setup to one that "
@@ -110,7 +125,10 @@ def results(rows: list[dict[str, Any]], items: list[BenchItem], label: Label) ->
     if cell is not None:
         _questions(rows, cell, {i.key: i for i in items}, label)
     tests = pairwise(rows)
-    accuracy, cost, paired = st.tabs(["Accuracy by dataset", "Accuracy against cost", "Paired tests"])
+    accuracy, cost, paired, chosen = st.tabs(["Accuracy by dataset", "Accuracy against cost", "Paired tests",
+                                              "Options chosen"])
+    with chosen:
+        _options_chosen(rows, label)
     with accuracy:
         st.plotly_chart(accuracy_figure(summary, label), key="bench.plot.accuracy", config={"displayModeBar": False})
     with cost:

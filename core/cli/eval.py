@@ -17,6 +17,7 @@ from core.cli.interrupt import stopping_on_signals
 from core.cli.knobs import knob_errors, param_value
 from core.eval import (PRESETS, BenchmarkError, EvalPlan, evaluate, get_preset, load_benchmark, load_ids, select,
                        summarize, write_results)
+from core.eval.answers import answer_shares, format_answers
 from core.eval.report import ALL, format_pairs, format_table, pairwise
 from core.llm import LLM
 from core.methods import get, registry
@@ -142,6 +143,9 @@ def handle(args) -> int:
     if len(plan.arms) > 1 and summary:
         print(f"\npaired comparison over {len(plan.arms)} arms (all datasets pooled):")
         print(format_pairs(pairwise(outcome.rows)[ALL]))
+    if summary:
+        print("\noptions chosen / right, per dataset (Stuart–Maxwell test that they share one distribution):")
+        print(format_answers(answer_shares(outcome.rows)))
     out = args.out or paths.home() / "eval" / args.bench.name.split(".")[0]
     settings = {"bench": str(args.bench), "ids": str(args.ids) if args.ids else None, "methods": plan.methods,
                 "presets": plan.presets, "sample": args.sample, "seed": args.seed, "params": plan.params,

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from core.eval.answers import answer_shares
 from core.eval.stats import LEVEL, Paired, overall_reading, pairs, wilson
 
 COSTS = ("calls", "retrievals", "prompt_tokens", "completion_tokens", "seconds")
@@ -96,12 +97,15 @@ def _csv(path: Path, table: list[dict[str, Any]]) -> Path:
 def write_results(out: Path, rows: list[dict[str, Any]], summary: list[dict[str, Any]],
                   settings: dict[str, Any]) -> list[Path]:
     """``items.csv`` (one row per arm and question, with its run id), ``summary.csv`` (with the intervals),
-    ``pairs.csv`` (the paired tests, pooled and per dataset) and ``summary.json`` (all of it, and the settings)."""
+    ``pairs.csv`` (the paired tests, pooled and per dataset) and ``summary.json`` (all of it, the options each arm
+    chose against the right ones, and the settings)."""
     out.mkdir(parents=True, exist_ok=True)
     tests = pairwise(rows)
     pair_rows = [{"dataset": d, **p.as_dict()} for d, found in tests.items() for p in found]
     written = [_csv(out / "items.csv", rows), _csv(out / "summary.csv", summary), _csv(out / "pairs.csv", pair_rows)]
     path = out / "summary.json"
+    answers = [a.as_dict() for a in answer_shares(rows)]
     path.write_text(json.dumps({"settings": settings, "note": ACCURACY_NOTE, "summary": summary, "pairs": pair_rows,
-                                "reading": overall_reading(tests[ALL])}, indent=2), encoding="utf-8")
+                                "reading": overall_reading(tests[ALL]), "answers": answers}, indent=2),
+                    encoding="utf-8")
     return [*written, path]

@@ -1,7 +1,7 @@
 """The Benchmark page in the real app on the embedded model, in headless chromium at 1440 px: a non-JSON upload
 refused in place, then CoT and MedRAG over a tiny MIRAGE-format file (two teaching cases in two datasets) run in
-the background, shown mid-run and with results, a cell opened to its questions, and the plots. Screenshots go to
-artifacts/screenshots/benchmark_*.png.
+the background, shown mid-run and with results, a cell opened to its questions, the plots, and the options each
+arm chose. Screenshots go to artifacts/screenshots/benchmark_*.png.
 
 Budgets are small (answers of at most 160 tokens, MedRAG reads 3 snippets within 800 characters), so the whole
 benchmark is 4 short runs.
@@ -108,6 +108,9 @@ def test_benchmark_runs_in_the_background_and_shows_results(page, app, tiny_benc
                          r"(CoT|MedRAG)) on these 2 questions")
     expect(page.get_by_text(reading)).to_be_visible()
     shot(page, "06_pairs")
+    page.get_by_role("tab", name="Options chosen").click()
+    expect(page.get_by_text("Each option: times the arm chose it / times it was the right answer")).to_be_visible()
+    shot(page, "06_options_chosen")
     print(f"benchmark of 4 runs shown as finished after {seconds:.0f} s")
 
     # the links the questions table carries open the run's trace in History and both runs side by side in Compare
