@@ -4,6 +4,7 @@ cores; the whole set is measured by benchmarks/retrieval_bench.py instead."""
 from __future__ import annotations
 
 import gzip
+
 import pytest
 
 from core.retrieval import describe_corpora, open_retriever

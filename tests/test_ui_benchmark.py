@@ -81,6 +81,7 @@ def test_a_benchmark_runs_in_the_background_and_shows_results_with_intervals(ben
     chosen = table_with(at, "Stuart–Maxwell p")  # every answer "A": 3 of medqa's, 1 of pubmedqa's right
     assert list(chosen["dataset"]) == ["medqa", "pubmedqa"]
     assert list(chosen["A"]) == ["3 / 2", "2 / 1"] and list(chosen["B"]) == ["0 / 1", "0 / 1"]
+    assert "no arm leans to an option more than the data can separate from chance" in text_of(at)
 
 
 def test_stop_then_resume_and_the_command_line_picks_up_the_rest(bench, monkeypatch, capsys):

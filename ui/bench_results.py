@@ -11,7 +11,7 @@ from urllib.parse import quote
 import streamlit as st
 
 from core.eval import BenchItem
-from core.eval.answers import answer_shares
+from core.eval.answers import answer_shares, leans_found
 from core.eval.report import ACCURACY_NOTE, ALL, pairwise, summarize
 from core.eval.stats import overall_reading
 from ui.bench_plots import COSTS, accuracy_figure, cost_figure, mcnemar_figure
@@ -105,9 +105,9 @@ def _options_chosen(rows: list[dict[str, Any]], label: Label) -> None:
     options = sorted({o for a in found for o in a.options})
     st.dataframe([{"arm": label(a.arm), "dataset": a.dataset, "answered": a.answered,
                    **{o: (f"{a.chosen.get(o, 0)} / {a.gold.get(o, 0)}" if o in a.options else "") for o in options},
-                   "Stuart–Maxwell p": "too few to test" if a.p is None else f"{a.p:.3f}",
-                   "reading": a.reading(label)} for a in found],
-                 hide_index=True, column_config={"reading": st.column_config.TextColumn(width="large")})
+                   "Stuart–Maxwell p": "too few to test" if a.p is None else f"{a.p:.3f}"} for a in found],
+                 hide_index=True)
+    st.markdown("\n".join(f"- {line}" for line in leans_found(found, label)))
     st.caption("Each option: times the arm chose it / times it was the right answer, on the questions the arm "
                "answered. A reader that says one option whatever the question (\"yes\" to every yes/no question "
                "whose snippets are on topic) shows here. Stuart–Maxwell tests that the two counts share one "

@@ -117,5 +117,10 @@ def format_answers(found: list[AnswerShares], label: Label = str) -> str:
     lines = [f"{label(a.arm)}  {a.dataset}: " + "  ".join(f"{o} {a.chosen.get(o, 0)}/{a.gold.get(o, 0)}"
                                                           for o in a.options)
              + ("  (p not computable)" if a.p is None else f"  (p = {a.p:.3f})") for a in found]
-    leans = [a.reading(label) for a in found if a.leans]
-    return "\n".join([*lines, *(leans or ["no arm leans to an option more than the data can separate from chance"])])
+    return "\n".join([*lines, *leans_found(found, label)])
+
+
+def leans_found(found: list[AnswerShares], label: Label = str) -> list[str]:
+    """The reading of each lean the data show, or one line saying there is none."""
+    return [a.reading(label) for a in found if a.leans] or [
+        "no arm leans to an option more than the data can separate from chance"]
