@@ -120,3 +120,8 @@ def test_corpora_are_listed_limited_and_added_by_path(tmp_path):
     assert not at.error
     assert any(c.label.startswith("**mine** · 1 snippets · not built") for c in at.checkbox)
     assert [Path(p).name for p in at.session_state[CORPORA]] == ["teaching_pack", "mine.jsonl"]
+    table = next(d.value for d in at.dataframe if "corpus" in d.value.columns).set_index("corpus")
+    assert list(table.columns) == ["snippets", "chunked", "corpus MB", "index MB", "built in", "vectors", "licence",
+                                   "path"]  # the index status is on each corpus's line, the long path last
+    assert table.loc["mine", "snippets"] == 1 and table.loc["mine", "path"] == str(mine)
+    assert table.loc["mine", ["chunked", "index MB"]].isna().all() and table.loc["mine", "built in"] == "—"

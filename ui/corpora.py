@@ -15,8 +15,22 @@ ADDED = "settings.corpus_paths"  # corpora the user pointed at, besides the defa
 READY = "settings.corpora_ready"  # the message of the last build, shown once after the redraw
 
 
-def _mb(n: int) -> str:
-    return f"{n / 2**20:,.1f} MB"
+# The index status is on each corpus's line above; the table keeps the figures narrow enough for a 1024-px window,
+# the long path last.
+_COLUMNS = {
+    "corpus": st.column_config.TextColumn(pinned=True),
+    "snippets": st.column_config.NumberColumn(width="small", format="localized"),
+    "chunked": st.column_config.NumberColumn(width="small", help="long passages split into chunks",
+                                             format="localized"),
+    "corpus MB": st.column_config.NumberColumn(width="small", format="%.1f"),
+    "index MB": st.column_config.NumberColumn(width="small", format="%.1f"),
+    "built in": st.column_config.TextColumn(width="small"),
+    "vectors": st.column_config.TextColumn(width="small", help="the precision the snippets were encoded in"),
+}
+
+
+def _mb(n: int) -> float:
+    return round(n / 2**20, 1)
 
 
 def _status(info: CorpusInfo) -> str:
@@ -88,12 +102,12 @@ def corpora_section() -> None:
     if corpora:
         st.session_state[state.CORPORA] = None if enabled == [str(d.path) for d in defaults] else enabled
         st.dataframe([{"corpus": i.name, "snippets": i.snippets,
-                       "long passages chunked": f"{i.split_passages:,}" if i.built else "—",
-                       "corpus size": _mb(i.corpus_bytes),
-                       "index": _status(i), "index size": _mb(i.index_bytes) if i.index_bytes else "—",
+                       "chunked": i.split_passages if i.built else None, "corpus MB": _mb(i.corpus_bytes),
+                       "index MB": _mb(i.index_bytes) if i.index_bytes else None,
                        "built in": f"{i.build_seconds:.0f} s" if i.build_seconds else "—",
-                       "vectors": i.embed_precision or "—", "path": str(i.path),
-                       "licence": i.license or "—"} for i in corpora], hide_index=True, key="settings.corpora")
+                       "vectors": i.embed_precision or "—", "licence": i.license or "—",
+                       "path": str(i.path)} for i in corpora],
+                     hide_index=True, key="settings.corpora", column_config=_COLUMNS)
     if corpora and not enabled:
         st.warning("No corpus is enabled: methods that retrieve will not run until you enable one.")
     st.text_input("Add a corpus: a .jsonl / .jsonl.gz file or a folder of them (MedRAG chunk format)",
