@@ -24,13 +24,13 @@ _COLUMNS = {
                                              format="localized"),
     "corpus MB": st.column_config.NumberColumn(width="small", format="%.1f"),
     "index MB": st.column_config.NumberColumn(width="small", format="%.1f"),
-    "built in": st.column_config.TextColumn(width="small"),
+    "built in": st.column_config.NumberColumn(width="small", format="%.0f s"),
     "vectors": st.column_config.TextColumn(width="small", help="the precision the snippets were encoded in"),
 }
 
 
 def _mb(n: int) -> float:
-    return round(n / 2**20, 1)
+    return n / 2**20
 
 
 def _status(info: CorpusInfo) -> str:
@@ -104,7 +104,7 @@ def corpora_section() -> None:
         st.dataframe([{"corpus": i.name, "snippets": i.snippets,
                        "chunked": i.split_passages if i.built else None, "corpus MB": _mb(i.corpus_bytes),
                        "index MB": _mb(i.index_bytes) if i.index_bytes else None,
-                       "built in": f"{i.build_seconds:.0f} s" if i.build_seconds else "—",
+                       "built in": i.build_seconds or None,
                        "vectors": i.embed_precision or "—", "licence": i.license or "—",
                        "path": str(i.path)} for i in corpora],
                      hide_index=True, key="settings.corpora", column_config=_COLUMNS)

@@ -45,8 +45,8 @@ class AnswerShares:
     def leaning(self) -> str | None:
         """The option chosen most often beyond the questions it was right for, if any is chosen beyond them."""
         surplus = {o: self.chosen.get(o, 0) - self.gold.get(o, 0) for o in self.options}
-        best = sorted(surplus, key=lambda o: -surplus[o])[:1]  # ties: the first option
-        return best[0] if best and surplus[best[0]] > 0 else None
+        best = max(surplus, key=surplus.__getitem__, default=None)  # ties: the first option
+        return best if best is not None and surplus[best] > 0 else None
 
     @property
     def leans(self) -> bool:
