@@ -11,9 +11,7 @@ settings are compared in one sitting; hold the heavy lock, the figures only mean
 from __future__ import annotations
 
 import argparse
-import json
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -50,38 +48,35 @@ PROMPT = "Write a long essay, number {i}, on the physiology of the kidney, the h
 READING = "The kidney filters the blood and keeps the balance of water and electrolytes. " * 120
 
 
-def post(url: str, body: dict) -> dict:
-    request = urllib.request.Request(f"{url}/v1/chat/completions", json.dumps({"model": embedded.MODEL_NAME, **body})
-                                     .encode(), {"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=1800) as resp:
-        return json.load(resp)
+def post(server: embedded.EmbeddedServer, body: dict) -> dict:
+    return server._json("/v1/chat/completions", {"model": embedded.MODEL_NAME, **body}, timeout=1800)
 
 
-def write(url: str, i: int, tokens: int) -> None:
-    post(url, {"messages": [{"role": "user", "content": PROMPT.format(i=i)}], "max_tokens": tokens,
+def write(server: embedded.EmbeddedServer, i: int, tokens: int) -> None:
+    post(server, {"messages": [{"role": "user", "content": PROMPT.format(i=i)}], "max_tokens": tokens,
                "temperature": 0, "ignore_eos": True})
 
 
 def measure(setting: Setting, tokens: int) -> dict[str, float]:
     server = embedded.EmbeddedServer(embedded.assemble(), config=setting)
     try:
-        return rates(server.root_url, tokens)
+        return rates(server, tokens)
     finally:
         server.stop()  # the next setting's server gets the cores and the memory
 
 
-def rates(url: str, tokens: int) -> dict[str, float]:
-    write(url, 0, 8)  # warm-up
+def rates(server: embedded.EmbeddedServer, tokens: int) -> dict[str, float]:
+    write(server, 0, 8)  # warm-up
     started = time.perf_counter()
-    write(url, 1, tokens)
+    write(server, 1, tokens)
     alone = tokens / (time.perf_counter() - started)
     started = time.perf_counter()
     with ThreadPoolExecutor(3) as pool:
-        list(pool.map(lambda i: write(url, i, tokens), (2, 3, 4)))
+        list(pool.map(lambda i: write(server, i, tokens), (2, 3, 4)))
     together = 3 * tokens / (time.perf_counter() - started)
     started = time.perf_counter()
-    read = post(url, {"messages": [{"role": "user", "content": READING}], "max_tokens": 1, "temperature": 0,
-                      "cache_prompt": False})["usage"]["prompt_tokens"] / (time.perf_counter() - started)
+    read = post(server, {"messages": [{"role": "user", "content": READING}], "max_tokens": 1, "temperature": 0,
+                         "cache_prompt": False})["usage"]["prompt_tokens"] / (time.perf_counter() - started)
     return {"alone": alone, "together": together, "read": read}
 
 
