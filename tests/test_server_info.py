@@ -35,4 +35,5 @@ def test_settings_shows_the_server_and_the_committed_benchmark():
                              "benchmark_section()", default_timeout=20).run()
     assert not at.exception
     assert "Server configuration" in at.markdown[0].value
+    assert "llama.cpp compiled for" in at.markdown[1].value  # Linux: this CPU's flags against the serving build
     assert any("Last LLM benchmark" in m.value for m in at.markdown)

@@ -1,6 +1,6 @@
 """The Settings part that says how the embedded server is set up and how fast it measured: slots, context per
-slot, prompt cache, prefix sharing, draft model, and the last LLM benchmark's figures (naive vs shipped
-configuration)."""
+slot, prompt cache, prefix sharing, draft model, the CPU instructions llama.cpp was compiled for, and the last
+LLM benchmark's figures (naive vs shipped configuration)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 import streamlit as st
 
 from core import paths
-from core.llm import embedded
+from core.llm import cpu_build, embedded
 from core.methods.base import CHARS_PER_TOKEN
 
 BENCH_RESULTS = paths.REPO_ROOT / "benchmarks" / "results" / "llm_bench.json"
@@ -70,7 +70,10 @@ def server_section() -> None:
     config = running.config if running else embedded.SHIPPED
     st.markdown("**Server configuration**" + ("" if running else " (applied when the model starts)"))
     # Lines rather than a table: the values are sentences, which a table column cuts off in a half-width column.
-    st.markdown("\n".join(f"- **{k}**: {v}" for k, v in config_rows(config).items()))
+    rows = config_rows(config)
+    if build := cpu_build.current():
+        rows["llama.cpp compiled for"] = build.describe()
+    st.markdown("\n".join(f"- **{k}**: {v}" for k, v in rows.items()))
 
 
 def benchmark_section() -> None:
