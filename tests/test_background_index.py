@@ -11,9 +11,10 @@ from streamlit.testing.v1 import AppTest
 from core.retrieval.background import BackgroundBuild
 
 
-def blocking_build(release: threading.Event, fail: bool = False) -> BackgroundBuild:
+def blocking_build(release: threading.Event, fail: bool = False,
+                   step: tuple[str, int, int] = ("embed hpo", 4_096, 16_384)) -> BackgroundBuild:
     def work(progress):
-        progress("embed hpo", 4_096, 16_384)
+        progress(*step)
         release.wait(10)
         if fail:
             raise RuntimeError("disk full")
@@ -83,6 +84,21 @@ def test_loading_a_built_index_makes_runs_wait_instead_of_refusing(monkeypatch):
     at = AppTest.from_string(SCRIPT, default_timeout=10).run()
     release.set()
     assert not at.exception and at.session_state["medrag"] is None
+
+
+def test_opening_a_built_index_says_opening_not_building(monkeypatch):
+    from ui import index_status
+
+    release = threading.Event()
+    opening = blocking_build(release, step=("load medquad", 0, 1))
+    assert opening.status().only_opening and opening.status().describe().startswith("load medquad, ")
+    monkeypatch.setenv("MEDRAG_BACKGROUND_INDEX", "1")
+    monkeypatch.setattr(index_status, "_build", lambda: opening)
+    at = AppTest.from_string(SCRIPT, default_timeout=10).run()
+    release.set()
+    text = at.sidebar.get("progress")[0].proto.text
+    assert not at.exception and text.startswith("Opening the default corpus index · load medquad")
+    assert "Building" not in text and at.session_state["medrag"] is None
 
 
 def test_turned_off_the_app_opens_the_corpus_when_a_run_needs_it():

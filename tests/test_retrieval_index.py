@@ -86,12 +86,15 @@ def test_index_is_built_once_then_loaded_from_disk(corpus_paths, tmp_path, monke
     first = open_retriever(corpus_paths, cache_dir=tmp_path, progress=lambda stage, done, total: stages.append(stage))
     assert encodes.calls == 2 and all(index.built_now for index in first.indexes.values())
     assert {"read cardio", "bm25 cardio", "embed cardio", "faiss cardio", "embed endo"} <= set(stages)
+    assert not any(stage.startswith("load ") for stage in stages)
     manifest = first.indexes["cardio"].manifest
     assert manifest["snippets"] == 6 and manifest["index_type"].startswith("flat")
     assert manifest["model"] == default_embedder().name and manifest["build_seconds"] >= 0
 
-    second = open_retriever(corpus_paths, cache_dir=tmp_path)
+    reported = []
+    second = open_retriever(corpus_paths, cache_dir=tmp_path, progress=lambda *step: reported.append(step))
     assert encodes.calls == 2 and not any(index.built_now for index in second.indexes.values())
+    assert reported == [("load cardio", 0, 1), ("load cardio", 1, 1), ("load endo", 0, 1), ("load endo", 1, 1)]
     query = "anticoagulation for an irregular heart rhythm"
     assert first.search(query, 5) == second.search(query, 5)
 

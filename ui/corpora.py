@@ -9,6 +9,7 @@ import streamlit as st
 
 from core.retrieval import CorpusError, CorpusInfo, describe_corpora
 from core.retrieval.default_corpus import ensure_default_corpus
+from core.retrieval.progress import stage_line
 from ui import state
 
 ADDED = "settings.corpus_paths"  # corpora the user pointed at, besides the default ones
@@ -71,7 +72,7 @@ def _build(selection: tuple[str, ...] | None) -> None:
     bar = st.progress(0.0, text="opening the corpora")
 
     def building(stage: str, done: int, total: int) -> None:
-        bar.progress(min(done / total, 1.0) if total else 0.0, text=f"{stage}: {done:,} of {total:,}")
+        bar.progress(min(done / total, 1.0) if total else 0.0, text=stage_line(stage, done, total))
 
     try:
         retriever = state.retriever_pool().get(selection, progress=building)

@@ -52,6 +52,10 @@ def _progress() -> None:
     if current.state == "failed":
         st.error(f"The default corpus index could not be built: {current.error}")
         return
+    if current.only_opening:
+        st.progress(current.fraction, text=f"Opening the default corpus index · {current.describe()}")
+        st.caption("Built before: this takes seconds, and a run that reads the corpus waits for it.")
+        return
     st.progress(current.fraction, text=f"Building the default corpus index · {current.describe()}")
     st.caption("CoT needs no corpus and answers now; methods that read the corpus can start when this is done.")
 
@@ -62,8 +66,8 @@ def corpus_not_ready(spec: MethodSpec) -> str | None:
             or state.corpus_selection() is not None:
         return None
     current = status()
-    if current is None or current.state == "ready" or (current.state == "building" and not current.stage):
-        return None  # ready, or only loading a built index: the run waits the few seconds that takes
+    if current is None or current.state == "ready" or current.only_opening:
+        return None  # ready, or only opening a built index: the run waits the few seconds that takes
     if current.state == "failed":
         return f"{spec.label} needs the default corpus, whose index could not be built: {current.error}"
     return (f"{spec.label} needs the default corpus, whose index is still being built ({current.describe()}). "

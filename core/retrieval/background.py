@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from core.retrieval.progress import Progress
+from core.retrieval.progress import Progress, is_load_stage, stage_line
 
 State = Literal["building", "ready", "failed"]
 
@@ -28,6 +28,11 @@ class BuildStatus:
         """Of the current stage (stages differ in length, so an overall figure would mislead)."""
         return min(self.done / self.total, 1.0) if self.total else 0.0
 
+    @property
+    def only_opening(self) -> bool:
+        """Still at work, but so far only opening what was built before (or not yet known to need a build)."""
+        return self.state == "building" and (not self.stage or is_load_stage(self.stage))
+
     def describe(self) -> str:
         if self.state == "ready":
             return f"ready (took {self.elapsed:.0f} s)"
@@ -35,7 +40,7 @@ class BuildStatus:
             return f"failed after {self.elapsed:.0f} s: {self.error}"
         if not self.stage:
             return f"starting ({self.elapsed:.0f} s)"
-        return f"{self.stage}: {self.done:,} of {self.total:,} ({self.fraction:.0%}), {self.elapsed:.0f} s so far"
+        return f"{stage_line(self.stage, self.done, self.total)}, {self.elapsed:.0f} s so far"
 
 
 class BackgroundBuild:

@@ -30,7 +30,7 @@ from core.retrieval.bm25 import TOKENIZER, BM25Index, BM25Params
 from core.retrieval.chunking import ChunkParams, split_long
 from core.retrieval.corpus import CorpusError, CorpusSource, LineProblem, LoadReport, Snippet, read_corpus
 from core.retrieval.dense import DenseParams, Embedder, build_faiss, index_type, tune_faiss
-from core.retrieval.progress import Progress, no_progress
+from core.retrieval.progress import LOAD_STAGE, Progress, no_progress
 from core.retrieval.snippet_store import SnippetStore
 
 INDEX_FORMAT = 1
@@ -127,11 +127,16 @@ class CorpusIndex:
                 for stale in folder.parent.glob(f"{folder.name}.building-*"):  # a build whose process was killed:
                     shutil.rmtree(stale, ignore_errors=True)  # under this lock no other build of it is running
                 manifest = cls._build(source, folder, wanted, embedder, params, strict, progress)
+            else:
+                progress(LOAD_STAGE + source.name, 0, 1)
         if strict and (manifest["skipped_count"] or manifest["renamed_count"]):
             first = LineProblem(*(manifest["skipped"] or manifest["renamed"])[0])
             raise CorpusError(f"{first} (the index was built leniently: {manifest['skipped_count']} lines skipped, "
                               f"{manifest['renamed_count']} repeated ids renamed; fix them, or load without strict)")
-        return cls(source, folder, manifest, built_now=build)
+        index = cls(source, folder, manifest, built_now=build)
+        if not build:
+            progress(LOAD_STAGE + source.name, 1, 1)
+        return index
 
     @staticmethod
     def _build(source: CorpusSource, folder: Path, fp: str, embedder: Embedder, params: IndexParams, strict: bool,

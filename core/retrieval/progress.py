@@ -9,6 +9,19 @@ from tqdm import tqdm
 
 Progress = Callable[[str, int, int], None]
 
+LOAD_STAGE = "load "  # stages named so open an index built before: seconds, where building takes minutes
+
+
+def is_load_stage(stage: str) -> bool:
+    return stage.startswith(LOAD_STAGE)
+
+
+def stage_line(stage: str, done: int, total: int) -> str:
+    """One line for a progress bar: how far a build stage got; a load stage, which is one step, only by name."""
+    if is_load_stage(stage):
+        return stage
+    return f"{stage}: {done:,} of {total:,}" + (f" ({done / total:.0%})" if total else "")
+
 
 def no_progress(stage: str, done: int, total: int) -> None:
     return None
@@ -22,6 +35,8 @@ class TqdmProgress:
         self._bar: tqdm | None = None
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        if is_load_stage(stage):  # seconds: a bar would only add a line to the output
+            return
         if stage != self._stage:
             self.close()
             self._stage = stage
