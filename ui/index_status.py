@@ -54,7 +54,7 @@ def _progress() -> None:
         return
     if current.only_opening:
         st.progress(current.fraction, text=f"Opening the default corpus index · {current.describe()}")
-        st.caption("Built before: this takes seconds, and a run that reads the corpus waits for it.")
+        st.caption("Seconds when the index was built before; a run that reads the corpus waits for it.")
         return
     st.progress(current.fraction, text=f"Building the default corpus index · {current.describe()}")
     st.caption("CoT needs no corpus and answers now; methods that read the corpus can start when this is done.")
