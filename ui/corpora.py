@@ -9,7 +9,6 @@ import streamlit as st
 
 from core.retrieval import CorpusError, CorpusInfo, describe_corpora
 from core.retrieval.default_corpus import ensure_default_corpus
-from core.retrieval.progress import stage_line
 from ui import state
 
 ADDED = "settings.corpus_paths"  # corpora the user pointed at, besides the default ones
@@ -70,12 +69,8 @@ def _add_corpus() -> None:
 
 def _build(selection: tuple[str, ...] | None) -> None:
     bar = st.progress(0.0, text="opening the corpora")
-
-    def building(stage: str, done: int, total: int) -> None:
-        bar.progress(min(done / total, 1.0) if total else 0.0, text=stage_line(stage, done, total))
-
     try:
-        retriever = state.retriever_pool().get(selection, progress=building)
+        retriever = state.retriever_pool().get(selection, progress=state.bar_progress(bar))
     except (OSError, ValueError, RuntimeError) as exc:
         bar.empty()
         st.error(f"The indexes could not be built: {exc}")

@@ -52,12 +52,11 @@ def _progress() -> None:
     if current.state == "failed":
         st.error(f"The default corpus index could not be built: {current.error}")
         return
-    if current.only_opening:
-        st.progress(current.fraction, text=f"Opening the default corpus index · {current.describe()}")
-        st.caption("Seconds when the index was built before; a run that reads the corpus waits for it.")
-        return
-    st.progress(current.fraction, text=f"Building the default corpus index · {current.describe()}")
-    st.caption("CoT needs no corpus and answers now; methods that read the corpus can start when this is done.")
+    verb = "Opening" if current.only_opening else "Building"
+    st.progress(current.fraction, text=f"{verb} the default corpus index · {current.describe()}")
+    st.caption("Seconds when the index was built before; a run that reads the corpus waits for it."
+               if current.only_opening else
+               "CoT needs no corpus and answers now; methods that read the corpus can start when this is done.")
 
 
 def corpus_not_ready(spec: MethodSpec) -> str | None:

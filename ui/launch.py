@@ -11,7 +11,6 @@ import streamlit as st
 
 from core.llm.embedded import EmbeddedServer, ModelAssemblyError
 from core.methods.base import MethodSpec
-from core.retrieval.progress import stage_line
 from ui import index_status, state
 from ui.knobs import check_knobs
 from ui.live import LiveRun, live_runs
@@ -57,12 +56,8 @@ def open_retriever_for(spec: MethodSpec) -> tuple[Any, str | None]:
     if waiting := index_status.corpus_not_ready(spec):
         return None, waiting
     bar = st.empty()
-
-    def building(stage: str, done: int, total: int) -> None:
-        bar.progress(min(done / total, 1.0) if total else 0.0, text=stage_line(stage, done, total))
-
     try:
-        retriever = state.retriever_for(spec, progress=building)
+        retriever = state.retriever_for(spec, progress=state.bar_progress(bar))
     except (OSError, ValueError, RuntimeError) as exc:
         return None, f"The corpus could not be opened: {exc}"
     finally:

@@ -20,6 +20,7 @@ from core import paths
 from core.llm import LLM, Endpoint
 from core.methods.base import MethodSpec, Retriever
 from core.retrieval import open_retriever
+from core.retrieval.progress import stage_line
 from core.store import RunStore
 
 LLM_OVERRIDE = "llm_override"
@@ -30,6 +31,13 @@ CORPORA = "settings.corpora"  # list of corpus paths; None means the default cor
 KEY_NAMES = ("MEDRAG_API_KEY", "OPENAI_API_KEY")
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+def bar_progress(bar: Any) -> Progress:
+    """Index work reported on a Streamlit progress bar (``st.progress`` or a placeholder), one line per stage."""
+    def report(stage: str, done: int, total: int) -> None:
+        bar.progress(min(done / total, 1.0) if total else 0.0, text=stage_line(stage, done, total))
+    return report
 
 
 # -- configuration: Streamlit secrets first, then the environment ---------------------------
