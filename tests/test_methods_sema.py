@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from core.llm.cache import ResponseCache
 from core.question import Question
 from core.runner import execute
 from core.store import RunStore
@@ -29,7 +30,7 @@ def report_citing_first_document(messages):
             "refuting": [{"claim": "A is not", "ids": []}], "conflicts": [], "summary": "B."}
 
 
-def scripted(sufficient_at: int | None, delay: float = 0.0) -> ScriptedLLM:
+def scripted(sufficient_at: int | None, delay: float = 0.0, cache=None) -> ScriptedLLM:
     """An E-Agent that judges the evidence sufficient at turn ``sufficient_at`` (never, for None)."""
     turns = iter(range(1, 10))
 
@@ -37,7 +38,7 @@ def scripted(sufficient_at: int | None, delay: float = 0.0) -> ScriptedLLM:
         turn = next(turns)
         return judged(turn == sufficient_at)
 
-    return (ScriptedLLM(delay=delay)
+    return (ScriptedLLM(delay=delay, cache=cache)
             .on("You are the I-Agent", SCHEMA)
             .on("You are the E-Agent", explorer)
             .on("You are the A-Agent. Weigh", report_citing_first_document)
@@ -170,3 +171,22 @@ def test_the_report_schema_bounds_ids_per_claim_for_the_grammar_only():
     long = schema.model_validate({"supporting": [{"claim": "c", "ids": ["d1", "d2"] * 3}], "refuting": [],
                                   "conflicts": [], "summary": "s"})
     assert len(long.supporting[0].ids) == 6
+
+
+def test_sampled_agents_carry_the_runs_seed_so_the_cache_replays_a_run_and_another_seed_samples_anew(tmp_path):
+    llm = scripted(sufficient_at=2, cache=ResponseCache(tmp_path / "cache.sqlite"))
+    first = execute("sema", MC, {"seed": 3}, llm=llm, retriever=ListRetriever(make_hits(30)))
+    seeds = {c["messages"][1]["content"].split(".")[0]: (c["temperature"], c["seed"]) for c in llm.calls}
+    assert set(seeds.values()) == {(1.0, 3000), (0.0, None)}  # the I- and E-Agent sample; the A-Agent is greedy
+    sent = len(llm.calls)
+    llm.rules[0] = ("You are the I-Agent", {**SCHEMA, "initial_query": "another sample"})  # shows if asked again
+
+    again = execute("sema", MC, {"seed": 3}, llm=llm, retriever=ListRetriever(make_hits(30)))
+    assert len(llm.calls) == sent == 5  # the I-Agent, two E-Agent turns, the report and the answer: none asked again
+    assert all(e.usage.cached for e in again.events if e.kind == "agent_message")
+    assert [e.payload.text for e in again.events if e.kind == "agent_message"] == \
+        [e.payload.text for e in first.events if e.kind == "agent_message"]
+
+    other = execute("sema", MC, {"seed": 4}, llm=llm, retriever=ListRetriever(make_hits(30)))
+    assert other.status == "ok" and len(llm.calls) > sent
+    assert "another sample" in next(e.payload.text for e in other.events if e.kind == "agent_message")

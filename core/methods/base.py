@@ -223,6 +223,12 @@ def _template(name: str) -> Template:
     return Template((PROMPTS_DIR / f"{name}.txt").read_text(encoding="utf-8"))
 
 
+def sample_seed(temperature: float, seed: int, offset: int = 0) -> int | None:
+    """The run's seed for a sampled call, so the response cache can replay it; none for a greedy call. Calls that
+    share a prompt add their offset to the seed spaced by 1,000, so runs with neighbouring seeds share no sample."""
+    return seed * 1000 + offset if temperature > 0 else None
+
+
 def prompt(name: str, **values: Any) -> str:
     """Fill ``prompts/<name>.txt`` ($placeholders, so JSON braces need no escaping)."""
     return _template(name).substitute(**{k: str(v) for k, v in values.items()})

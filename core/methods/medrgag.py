@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from core.methods.base import MethodParams, MethodSpec, RunContext, messages, prompt, read_docs, tokens_of
+from core.methods.base import MethodParams, MethodSpec, RunContext, messages, prompt, read_docs, sample_seed, tokens_of
 from core.methods.discuss import answer_from_documents
 from core.question import Question
 from core.stages import Stage
@@ -115,7 +115,7 @@ def summarize(question: Question, params: MedRGAGParams, ctx: RunContext, hit: H
     text = prompt("medrgag_summarize", question=question.render(), document=document)
     return ctx.ask(messages(prompt("medrgag_system"), text), stage="KGCC: summarize", agent="Summarizer",
                    role="summarizer", schema=summary_schema(hit.snippet_id), temperature=params.agent_temperature,
-                   seed=_seed(params.agent_temperature, params), max_tokens=SUMMARY_TOKENS, read=shown,
+                   seed=sample_seed(params.agent_temperature, params.seed), max_tokens=SUMMARY_TOKENS, read=shown,
                    offered=1).parsed
 
 
@@ -126,14 +126,8 @@ def explore(question: Question, summaries: list[BaseModel], n: int, params: MedR
                   question=question.render(), n=n)
     reply = ctx.ask(messages(prompt("medrgag_system"), text), stage="KGCC: explore", agent="Explorer",
                     role="explorer", schema=missing_schema(n), temperature=params.agent_temperature,
-                    seed=_seed(params.agent_temperature, params), max_tokens=60 + 55 * n)
+                    seed=sample_seed(params.agent_temperature, params.seed), max_tokens=60 + 55 * n)
     return [m.strip() for m in reply.parsed.missing if m.strip()]
-
-
-def _seed(temperature: float, params: MedRGAGParams, offset: int = 0) -> int | None:
-    """The run's seed for a sampled call (so the response cache can replay it); none for a greedy one. Calls that
-    share a prompt add their offset to the seed spaced by 1,000, so runs with neighbouring seeds share no sample."""
-    return params.seed * 1000 + offset if temperature > 0 else None
 
 
 def write_background(question: Question, stage: str, params: MedRGAGParams, ctx: RunContext,
@@ -145,7 +139,7 @@ def write_background(question: Question, stage: str, params: MedRGAGParams, ctx:
     reply = ctx.ask(messages(prompt("medrgag_system"), text), stage=stage, agent="Generator", role="generator",
                     temperature=params.generate_temperature, top_p=params.generate_top_p,
                     presence_penalty=params.generate_presence_penalty, max_tokens=params.generate_tokens,
-                    seed=_seed(params.generate_temperature, params, index))
+                    seed=sample_seed(params.generate_temperature, params.seed, index))
     return " ".join(reply.text.split())
 
 
@@ -221,7 +215,7 @@ def select(question: Question, candidates: list[Hit], params: MedRGAGParams, ctx
     text = prompt("medrgag_integrate", documents=documents, question=question.render(), n=params.n_selected)
     reply = ctx.ask(messages(prompt("medrgag_system"), text), stage=stage, agent=agent, role="integrator",
                     schema=selection_schema(shown, params.n_selected), temperature=params.agent_temperature,
-                    seed=_seed(params.agent_temperature, params), max_tokens=240 + 55 * len(shown),
+                    seed=sample_seed(params.agent_temperature, params.seed), max_tokens=240 + 55 * len(shown),
                     read=[real[i].snippet_id for i in shown], offered=len(candidates))
     covers: dict[str, str] = {}
     for m in reply.parsed.mapping:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from core.methods.base import (MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, read_docs,
-    reading_knob, to_answer, tokens_of)
+    reading_knob, sample_seed, to_answer, tokens_of)
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer, Hit, Query, Report, Sufficiency, Verdict, VerdictItem
@@ -30,6 +30,8 @@ class SemaParams(MethodParams):
     temperature_i: float = Field(1.0, ge=0.0, le=2.0, description="I-Agent (interpreter) temperature")
     temperature_e: float = Field(1.0, ge=0.0, le=2.0, description="E-Agent (explorer) temperature")
     temperature_a: float = Field(0.0, ge=0.0, le=2.0, description="A-Agent (arbiter) temperature")
+    seed: int = Field(0, ge=0, description="sampling seed of the agents above temperature 0: the same seed replays a "
+                                           "saved run from the response cache; another seed draws new replies")
     use_i_agent: bool = Field(True, description="off: retrieve with the raw question (ablation w/o I-Agent)")
     use_e_agent: bool = Field(True, description="off: one retrieval, no sufficiency loop (ablation w/o E-Agent)")
     use_a_agent: bool = Field(True, description="off: answer straight from the evidence (ablation w/o A-Agent)")
@@ -125,7 +127,8 @@ def deduplicate(evidence: list[Hit]) -> tuple[list[Hit], list[VerdictItem]]:
 def interpret(question: Question, params: SemaParams, ctx: RunContext) -> ClinicalSchema:
     reply = ctx.ask(messages(prompt("sema_system"), prompt("sema_interpret", question=question.render())),
                     stage="interpretation", agent="I-Agent", role="interpreter", schema=ClinicalSchema,
-                    temperature=params.temperature_i, max_tokens=params.max_tokens)
+                    temperature=params.temperature_i, seed=sample_seed(params.temperature_i, params.seed),
+                    max_tokens=params.max_tokens)
     return reply.parsed
 
 
@@ -148,7 +151,8 @@ def explore(question: Question, schema_text: str, results: list[list[Hit]], para
                                                                question=question.render(), schema=schema_text, task=task)),
                         stage=f"exploration turn {turn}", agent="E-Agent", role="explorer",
                         schema=judgment_schema(0 if last else params.m), temperature=params.temperature_e,
-                        max_tokens=params.max_tokens, turn=turn, read=shown, offered=len(evidence))
+                        seed=sample_seed(params.temperature_e, params.seed), max_tokens=params.max_tokens, turn=turn,
+                        read=shown, offered=len(evidence))
         judged = reply.parsed
         follow_ups = [] if judged.sufficient or last else [q.strip() for q in judged.follow_up_queries if q.strip()]
         ctx.emit(f"sufficiency round {turn}", "E-Agent", Sufficiency(
