@@ -46,8 +46,16 @@ def endpoint(tmp_path):
 GOOD = '{"reasoning": "short", "answer": "B"}'
 
 
-def test_a_reply_cut_off_by_the_token_budget_is_never_cached(endpoint):
+def test_a_reply_cut_off_by_the_token_budget_replays_and_still_says_it_was_cut(endpoint):
     server, llm = endpoint(streams("The answer is", finish_reason="length"), streams("The answer is B."))
+    assert llm.complete(ASK).finish_reason == "length"
+    again = llm.complete(ASK)  # the same request is cut at the same place: replayed, not asked again
+    assert (again.text, again.finish_reason, again.usage.cached) == ("The answer is", "length", True)
+    assert len(server.requests) == 1
+
+
+def test_a_reply_that_ended_without_saying_why_is_not_cached(endpoint):
+    server, llm = endpoint(streams("The answer is", finish_reason=None), streams("The answer is B."))
     assert llm.complete(ASK).text == "The answer is"
     assert llm.complete(ASK).text == "The answer is B."  # asked again, not replayed
     assert llm.complete(ASK).usage.cached and len(server.requests) == 2

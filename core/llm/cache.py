@@ -1,7 +1,8 @@
 """Response cache in SQLite, keyed by backend + messages + sampling parameters.
 
 It makes replays and tests reproducible and repeated questions free. Only accepted replies are put in it
-(see ``LLM._keep``). A row that cannot be read back is treated as a miss and overwritten.
+(see ``LLM._keep``), with how they ended, so a replayed reply the token budget cut off still says so. A row that
+cannot be read back is treated as a miss and overwritten.
 """
 
 from __future__ import annotations
@@ -29,9 +30,12 @@ class ResponseCache:
         with setting_up(path):  # several processes may open a new cache at once
             use_wal(self.db)
             self.db.table("responses").create(
-                {"key": str, "model": str, "text": str, "prompt_tokens": int, "completion_tokens": int, "created": float},
+                {"key": str, "model": str, "text": str, "prompt_tokens": int, "completion_tokens": int,
+                 "created": float, "finish_reason": str},
                 pk="key", if_not_exists=True,
             )
+            if "finish_reason" not in self.db.table("responses").columns_dict:  # a cache from before it was kept
+                self.db.table("responses").add_column("finish_reason", str)
         self.table = self.db.table("responses")
         self._lock = threading.Lock()
 
@@ -45,13 +49,15 @@ class ResponseCache:
             text = row["text"]
             if not isinstance(text, str):
                 raise TypeError("text is not a string")
-            return {"text": text, "prompt_tokens": int(row["prompt_tokens"]), "completion_tokens": int(row["completion_tokens"])}
+            return {"text": text, "prompt_tokens": int(row["prompt_tokens"]),
+                    "completion_tokens": int(row["completion_tokens"]), "finish_reason": row.get("finish_reason") or "stop"}
         except (TypeError, ValueError, KeyError):
             return None  # corrupted row: a miss; the next put rewrites it
 
-    def put(self, key: str, model: str, text: str, prompt_tokens: int, completion_tokens: int) -> None:
+    def put(self, key: str, model: str, text: str, prompt_tokens: int, completion_tokens: int,
+            finish_reason: str = "stop") -> None:
         row = {"key": key, "model": model, "text": text, "prompt_tokens": prompt_tokens,
-               "completion_tokens": completion_tokens, "created": time.time()}
+               "completion_tokens": completion_tokens, "created": time.time(), "finish_reason": finish_reason}
         with self._lock:
             self.table.upsert(row, pk="key")
 

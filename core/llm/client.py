@@ -228,10 +228,12 @@ class LLM:
         return self.cache_mode == "always" or (self.cache_mode == "auto" and (temperature == 0 or seed is not None))
 
     def _keep(self, response: LLMResponse) -> None:
-        """Caches an accepted reply; one cut off by the token budget, or that ended without saying why, never."""
-        if response._cache_key and not response.usage.cached and response.finish_reason == "stop":
+        """Caches an accepted reply, one the token budget cut off included (the same request is cut at the same
+        place, and a method that writes to a length, as MedRGAG's generator, must replay); one that ended without
+        saying why (a dropped stream), never."""
+        if response._cache_key and not response.usage.cached and response.finish_reason in ("stop", "length"):
             self.cache.put(response._cache_key, response.model, response.text, response.usage.prompt_tokens,
-                           response.usage.completion_tokens)
+                           response.usage.completion_tokens, response.finish_reason)
 
     def _call(self, messages, schema, temperature, max_tokens, seed, on_text, cancel, cached=True,
               sampling: dict[str, float] | None = None) -> LLMResponse:
@@ -251,9 +253,9 @@ class LLM:
                 group.skip()
             if on_text is not None:
                 on_text(hit["text"])
-            response = LLMResponse(text=hit["text"], model=self.model_name, finish_reason="stop", usage=Usage(
-                calls=1, prompt_tokens=hit["prompt_tokens"], completion_tokens=hit["completion_tokens"],
-                seconds=round(time.perf_counter() - started, 3), cached=True))
+            usage = Usage(calls=1, prompt_tokens=hit["prompt_tokens"], completion_tokens=hit["completion_tokens"],
+                          seconds=round(time.perf_counter() - started, 3), cached=True)
+            response = LLMResponse(text=hit["text"], model=self.model_name, finish_reason=hit["finish_reason"], usage=usage)
         else:
             with group.call(messages, cancel) if group is not None else nullcontext():
                 response = self._request(messages, schema, params, on_text, cancel)
