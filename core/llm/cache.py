@@ -50,7 +50,8 @@ class ResponseCache:
             if not isinstance(text, str):
                 raise TypeError("text is not a string")
             return {"text": text, "prompt_tokens": int(row["prompt_tokens"]),
-                    "completion_tokens": int(row["completion_tokens"]), "finish_reason": row.get("finish_reason") or "stop"}
+                    "completion_tokens": int(row["completion_tokens"]),
+                    "finish_reason": row.get("finish_reason") or "stop"}  # rows from before it was kept finished
         except (TypeError, ValueError, KeyError):
             return None  # corrupted row: a miss; the next put rewrites it
 

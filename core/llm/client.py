@@ -255,7 +255,8 @@ class LLM:
                 on_text(hit["text"])
             usage = Usage(calls=1, prompt_tokens=hit["prompt_tokens"], completion_tokens=hit["completion_tokens"],
                           seconds=round(time.perf_counter() - started, 3), cached=True)
-            response = LLMResponse(text=hit["text"], model=self.model_name, finish_reason=hit["finish_reason"], usage=usage)
+            response = LLMResponse(text=hit["text"], model=self.model_name, finish_reason=hit["finish_reason"],
+                                   usage=usage)
         else:
             with group.call(messages, cancel) if group is not None else nullcontext():
                 response = self._request(messages, schema, params, on_text, cancel)
