@@ -69,6 +69,15 @@ def test_a_reply_that_never_parsed_is_not_replayed(endpoint):
     assert len(server.requests) == 3
 
 
+def test_a_reply_whose_repair_call_failed_stays_in_the_trace(endpoint):
+    server, llm = endpoint(streams('{"reasoning": "The insulin', finish_reason="length"), error(500), cached=False)
+    run = execute("cot", MC, llm=llm)
+    assert run.status == "error" and len(server.requests) == 2
+    said = [e.payload for e in run.events if e.payload.kind == "agent_message"]
+    assert [m.text for m in said] == ['{"reasoning": "The insulin']  # the cut reply, not an empty message
+    assert run.totals.calls == 2 and "HTTP 500" in run.events[-1].payload.message
+
+
 def test_an_unusable_reply_cached_by_an_earlier_version_is_dropped(endpoint, tmp_path):
     server, llm = endpoint(streams(GOOD))
     params = {"temperature": 0.0, "max_tokens": 512, "response_format": schema_format(Pick)}

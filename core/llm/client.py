@@ -207,8 +207,9 @@ class LLM:
             ]
             try:
                 retry = call(repair)
-            except LLMError as exc:
+            except LLMError as exc:  # the repair failed: the reply that needed it is what the trace keeps
                 exc.usage = response.usage + exc.usage
+                exc.raw = exc.raw or response.text
                 raise
             usage = response.usage + retry.usage
             try:
