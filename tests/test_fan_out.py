@@ -139,19 +139,18 @@ def test_a_copying_step_that_fails_still_releases_every_member():
 def test_a_cancelled_run_stops_waiting_within_a_second_while_copying_goes_on():
     prime, calls = Recorder(seconds=5), Calls()
     group, cancel = FanOut(2, prime), threading.Event()
-    waited = []
+    fired, ended = [], []
 
     def member(_):
-        started = time.monotonic()
         calls(fan_out.take(), view("A"), cancel)
-        waited.append(time.monotonic() - started)
+        ended.append(time.monotonic())
 
     other = threading.Thread(target=group.run, args=(lambda _: calls(fan_out.take(), view("B"), cancel), None))
     other.start()
-    threading.Timer(0.3, cancel.set).start()
+    threading.Timer(0.3, lambda: (fired.append(time.monotonic()), cancel.set())).start()
     group.run(member, None)
     other.join(timeout=5)
-    assert waited and waited[0] < 1.5
+    assert ended and ended[0] - fired[0] < 1.2  # timed from the cancel (a loaded CPU fires it late), not the copy's 5 s
 
 
 class GroupedLLM(ScriptedLLM):
