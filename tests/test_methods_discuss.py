@@ -50,7 +50,7 @@ def scripted(keep: set[str] = frozenset({"teaching-1", "teaching-4"}), accept: b
             return {"insight": "Know the drug classes."}
         turn = 2 if SUMMARY in text else 3 if LATER_SUMMARIES[0] in text else 4
         done = declines_in_turn == turn
-        return {"nothing_to_add": done, "insight": "" if done else f"Know more, turn {turn}."}
+        return {"nothing_to_add": True} if done else {"nothing_to_add": False, "insight": f"Know more, turn {turn}."}
 
     return (ScriptedLLM(delay=delay, cache=cache)
             .on("You are the recruiter", EXPERTS)
@@ -189,6 +189,25 @@ def test_the_discussion_ends_when_no_expert_has_anything_to_add():
     assert SUMMARY in verifier  # the last summary written is the one verified
 
 
+def test_an_expert_with_nothing_to_add_writes_nothing_more():
+    """The reference's expert answers a bare "no" when the summary is sufficient; the grammar allows exactly that,
+    so a small model cannot go on to write an insight nobody reads (and the trace shows a decline as one)."""
+    from pydantic import ValidationError
+
+    from core.llm.client import schema_format
+    from core.methods.discuss import Review
+
+    schema = schema_format(Review)["json_schema"]["schema"]
+    shapes = [schema["$defs"][alt["$ref"].rsplit("/", 1)[1]] for alt in schema["anyOf"]]
+    assert sorted(sorted(shape["properties"]) for shape in shapes) == [["insight", "nothing_to_add"],
+                                                                       ["nothing_to_add"]]
+    assert Review.model_validate_json('{"nothing_to_add": true}').root.nothing_to_add is True
+    with pytest.raises(ValidationError):
+        Review.model_validate_json('{"nothing_to_add": false}')  # an addition says what it adds
+    run = execute("discuss", MC, llm=scripted(declines_in_turn=2), retriever=ListRetriever(make_hits(12)))
+    assert [e.payload.data for e in run.events if e.stage == "brainstorm turn 2"] == [{"nothing_to_add": True}] * 3
+
+
 def test_experts_of_a_turn_speak_concurrently():
     delay = 0.3
     llm = scripted(delay=delay)
@@ -295,13 +314,17 @@ def test_smoke_on_the_embedded_model(embedded_llm):
     from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
 
     case = next(c for c in load_cases() if c.id == "paracetamol")
-    run = execute("discuss", case.to_question(), {"n_experts": 2, "turns": 0, "k": 3, "max_doc_chars": 900},
+    run = execute("discuss", case.to_question(), {"n_experts": 2, "turns": 1, "k": 3, "max_doc_chars": 900},
                   llm=embedded_llm, retriever=open_retriever())
 
     assert run.status == "ok", run.events[-1].payload
     assert run.answer.choice in case.options
     assert run.events[0].agent == "Recruiter" and len(run.events[0].payload.data["experts"]) == 2
-    assert [e.stage for e in run.events if e.agent == "Summarizer"] == ["brainstorm turn 1"]
+    reviews = [e.payload.data for e in run.events if e.stage == "brainstorm turn 2" and e.agent != "Summarizer"]
+    assert len(reviews) == 2  # each expert declines with nothing more, or says what it adds
+    assert all(r == {"nothing_to_add": True} or (r["nothing_to_add"] is False and r["insight"]) for r in reviews)
+    summaries = ["brainstorm turn 1"] + (["brainstorm turn 2"] if any(r.get("insight") for r in reviews) else [])
+    assert [e.stage for e in run.events if e.agent == "Summarizer"] == summaries
     assert next(e.payload for e in run.events if e.kind == "query").text.startswith(case.question)
     decision = next(e for e in run.events if e.agent == "Decision-maker" and e.kind == "agent_message")
     assert decision.payload.data["answer"] in ("yes", "no")

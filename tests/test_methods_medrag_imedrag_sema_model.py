@@ -70,4 +70,6 @@ def test_sema_smoke(embedded_llm, teaching):
     turns = [e.payload for e in run.events if e.kind == "sufficiency"]
     assert 1 <= len(turns) <= 2 and run.totals.calls == 3 + len(turns)
     assert run.totals.retrievals == (1 if turns[0].sufficient else 3)
+    first = next(e.payload.data for e in run.events if e.agent == "E-Agent" and e.kind == "agent_message")
+    assert ("follow_up_queries" in first) == (not first["sufficient"])  # judged sufficient, the reply ends there
     assert any(e.kind == "report" for e in run.events)

@@ -10,6 +10,7 @@ import pytest
 
 from core.question import Question
 from core.llm.cache import ResponseCache
+from core.llm.client import schema_format
 from core.runner import execute
 from core.teaching import load_cases
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
@@ -54,7 +55,8 @@ def ids_in(text: str) -> list[str]:
 def summary(messages):
     doc_id = ids_in(messages[1]["content"])[0]
     useless = doc_id.endswith("-0")
-    return {"doc_id": doc_id, "useful": not useless, "summary": "" if useless else f"{doc_id} names a drug."}
+    return {"doc_id": doc_id, "useful": False} if useless else {"doc_id": doc_id, "useful": True,
+                                                                  "summary": f"{doc_id} names a drug."}
 
 
 def background(messages):
@@ -120,6 +122,12 @@ def test_full_flow_pools_the_authors_retrieval_and_fills_the_generated_documents
     assert explorer[0]["schema"].model_json_schema()["properties"]["missing"]["maxItems"] == 3
     useless = [e.payload.data["doc_id"] for e in summaries if not e.payload.data["useful"]]
     assert all(f"[{i}]" not in explorer[0]["messages"][1]["content"] for i in useless)
+    # a document of no use ends its reply there (the reference's "No useful information"): two shapes in the grammar
+    assert useless and [e.payload.data for e in summaries if not e.payload.data["useful"]] == [
+        {"doc_id": i, "useful": False} for i in useless]
+    sent = schema_format(calls(llm, "Retrieved document:")[0]["schema"])["json_schema"]["schema"]
+    assert sorted(sorted(sent["$defs"][alt["$ref"].rsplit("/", 1)[1]]["properties"]) for alt in sent["anyOf"]) == [
+        ["doc_id", "summary", "useful"], ["doc_id", "useful"]]
     # one document per point, then two from the question alone: five, all sampled as the authors sample
     generated = [e.payload for e in events(run, "generated_doc")]
     assert [g.doc_id for g in generated] == [f"gen-{i}" for i in range(1, 6)]
@@ -259,6 +267,8 @@ def test_smoke_on_the_embedded_model(embedded_llm):
     assert 1 <= len(selected) <= 2 and set(run.answer.cited) <= selected
     integrator = next(e.payload.data for e in run.events if e.agent == "Integrator")
     assert set(integrator["selected"]) <= {"1", "2", "3", "4"}  # it named candidates by their neutral ids
+    summaries = [e.payload.data for e in run.events if e.agent == "Summarizer"]
+    assert len(summaries) == 2 and all(("summary" in s) == s["useful"] for s in summaries)  # no use: nothing more
 
 
 def test_a_saved_run_replays_from_the_response_cache(tmp_path):

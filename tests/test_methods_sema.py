@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from core.llm.cache import ResponseCache
 from core.question import Question
 from core.runner import execute
@@ -19,8 +21,10 @@ LAST = "and list the facts still missing (none when sufficient)"  # only in its 
 
 
 def judged(sufficient: bool) -> dict:
-    """The schema asks for exactly m=3 follow-ups either way; they run only when the evidence falls short."""
-    return {"gaps": [] if sufficient else ["dose of the drug"], "sufficient": sufficient,
+    """Judged sufficient, the reply ends there; judged short, it names exactly m=3 follow-ups, which run."""
+    if sufficient:
+        return {"gaps": [], "sufficient": True}
+    return {"gaps": ["dose of the drug"], "sufficient": False,
             "follow_up_queries": [f"fact number {i} dose" for i in range(3)]}
 
 
@@ -66,6 +70,27 @@ def test_stops_after_turn_one_when_sufficient():
     assert report.supporting[0].startswith("B is first line [teaching-") and report.refuting == ["A is not"]
     assert run.answer.cited and run.answer.cited[0].startswith("teaching-")  # teaching-99 is not in the report
     assert "teaching-99" not in run.answer.cited
+
+
+def test_a_judgment_of_sufficient_evidence_writes_no_follow_ups():
+    """The grammar has two shapes: judged sufficient the reply ends; judged short it needs exactly m queries. A small
+    model asked for queries either way wrote three it would not need, and the trace showed them under "sufficient"."""
+    from pydantic import ValidationError
+
+    from core.llm.client import schema_format
+    from core.methods.sema import judgment_schema
+
+    schema = judgment_schema(3)
+    sent = schema_format(schema)["json_schema"]["schema"]
+    shapes = [sent["$defs"][alt["$ref"].rsplit("/", 1)[1]] for alt in sent["anyOf"]]
+    assert sorted(sorted(shape["properties"]) for shape in shapes) == [
+        ["follow_up_queries", "gaps", "sufficient"], ["gaps", "sufficient"]]
+    assert schema.model_validate({"gaps": [], "sufficient": True}).root.sufficient is True
+    with pytest.raises(ValidationError):
+        schema.model_validate({"gaps": ["x"], "sufficient": False})  # short evidence names its follow-ups
+    run = execute("sema", MC, llm=scripted(sufficient_at=1), retriever=ListRetriever(make_hits(30)))
+    [explorer] = [e.payload.data for e in run.events if e.agent == "E-Agent" and e.kind == "agent_message"]
+    assert explorer == {"gaps": [], "sufficient": True}
 
 
 def test_runs_to_t_max_when_never_sufficient_with_concurrent_follow_ups():

@@ -64,3 +64,15 @@ def test_the_map_lights_the_current_stage_and_links_stages_with_events():
     discuss = map_dot(get("discuss"), [])
     assert 's6 -> s7 [style=dashed, label="or"]' not in discuss and 's5 -> s7 [style=dashed, label="or"]' in discuss
     json.dumps(dot)  # plain text, safe to send
+
+
+def test_the_map_breaks_lines_as_graphviz_does_and_wraps_loop_labels():
+    """A stage that runs several times shows that on a second line (Graphviz's own ``\\n``, not a backslash and an
+    n), and a loop's long label wraps so it stays inside the drawing."""
+    dot = map_dot(get("discuss"), [])
+    assert 'label="Experts brainstorm\\n× n experts"' in dot
+    assert "\\\\n" not in dot
+    loop = next(line for line in dot.splitlines() if "constraint=false" in line)
+    label = loop.split('label="', 1)[1].rsplit('"', 1)[0]
+    assert label.replace("\\n", " ") == "experts review the summary (up to turns + 1 summaries)"
+    assert len(label.split("\\n")) > 1 and max(len(part) for part in label.split("\\n")) <= 28

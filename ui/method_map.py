@@ -3,6 +3,8 @@ that has events a link to them in the trace below."""
 
 from __future__ import annotations
 
+import textwrap
+
 import streamlit as st
 
 from core.methods.base import MethodSpec
@@ -11,10 +13,12 @@ from core.trace import Event
 from ui.trace_view import stage_anchor
 
 LIT, DONE, TODO = ("#0f766e", "#ffffff"), ("#dcefeb", "#0f3d3a"), ("#f6f8f8", "#6b7b88")
+EDGE_LABEL_CHARS = 28  # a loop's label beside a narrow map: longer lines run past the drawing's right edge
 
 
 def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A Graphviz string; a line break in ``text`` becomes Graphviz's own (``\\n``)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def map_dot(spec: MethodSpec, events: list[Event], *, lit: Stage | None = None, key: str = "") -> str:
@@ -35,7 +39,7 @@ def map_dot(spec: MethodSpec, events: list[Event], *, lit: Stage | None = None, 
     ids = {s.label: f"s{i}" for i, s in enumerate(spec.stages)}
     for stage in spec.stages:
         fill, font = LIT if stage == lit else DONE if stage.label in first_stage else TODO
-        label = stage.label + (f"\\n{stage.many}" if stage.many else "")
+        label = "\n".join(filter(None, (stage.label, stage.many)))
         link = ""
         if key and stage.label in first_stage:
             link = f', URL={_quote("#" + stage_anchor(key, first_stage[stage.label]))}, target="_self"'
@@ -53,7 +57,7 @@ def map_dot(spec: MethodSpec, events: list[Event], *, lit: Stage | None = None, 
         before[node], previous = previous, node
         if stage.loop_to in ids:
             lines.append(f'{node} -> {ids[stage.loop_to]} [style=dashed, constraint=false, '
-                         f'label={_quote(stage.loop_label)}];')
+                         f'label={_quote(textwrap.fill(stage.loop_label, EDGE_LABEL_CHARS))}];')
     lines.append(f"{previous} -> a;")
     return "\n".join(lines + ["}"])
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, RootModel, create_model
 
 from core.methods.base import (AnswerFormat, MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt,
     read_docs, reading_knob, to_answer, tokens_of)
@@ -62,12 +62,23 @@ class Insight(BaseModel):
     insight: str = Field(description="at most three sentences", json_schema_extra={"maxLength": 500})
 
 
-class Addition(BaseModel):
-    """A review of the summary, which an expert may decline (the discussion ends when all do)."""
+class NothingToAdd(BaseModel):
+    """The summary is sufficient: the reference's bare "no", with nothing written after it."""
 
-    nothing_to_add: bool = Field(description="true when the summary is sufficient")
-    insight: str = Field(description="at most three sentences; empty when nothing to add",
-                         json_schema_extra={"maxLength": 500})
+    nothing_to_add: Literal[True]
+
+
+class Addition(BaseModel):
+    """The summary misses something: the reference's "yes - [complementary knowledge]"."""
+
+    nothing_to_add: Literal[False]
+    insight: str = Field(description="at most three sentences", json_schema_extra={"maxLength": 500})
+
+
+class Review(RootModel[NothingToAdd | Addition]):
+    """An expert's review of the summary (the discussion ends when every expert has nothing to add). One of two
+    shapes, so the grammar ends an expert's reply once it has declined: a small model told to leave an insight
+    empty still writes one, which nobody would read."""
 
 
 class Summary(BaseModel):
@@ -131,9 +142,10 @@ def speak(question: Question, summary: str, turn: int, params: DiscussParams, ct
     text = prompt("discuss_expert", question=question.text, summary=summary or NO_SUMMARY, role=expert.role,
                   why=expert.why, task=prompt("discuss_expert_first" if first else "discuss_expert_more").strip())
     reply = ctx.ask(messages(prompt("discuss_system"), text), stage=f"brainstorm turn {turn}", agent=expert.role,
-                    role="expert", schema=Insight if first else Addition, max_tokens=INSIGHT_TOKENS, turn=turn,
+                    role="expert", schema=Insight if first else Review, max_tokens=INSIGHT_TOKENS, turn=turn,
                     **sampling(params.temperature_discussion, params)).parsed
-    return "" if getattr(reply, "nothing_to_add", False) else reply.insight.strip()
+    said = reply if first else reply.root
+    return "" if isinstance(said, NothingToAdd) else said.insight.strip()
 
 
 def summarize(question: Question, said: list[str], summary: str, turn: int, params: DiscussParams,

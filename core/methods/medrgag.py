@@ -17,7 +17,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, RootModel, create_model
 
 from core.methods.base import MethodParams, MethodSpec, RunContext, messages, prompt, read_docs, sample_seed, tokens_of
 from core.methods.discuss import answer_from_documents
@@ -94,13 +94,18 @@ def retrieve(question: Question, params: MedRGAGParams, ctx: RunContext) -> list
 
 
 def summary_schema(doc_id: str) -> type[BaseModel]:
-    # doc_id is a constant, so the summary in the trace says which document it condenses.
-    return create_model(
-        "DocumentSummary",
-        doc_id=(Literal[doc_id], ...),
-        useful=(bool, Field(description="false when the document is irrelevant to the question")),
-        summary=(str, Field(description="at most three sentences", json_schema_extra={"maxLength": 400})),
-    )
+    """A document judged of no use ends there (the reference's "No useful information"); a useful one is summarized.
+    Two shapes, as a small model told to leave the summary of a useless document empty still writes one. doc_id is a
+    constant, so the summary in the trace says which document it condenses."""
+    said = Field(description="false when the document is irrelevant to the question")
+    useless = create_model("NoUsefulInformation", doc_id=(Literal[doc_id], ...), useful=(Literal[False], said))
+    useful = create_model("UsefulDocument", doc_id=(Literal[doc_id], ...), useful=(Literal[True], said), summary=(
+        str, Field(description="at most three sentences", json_schema_extra={"maxLength": 400})))
+
+    class DocumentSummary(RootModel[useless | useful]):  # type: ignore[valid-type]
+        pass
+
+    return DocumentSummary
 
 
 def missing_schema(n: int) -> type[BaseModel]:
@@ -116,7 +121,7 @@ def summarize(question: Question, params: MedRGAGParams, ctx: RunContext, hit: H
     return ctx.ask(messages(prompt("medrgag_system"), text), stage="KGCC: summarize", agent="Summarizer",
                    role="summarizer", schema=summary_schema(hit.snippet_id), temperature=params.agent_temperature,
                    seed=sample_seed(params.agent_temperature, params.seed), max_tokens=SUMMARY_TOKENS, read=shown,
-                   offered=1).parsed
+                   offered=1).parsed.root
 
 
 def explore(question: Question, summaries: list[BaseModel], n: int, params: MedRGAGParams,

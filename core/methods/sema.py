@@ -14,7 +14,7 @@ from functools import partial
 from itertools import zip_longest
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, RootModel, create_model
 
 from core.methods.base import (MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, read_docs,
     reading_knob, sample_seed, to_answer, tokens_of)
@@ -66,14 +66,21 @@ class ClinicalSchema(BaseModel):
 
 
 def judgment_schema(m: int) -> type[BaseModel]:
-    """The E-Agent's reply; on the last turn (m=0) there is nothing left to query."""
-    fields: dict[str, Any] = {
-        "gaps": (list[str], _texts(3, 120, "facts still missing; empty when the evidence suffices")),
-        "sufficient": (bool, Field(description="the evidence is enough to answer with confidence")),
-    }
-    if m:  # exactly m, as in the paper; they are only run when the evidence is judged insufficient
-        fields["follow_up_queries"] = (list[str], _texts(m, 120, f"{m} search queries that fill the gaps", least=m))
-    return create_model("SufficiencyJudgment", **fields)
+    """The E-Agent's reply: the gaps and whether the evidence suffices; when it does not, exactly m follow-up queries
+    (the paper's m). One of two shapes, so a reply that judges the evidence sufficient ends there: a small model
+    asked for queries it will not need writes them anyway. On the last turn (m=0) there is nothing left to query."""
+    gaps = (list[str], _texts(3, 120, "facts still missing; empty when the evidence suffices"))
+    said = Field(description="the evidence is enough to answer with confidence")
+    if not m:
+        return create_model("SufficiencyJudgment", gaps=gaps, sufficient=(bool, said))
+    enough = create_model("Sufficient", gaps=gaps, sufficient=(Literal[True], said))
+    short = create_model("Insufficient", gaps=gaps, sufficient=(Literal[False], said), follow_up_queries=(
+        list[str], _texts(m, 120, f"{m} search queries that fill the gaps", least=m)))
+
+    class SufficiencyJudgment(RootModel[enough | short]):  # type: ignore[valid-type]
+        pass
+
+    return SufficiencyJudgment
 
 
 MAX_IDS_PER_CLAIM = 4  # unbounded, a small model can list ids until its token budget runs out mid-reply
@@ -153,7 +160,7 @@ def explore(question: Question, schema_text: str, results: list[list[Hit]], para
                         schema=judgment_schema(0 if last else params.m), temperature=params.temperature_e,
                         seed=sample_seed(params.temperature_e, params.seed), max_tokens=params.max_tokens, turn=turn,
                         read=shown, offered=len(evidence))
-        judged = reply.parsed
+        judged = reply.parsed if last else reply.parsed.root
         follow_ups = [] if judged.sufficient or last else [q.strip() for q in judged.follow_up_queries if q.strip()]
         ctx.emit(f"sufficiency round {turn}", "E-Agent", Sufficiency(
             round=turn, sufficient=judged.sufficient, gaps=judged.gaps, follow_up_queries=follow_ups,
