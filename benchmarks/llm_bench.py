@@ -4,7 +4,11 @@
 Per method and configuration it prints wall seconds, prompt tokens sent, prompt tokens the server actually
 evaluated (llama.cpp's ``prompt_tokens_total`` counter; the rest came from its prompt cache), completion
 tokens and generated tokens/s (llama.cpp's own generation timing), then the shipped/naive ratio of seconds.
-The response cache is off and sampled calls get a fixed seed, so both configurations answer the same calls.
+The response cache is off and sampled calls get a fixed seed. Greedy calls then do the same work in both
+configurations; sampled agents (Discuss-RAG, SEMA-RAG, MedRGAG) can still draw other replies, as the two compute
+in different batches, and take a longer or shorter path. So the table also gives the ratio at equal work: the
+shipped seconds against what the naive run would have taken for the shipped run's tokens, at the naive run's own
+reading and writing rates (an estimate; for a method whose work is identical in both it is the plain ratio).
 
 Runs are saved one by one to a results file and skipped when already there, so a long benchmark runs in
 pieces (``--methods``/``--questions`` pick a piece; ``--report`` only prints the table). On a shared machine,
@@ -181,22 +185,52 @@ def ratios(data: dict[str, Any], method: str, config: str, baseline: str) -> lis
     return found
 
 
+def naive_seconds_for(run: dict[str, Any], base: dict[str, Any]) -> float | None:
+    """What ``base`` (a naive run: nothing cached, so every prompt token sent was read) would have taken for
+    ``run``'s tokens: its writing time from llama.cpp's generation rate, the rest of its seconds as reading (with the
+    retrieval's fraction of a second), each scaled to ``run``'s prompt tokens sent and completion tokens."""
+    if not base.get("generated_per_s") or not base.get("prompt_sent") or not base.get("completion"):
+        return None
+    writing = base["completion"] / base["generated_per_s"]
+    reading = base["seconds"] - writing
+    if reading <= 0:
+        return None
+    return reading * run["prompt_sent"] / base["prompt_sent"] + writing * run["completion"] / base["completion"]
+
+
+def equal_work_ratios(data: dict[str, Any], method: str, config: str, baseline: str) -> list[float]:
+    """Seconds against the baseline's rescaled to this run's work, per question both configurations ran."""
+    found = []
+    for k, r in data["runs"].items():
+        if k.startswith(f"{config} | {method} | "):
+            base = data["runs"].get(key(baseline, method, r["question"]))
+            if base and (expected := naive_seconds_for(r, base)):
+                found.append(r["seconds"] / expected)
+    return found
+
+
+def _mean_and_each(values: list[float]) -> str:
+    return f"{statistics.fmean(values):.2f} ({', '.join(f'{x:.2f}' for x in values)})" if values else ""
+
+
 def table(data: dict[str, Any], configs: list[str], baseline: str = "naive") -> str:
     head = f"{'method':<9} {'configuration':<24} {'n':>2} {'seconds':>8} {'prompt sent':>11} {'evaluated':>9} " \
-           f"{'completion':>10} {'gen tok/s':>9} {'failed':>6} {'ratio (per question)':>24}"
+           f"{'completion':>10} {'gen tok/s':>9} {'failed':>6} {'ratio (per question)':>32} " \
+           f"{'at equal work (per question)':>32}"
     lines = [head, "-" * len(head)]
     for method in METHODS:
         for config in configs:
             s = summarize(data, config, method)
             if s is None:
                 continue
-            r = ratios(data, method, config, baseline) if config != baseline else []
-            ratio = f"{statistics.fmean(r):.2f} ({', '.join(f'{x:.2f}' for x in r)})" if r else ""
+            plain = _mean_and_each(ratios(data, method, config, baseline) if config != baseline else [])
+            equal = _mean_and_each(equal_work_ratios(data, method, config, baseline) if config != baseline else [])
             lines.append(f"{method:<9} {config:<24} {s['n']:>2} {s['seconds']:>8.1f} {s['prompt_sent']:>11.0f} "
                          f"{s['prompt_evaluated']:>9.0f} {s['completion']:>10.0f} {s['generated_per_s']:>9.1f} "
-                         f"{s['failed']:>6} {ratio:>24}")
+                         f"{s['failed']:>6} {plain:>32} {equal:>32}")
     lines.append("seconds and tokens: mean per question; ratio: this configuration's seconds / naive seconds, "
-                 "mean (each question).")
+                 "mean (each question); at equal work: against the naive seconds scaled to this configuration's "
+                 "prompt tokens sent and completion tokens at the naive run's own reading and writing rates.")
     return "\n".join(lines)
 
 
@@ -207,7 +241,8 @@ def latest(data: dict[str, Any], configs: list[str]) -> dict[str, Any]:
         row = {c: summarize(data, c, method) for c in configs}
         if any(row.values()):
             out["methods"][method] = {**{c: v for c, v in row.items() if v},
-                                      "ratio": ratios(data, method, "shipped", "naive")}
+                                      "ratio": ratios(data, method, "shipped", "naive"),
+                                      "ratio_equal_work": equal_work_ratios(data, method, "shipped", "naive")}
     return out
 
 

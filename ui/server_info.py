@@ -50,6 +50,7 @@ def bench_table(results: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for method, row in results.get("summary", {}).get("methods", {}).items():
         naive, shipped, ratio = row.get("naive"), row.get("shipped"), row.get("ratio") or []
+        equal = row.get("ratio_equal_work") or []
         if not naive or not shipped:
             continue
         rows.append({
@@ -57,6 +58,7 @@ def bench_table(results: dict[str, Any]) -> list[dict[str, Any]]:
             "naive s": round(naive["seconds"], 1), "shipped s": round(shipped["seconds"], 1),
             "shipped / naive": round(sum(ratio) / len(ratio), 2) if ratio else None,
             "range over questions": f"{min(ratio):.2f}–{max(ratio):.2f}" if ratio else "",
+            "at equal work": round(sum(equal) / len(equal), 2) if equal else None,
             "prompt tokens read, naive": round(naive["prompt_evaluated"]),
             "prompt tokens read, shipped": round(shipped["prompt_evaluated"]),
             "generated tok/s, shipped": round(shipped["generated_per_s"], 1),
@@ -89,4 +91,7 @@ def benchmark_section() -> None:
     n = max(row["questions"] for row in table)
     st.caption(f"Embedded model on two CPU cores, response cache off, measured up to {latest}. Each method ran "
                f"the same {n} questions in both configurations; with so few questions a ratio whose range crosses "
-               "1.0 cannot tell the two apart. Reproduce with `python -m benchmarks.llm_bench`.")
+               "1.0 cannot tell the two apart. Sampled agents can take a longer or shorter path in either "
+               "configuration; *at equal work* compares the shipped seconds with the naive run's reading and "
+               "writing rates applied to the shipped run's tokens (an estimate). Reproduce with "
+               "`python -m benchmarks.llm_bench`.")
