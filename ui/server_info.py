@@ -88,9 +88,8 @@ def benchmark_section() -> None:
     st.markdown("**Last LLM benchmark** (naive: one slot, no prompt cache, calls in sequence)")
     st.dataframe(table, hide_index=True, width="stretch")
     latest = max((r["at"] for r in results.get("runs", {}).values()), default="")
-    n = max(row["questions"] for row in table)
     st.caption(f"Embedded model on two CPU cores, response cache off, measured up to {latest}. Each method ran "
-               f"the same {n} questions in both configurations; with so few questions a ratio whose range crosses "
+               "the same questions in both configurations (how many: its row); with so few a ratio whose range crosses "
                "1.0 cannot tell the two apart. Sampled agents can take a longer or shorter path in either "
                "configuration; *at equal work* compares the shipped seconds with the naive run's reading and "
                "writing rates applied to the shipped run's tokens (an estimate). Reproduce with "
