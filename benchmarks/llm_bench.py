@@ -174,15 +174,18 @@ def summarize(data: dict[str, Any], config: str, method: str) -> dict[str, Any] 
             "failed": sum(r["status"] != "ok" for r in runs)}
 
 
-def ratios(data: dict[str, Any], method: str, config: str, baseline: str) -> list[float]:
-    """shipped/naive seconds per question, on the questions both configurations ran."""
+def _paired(data: dict[str, Any], method: str, config: str, baseline: str) -> list[tuple[dict, dict]]:
+    """(run, baseline run) per question both configurations ran."""
     found = []
     for k, r in data["runs"].items():
-        if k.startswith(f"{config} | {method} | "):
-            base = data["runs"].get(key(baseline, method, r["question"]))
-            if base and base["seconds"]:
-                found.append(r["seconds"] / base["seconds"])
+        if k.startswith(f"{config} | {method} | ") and (base := data["runs"].get(key(baseline, method, r["question"]))):
+            found.append((r, base))
     return found
+
+
+def ratios(data: dict[str, Any], method: str, config: str, baseline: str) -> list[float]:
+    """shipped/naive seconds per question, on the questions both configurations ran."""
+    return [r["seconds"] / base["seconds"] for r, base in _paired(data, method, config, baseline) if base["seconds"]]
 
 
 def naive_seconds_for(run: dict[str, Any], base: dict[str, Any]) -> float | None:
@@ -200,13 +203,8 @@ def naive_seconds_for(run: dict[str, Any], base: dict[str, Any]) -> float | None
 
 def equal_work_ratios(data: dict[str, Any], method: str, config: str, baseline: str) -> list[float]:
     """Seconds against the baseline's rescaled to this run's work, per question both configurations ran."""
-    found = []
-    for k, r in data["runs"].items():
-        if k.startswith(f"{config} | {method} | "):
-            base = data["runs"].get(key(baseline, method, r["question"]))
-            if base and (expected := naive_seconds_for(r, base)):
-                found.append(r["seconds"] / expected)
-    return found
+    pairs = [(r, naive_seconds_for(r, base)) for r, base in _paired(data, method, config, baseline)]
+    return [r["seconds"] / expected for r, expected in pairs if expected]
 
 
 def _mean_and_each(values: list[float]) -> str:

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, RootModel, ValidationError
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -84,9 +84,12 @@ def extract_json(text: str) -> dict:
 
 
 def parse_reply(text: str, schema: type[T]) -> T:
+    """The reply as ``schema``; a schema of several shapes (a ``RootModel`` over a union) gives the shape the model
+    wrote, so callers read its fields directly."""
     data = extract_json(text)
     try:
-        return schema.model_validate(data)
+        parsed = schema.model_validate(data)
+        return parsed.root if isinstance(parsed, RootModel) else parsed
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'object'}: {e['msg']}" for e in exc.errors()[:5])
         raise ReplyParseError(f"the JSON does not match the schema ({problems})", text) from exc

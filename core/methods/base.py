@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from functools import lru_cache, partial
 from pathlib import Path
 from string import Template
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model
 
 from core.llm import LLM, LLMCancelled, LLMError, LLMParseError, LLMResponse
 from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, AnswerFormat
@@ -293,6 +293,12 @@ def reasoning_cut(text: str) -> bool:
     """Whether a reasoning ends at the grammar's bound mid-sentence (its JSON escapes count there, so a little
     short of it): the model had more to say, and a reader should see that it stops, not that it ends there."""
     return len(text) >= REASONING_CHARS * 0.95 and not text.rstrip().endswith((".", "!", "?", '"', ")", "]"))
+
+
+def one_of(name: str, *shapes: type[BaseModel]) -> type[BaseModel]:
+    """A reply the model writes in one of several shapes, e.g. a decline that ends at the decision and an acceptance
+    that goes on to say more: the grammar holds the model to one of them, and the parsed reply is that shape."""
+    return type(name, (RootModel[Union[shapes]],), {"__module__": __name__})
 
 
 def answer_schema(question: Question, cite: bool = False,

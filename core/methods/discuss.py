@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from functools import partial
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, RootModel, create_model
+from pydantic import BaseModel, Field, create_model
 
-from core.methods.base import (AnswerFormat, MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt,
-    read_docs, reading_knob, to_answer, tokens_of)
+from core.methods.base import (AnswerFormat, MethodParams, MethodSpec, RunContext, answer_schema, messages, one_of,
+    prompt, read_docs, reading_knob, to_answer, tokens_of)
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer, Hit, Query, Verdict, VerdictItem
@@ -75,10 +75,10 @@ class Addition(BaseModel):
     insight: str = Field(description="at most three sentences", json_schema_extra={"maxLength": 500})
 
 
-class Review(RootModel[NothingToAdd | Addition]):
-    """An expert's review of the summary (the discussion ends when every expert has nothing to add). One of two
-    shapes, so the grammar ends an expert's reply once it has declined: a small model told to leave an insight
-    empty still writes one, which nobody would read."""
+# An expert's review of the summary (the discussion ends when every expert has nothing to add). One of two shapes, so
+# the grammar ends an expert's reply once it has declined: a small model told to leave an insight empty still writes
+# one, which nobody would read.
+Review = one_of("Review", NothingToAdd, Addition)
 
 
 class Summary(BaseModel):
@@ -144,8 +144,7 @@ def speak(question: Question, summary: str, turn: int, params: DiscussParams, ct
     reply = ctx.ask(messages(prompt("discuss_system"), text), stage=f"brainstorm turn {turn}", agent=expert.role,
                     role="expert", schema=Insight if first else Review, max_tokens=INSIGHT_TOKENS, turn=turn,
                     **sampling(params.temperature_discussion, params)).parsed
-    said = reply if first else reply.root
-    return "" if isinstance(said, NothingToAdd) else said.insight.strip()
+    return "" if isinstance(reply, NothingToAdd) else reply.insight.strip()
 
 
 def summarize(question: Question, said: list[str], summary: str, turn: int, params: DiscussParams,

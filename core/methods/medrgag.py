@@ -17,9 +17,10 @@ from __future__ import annotations
 from functools import partial
 from typing import Literal
 
-from pydantic import BaseModel, Field, RootModel, create_model
+from pydantic import BaseModel, Field, create_model
 
-from core.methods.base import MethodParams, MethodSpec, RunContext, messages, prompt, read_docs, sample_seed, tokens_of
+from core.methods.base import (MethodParams, MethodSpec, RunContext, messages, one_of, prompt, read_docs, sample_seed,
+    tokens_of)
 from core.methods.discuss import answer_from_documents
 from core.question import Question
 from core.stages import Stage
@@ -101,11 +102,7 @@ def summary_schema(doc_id: str) -> type[BaseModel]:
     useless = create_model("NoUsefulInformation", doc_id=(Literal[doc_id], ...), useful=(Literal[False], said))
     useful = create_model("UsefulDocument", doc_id=(Literal[doc_id], ...), useful=(Literal[True], said), summary=(
         str, Field(description="at most three sentences", json_schema_extra={"maxLength": 400})))
-
-    class DocumentSummary(RootModel[useless | useful]):  # type: ignore[valid-type]
-        pass
-
-    return DocumentSummary
+    return one_of("DocumentSummary", useless, useful)
 
 
 def missing_schema(n: int) -> type[BaseModel]:
@@ -121,7 +118,7 @@ def summarize(question: Question, params: MedRGAGParams, ctx: RunContext, hit: H
     return ctx.ask(messages(prompt("medrgag_system"), text), stage="KGCC: summarize", agent="Summarizer",
                    role="summarizer", schema=summary_schema(hit.snippet_id), temperature=params.agent_temperature,
                    seed=sample_seed(params.agent_temperature, params.seed), max_tokens=SUMMARY_TOKENS, read=shown,
-                   offered=1).parsed.root
+                   offered=1).parsed
 
 
 def explore(question: Question, summaries: list[BaseModel], n: int, params: MedRGAGParams,

@@ -14,9 +14,9 @@ from functools import partial
 from itertools import zip_longest
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, RootModel, create_model
+from pydantic import BaseModel, Field, create_model
 
-from core.methods.base import (MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt, read_docs,
+from core.methods.base import (MethodParams, MethodSpec, RunContext, answer_schema, messages, one_of, prompt, read_docs,
     reading_knob, sample_seed, to_answer, tokens_of)
 from core.question import Question
 from core.stages import Stage
@@ -76,11 +76,7 @@ def judgment_schema(m: int) -> type[BaseModel]:
     enough = create_model("Sufficient", gaps=gaps, sufficient=(Literal[True], said))
     short = create_model("Insufficient", gaps=gaps, sufficient=(Literal[False], said), follow_up_queries=(
         list[str], _texts(m, 120, f"{m} search queries that fill the gaps", least=m)))
-
-    class SufficiencyJudgment(RootModel[enough | short]):  # type: ignore[valid-type]
-        pass
-
-    return SufficiencyJudgment
+    return one_of("SufficiencyJudgment", enough, short)
 
 
 MAX_IDS_PER_CLAIM = 4  # unbounded, a small model can list ids until its token budget runs out mid-reply
@@ -160,7 +156,7 @@ def explore(question: Question, schema_text: str, results: list[list[Hit]], para
                         schema=judgment_schema(0 if last else params.m), temperature=params.temperature_e,
                         seed=sample_seed(params.temperature_e, params.seed), max_tokens=params.max_tokens, turn=turn,
                         read=shown, offered=len(evidence))
-        judged = reply.parsed if last else reply.parsed.root
+        judged = reply.parsed
         follow_ups = [] if judged.sufficient or last else [q.strip() for q in judged.follow_up_queries if q.strip()]
         ctx.emit(f"sufficiency round {turn}", "E-Agent", Sufficiency(
             round=turn, sufficient=judged.sufficient, gaps=judged.gaps, follow_up_queries=follow_ups,
