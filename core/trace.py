@@ -66,6 +66,13 @@ class AgentMessage(BaseModel):
     read: list[str] | None = None
     offered: int | None = None
     cut: bool = False  # the call's token budget ended the reply before the model did (it stops mid-sentence)
+    # How the backend took the call: the structured-output mode that answered ("text" for a call with no schema; None
+    # in runs from before it was kept), what could not be sent as asked, and what a reasoning model showed of its
+    # reasoning. ``unseeded``: a sampled call the backend could not seed, so a re-run draws it afresh.
+    mode: str | None = None
+    notes: list[str] = Field(default_factory=list)
+    reasoning: str = ""
+    unseeded: bool = False
 
 
 class Query(BaseModel):

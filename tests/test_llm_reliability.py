@@ -11,7 +11,8 @@ from pydantic import BaseModel
 
 from core.llm import LLM, Endpoint, LLMError, LLMParseError
 from core.llm.cache import ResponseCache, cache_key
-from core.llm.client import schema_format
+from core.llm.ladder import Learned
+from core.llm.request import Asked, build
 from core.question import Question
 from core.runner import execute
 from core.store import RunStore
@@ -54,9 +55,11 @@ def test_a_reply_cut_off_by_the_token_budget_replays_and_still_says_it_was_cut(e
     assert len(server.requests) == 1
 
 
-def test_a_reply_that_ended_without_saying_why_is_not_cached(endpoint):
+def test_a_stream_that_ended_without_saying_why_is_a_dropped_connection_and_not_cached(endpoint):
     server, llm = endpoint(streams("The answer is", finish_reason=None), streams("The answer is B."))
-    assert llm.complete(ASK).text == "The answer is"
+    with pytest.raises(LLMError, match="closed before the reply was finished") as info:
+        llm.complete(ASK)
+    assert info.value.raw == "The answer is" and not isinstance(info.value, LLMParseError)
     assert llm.complete(ASK).text == "The answer is B."  # asked again, not replayed
     assert llm.complete(ASK).usage.cached and len(server.requests) == 2
 
@@ -80,8 +83,8 @@ def test_a_reply_whose_repair_call_failed_stays_in_the_trace(endpoint):
 
 def test_an_unusable_reply_cached_by_an_earlier_version_is_dropped(endpoint, tmp_path):
     server, llm = endpoint(streams(GOOD))
-    params = {"temperature": 0.0, "max_tokens": 512, "response_format": schema_format(Pick)}
-    key = cache_key(llm.backend, ASK, params)
+    wire = build(llm.profile, llm.model_name, Asked(), ASK, Pick, llm.profile.dialect, Learned())
+    key = cache_key(llm.backend, wire.messages, wire.key_params)
     llm.cache.put(key, "fake", '{"reasoning": "cut', 5, 5)
     reply = llm.complete(ASK, schema=Pick)
     assert reply.parsed.answer == "B" and not reply.usage.cached and len(server.requests) == 1

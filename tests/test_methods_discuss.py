@@ -194,7 +194,7 @@ def test_an_expert_with_nothing_to_add_writes_nothing_more():
     so a small model cannot go on to write an insight nobody reads (and the trace shows a decline as one)."""
     from pydantic import ValidationError
 
-    from core.llm.client import schema_format
+    from core.llm.request import schema_format
     from core.methods.discuss import Review
 
     schema = schema_format(Review)["json_schema"]["schema"]

@@ -77,7 +77,7 @@ def test_a_judgment_of_sufficient_evidence_writes_no_follow_ups():
     model asked for queries either way wrote three it would not need, and the trace showed them under "sufficient"."""
     from pydantic import ValidationError
 
-    from core.llm.client import schema_format
+    from core.llm.request import schema_format
     from core.methods.sema import judgment_schema
 
     schema = judgment_schema(3)

@@ -17,20 +17,24 @@ import openai
 from pydantic import BaseModel, PrivateAttr
 
 from core import paths
-from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, PAPERS_FORMAT, AnswerFormat
+from core.llm.answer_formats import AnswerFormat
 from core.llm.cache import ResponseCache, cache_key
-from core.llm.endpoint import CACHE_MODES, CacheMode, ConfigError, Endpoint, cache_mode_from_env, redact, \
-    split_credentials
+from core.llm.endpoint import CACHE_MODES, CacheMode, ConfigError, Endpoint, cache_mode_from_env, redact
 from core.llm.fan_out import FanOut
 from core.llm.fan_out import take as group_of_this_call
+from core.llm.ladder import MEMORY, MODE_NAMES, TEXT_MODE, Memory, refused_field, refused_format, rungs_from
 from core.llm.parsing import ReplyParseError, parse_reply
+from core.llm.profiles import Dialect, Lengths, Profile
+from core.llm.request import Asked, Wire, build, schema_format
+from core.llm.servers import Server, server_for
 from core.llm.stream import CallStats, StreamCancelled, on_request, stream_chat
 from core.trace import Usage
 
 T = TypeVar("T", bound=BaseModel)
 TextSink = Callable[[str], None]
 
-__all__ = ["LLM", "CacheMode", "Endpoint", "LLMCancelled", "LLMError", "LLMParseError", "LLMResponse"]
+__all__ = ["LLM", "CacheMode", "Endpoint", "LLMCancelled", "LLMError", "LLMParseError", "LLMResponse", "Refused",
+           "schema_format"]
 
 
 class LLMError(RuntimeError):
@@ -51,6 +55,15 @@ class LLMCancelled(LLMError):
     """The caller's cancel event was set while the call ran."""
 
 
+class Refused(LLMError):
+    """The server refused the request (HTTP 400 or 422) and said why; ``param`` is the field it named, if any."""
+
+    def __init__(self, message: str, raw: str = "", usage: Usage | None = None, *, status: int, reason: str,
+                 param: str | None = None):
+        super().__init__(message, raw, usage)
+        self.status, self.reason, self.param = status, reason, param
+
+
 class LLMResponse(BaseModel):
     model_config = {"arbitrary_types_allowed": True}
 
@@ -59,36 +72,37 @@ class LLMResponse(BaseModel):
     usage: Usage
     model: str
     finish_reason: str | None = None  # "stop", or "length" when the token budget cut the reply off
+    mode: str | None = None  # the structured-output mode that answered (``ladder.MODE_NAMES``), or "text"
+    notes: list[str] = []  # what could not be sent as asked, and why (the trace shows them)
+    reasoning: str = ""  # what a reasoning model showed of its reasoning (DeepSeek-R1, vLLM's reasoning parsers)
+    unseeded: bool = False  # a sampled reply whose seed the backend could not take
+    rung: str | None = None  # the ladder's rung it came on (so a repair goes the same way)
     _cache_key: str | None = PrivateAttr(default=None)
 
 
-def schema_format(schema: type[BaseModel]) -> dict[str, Any]:
-    return {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": True}}
+# Request fields a call can do without, when a server refuses one by name (an unknown server's own rules).
+_OPTIONAL_FIELDS = frozenset({"temperature", "top_p", "presence_penalty", "seed", "reasoning_effort",
+                              "stream_options"})
+_TOKEN_FIELDS = {"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}
 
 
 class LLM:
     def __init__(self, endpoint: Endpoint | None = None, cache: ResponseCache | None = None,
-                 cache_mode: CacheMode | None = None):
+                 cache_mode: CacheMode | None = None, memory: Memory = MEMORY):
         self.endpoint = endpoint or Endpoint.from_env()
         self.cache_mode = cache_mode or cache_mode_from_env()
         if self.cache_mode not in CACHE_MODES:
             raise ConfigError(f"the cache mode must be one of {', '.join(CACHE_MODES)}, not {self.cache_mode!r}")
+        self.memory = memory
         self._cache = cache
         self._client: openai.OpenAI | None = None
         self._connect_lock = threading.Lock()
-        self.model = self.endpoint.model
 
     # -- connection ------------------------------------------------------------------
     def _connect(self) -> openai.OpenAI:
         with self._connect_lock:
             if self._client is None:
-                if self.endpoint.embedded:
-                    from core.llm.embedded import MODEL_NAME, EmbeddedServer
-
-                    base_url, credentials = EmbeddedServer.get().base_url, None
-                    self.model = self.model or MODEL_NAME
-                else:
-                    base_url, credentials = split_credentials(self.endpoint.base_url)
+                base_url, credentials = self.server.address()
                 # Credentials leave the URL (httpx would log it whole) and go as basic auth, as they did inside it.
                 http = openai.DefaultHttpxClient(
                     limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=0),
@@ -98,65 +112,55 @@ class LLM:
                                              http_client=http)
             return self._client
 
+    # -- what answers (the server and profile say; the client never asks which backend it is) -----------------
+    @property
+    def server(self) -> Server:
+        return server_for(self.endpoint)
+
+    @property
+    def profile(self) -> Profile:
+        """What the backend accepts (``core.llm.profiles``), for this model."""
+        return self.endpoint.profile
+
     @property
     def model_name(self) -> str:
-        if self.endpoint.embedded and not self.model:
-            from core.llm.embedded import MODEL_NAME
-
-            return MODEL_NAME
-        return self.model
+        return self.server.model_name
 
     @property
     def backend(self) -> str:
         """What answers: the model name, and for an endpoint its URL too (credentials masked). The same model
         file served by another build gives other greedy replies, so cached replies and eval results are kept
         apart by this."""
-        return self.model_name if self.endpoint.embedded else f"{self.model_name} @ {self.endpoint.display_url}"
+        return self.server.backend
 
     @property
     def context_window(self) -> int | None:
-        """Tokens one call can hold, prompt and reply: an endpoint's when it is set, the embedded server's slot as
-        the server reports it (starting the server if need be); None when not known."""
-        if self.endpoint.context_window:
-            return self.endpoint.context_window
-        if self.endpoint.embedded:
-            from core.llm.embedded import EmbeddedServer
-
-            return EmbeddedServer.get().slot_context
-        return None
+        """Tokens one call can hold, prompt and reply; None when not known."""
+        return self.server.context_window
 
     @property
     def reading_tokens(self) -> int | None:
-        """Most tokens of documents one call reads on this backend, whatever its window would hold: the embedded
-        server's ``read_tokens`` (what a few CPU cores read in well under a minute); None for an endpoint, whose
-        window alone decides."""
-        if self.endpoint.embedded:
-            from core.llm.embedded import SHIPPED
-
-            return SHIPPED.read_tokens
-        return None
+        """Most tokens of documents one call reads on this backend, whatever its window would hold (the embedded
+        server's ``read_tokens``); None where the window alone decides."""
+        return self.server.reading_tokens
 
     @property
     def answer_format(self) -> AnswerFormat:
-        """The final reader's format a method uses when its knob is automatic: the one measured best on the
-        embedded model, the papers' on an endpoint."""
-        return EMBEDDED_ANSWER_FORMAT if self.endpoint.embedded else PAPERS_FORMAT
+        """The final reader's format a method uses when its knob is automatic."""
+        return self.profile.answer_format
+
+    @property
+    def lengths(self) -> Lengths:
+        """The reply lengths that suit this backend: the papers', or the compact ones a small model needs."""
+        return self.profile.lengths
 
     def fan_out(self, size: int) -> FanOut | None:
-        """A group for ``size`` calls made at once whose shared prompt prefix the backend reads once for all of them:
-        the embedded server's, which copies it between its slots; None for an endpoint, which shares prefixes (or
-        not) its own way. The server is started only if a call of the group goes to it."""
-        if not self.endpoint.embedded:
-            return None
-        from core.llm.embedded import SHIPPED, EmbeddedServer
-
-        if size < 2 or not SHIPPED.copies_prefixes:
-            return None
-        return FanOut(size, lambda prefix, copies: EmbeddedServer.get().share_prefix(prefix, copies))
+        """A group for ``size`` calls made at once whose shared prompt prefix the backend reads once for all."""
+        return self.server.fan_out(size)
 
     @property
     def where(self) -> str:
-        return "the embedded model" if self.endpoint.embedded else f"the LLM endpoint at {self.endpoint.display_url}"
+        return self.server.where
 
     @property
     def cache(self) -> ResponseCache | None:
@@ -180,33 +184,29 @@ class LLM:
     ) -> LLMResponse:
         """Text, the parsed schema object when one is asked, and usage. One repair retry for bad JSON.
 
-        ``top_p`` and ``presence_penalty`` go to the backend only when given (OpenAI's names; llama.cpp's server
-        reads the same keys), so calls that do not set them keep their cache keys. ``on_text`` gets the whole reply
-        so far as it grows (a cached reply: once, whole); a set ``cancel`` ends the call within about a second
-        with ``LLMCancelled``."""
-        sampling = {name: value for name, value in (("top_p", top_p), ("presence_penalty", presence_penalty))
-                    if value is not None}
-
-        def call(msgs: list[dict[str, str]], cached: bool = True) -> LLMResponse:
-            return self._call(msgs, schema, temperature, max_tokens, seed, on_text, cancel, cached, sampling)
-
-        response = call(messages)
+        The backend's profile decides how the call is sent (``core.llm.request``); a reply format it refuses steps
+        down the ladder (``core.llm.ladder``). ``on_text`` gets the whole reply so far as it grows (a cached reply:
+        once, whole); a set ``cancel`` ends the call within about a second with ``LLMCancelled``."""
+        asked = Asked(temperature, max_tokens, seed, top_p, presence_penalty)
+        response = self._answer(messages, schema, asked, on_text, cancel)
         if schema is not None and response.usage.cached and not _parses(response.text, schema):
             self.cache.delete(response._cache_key)  # an unusable reply kept by a version that cached before parsing
-            response = call(messages, cached=False)
+            response = self._answer(messages, schema, asked, on_text, cancel, cached=False)
         if schema is None:
             self._keep(response)
             return response
         try:
             response.parsed = parse_reply(response.text, schema)
         except ReplyParseError as first:
+            # The repair goes the way the reply came (the same rung), so it carries the schema as that rung does:
+            # in the response format, or written in the prompt.
             repair = messages + [
                 {"role": "assistant", "content": response.text},
                 {"role": "user", "content": f"That reply could not be used: {first}. "
                                             "Reply again with only one JSON object that follows the schema."},
             ]
             try:
-                retry = call(repair)
+                retry = self._answer(repair, schema, asked, on_text, cancel, rungs=(response.rung,))
             except LLMError as exc:  # the repair failed: the reply that needed it is what the trace keeps
                 exc.usage = response.usage + exc.usage
                 exc.raw = exc.raw or response.text
@@ -218,10 +218,82 @@ class LLM:
                 raise LLMParseError(f"the model's reply could not be parsed as {schema.__name__} after one repair: {second}",
                                     retry.text, usage) from second
             self._keep(retry)
-            return LLMResponse(text=retry.text, parsed=parsed, usage=usage, model=retry.model,
-                               finish_reason=retry.finish_reason)
+            return retry.model_copy(update={"parsed": parsed, "usage": usage,
+                                            "notes": _merge(response.notes, retry.notes)})
         self._keep(response)
         return response
+
+    def _answer(self, messages, schema, asked: Asked, on_text, cancel, cached: bool = True,
+                rungs: tuple[Dialect | None, ...] | None = None) -> LLMResponse:
+        """The reply from the first rung the server takes, starting where it last answered; the rungs it refused
+        are remembered and said in the reply's notes, and what they cost counts."""
+        if rungs is None:
+            rungs = (None,) if schema is None else rungs_from(self.profile.dialect, self.memory.get(self.backend).rung)
+        refused: list[str] = []
+        spent = Usage()
+        for rung in rungs:
+            try:
+                response = self._on_rung(messages, schema, rung, asked, on_text, cancel, cached)
+            except Refused as exc:
+                if rung is None or not refused_format(exc.status, exc.reason):
+                    exc.usage = spent + exc.usage
+                    raise
+                spent += exc.usage
+                refused.append(f"{MODE_NAMES[rung]} ({_short(exc.reason, 160)})")
+                continue
+            if rung is not None:
+                self.memory.update(self.backend, rung=rung)
+            if refused:
+                response.notes.insert(0, f"{self.where} refused {'; then '.join(refused)}; answered with "
+                                         f"{MODE_NAMES[rung]}")
+            response.usage = _with(spent, response.usage)
+            return response
+        raise LLMError(f"{self.where} refused every reply format it was offered: {'; '.join(refused)}", usage=spent)
+
+    def _on_rung(self, messages, schema, rung: Dialect | None, asked: Asked, on_text, cancel,
+                 cached: bool) -> LLMResponse:
+        """One call on one rung. A field the server refuses by name is left out and the call made again (and the
+        endpoint remembers it); a reasoning model whose reasoning used the whole budget is asked again with more."""
+        room, notes, spent = None, [], Usage()
+        for _ in range(len(_OPTIONAL_FIELDS) + 3):
+            wire = build(self.profile, self.model_name, asked, messages, schema, rung, self.memory.get(self.backend),
+                         self.endpoint.reasoning_effort, room)
+            try:
+                response = self._call(wire, schema, on_text, cancel, cached)
+            except Refused as exc:
+                spent += exc.usage
+                if self._learn(exc, wire):
+                    notes.append(f"{self.where} refused {exc.param or 'a field'}: sent without it")
+                    continue
+                exc.usage = spent
+                raise
+            token_field = next(f for f in _TOKEN_FIELDS if f in wire.params)
+            if self.profile.reasoning and room is None and not response.text.strip() and \
+                    response.finish_reason == "length":
+                room = 2 * (wire.params[token_field] - asked.max_tokens)
+                notes.append(f"the hidden reasoning used all {wire.params[token_field]:,} tokens before any reply: "
+                             f"asked again with room for {room:,}")
+                spent += response.usage
+                continue
+            response.mode, response.rung = MODE_NAMES[rung] if rung else TEXT_MODE, rung
+            response.notes, response.unseeded = wire.notes + notes, wire.unseeded
+            response.usage = _with(spent, response.usage)
+            return response
+        raise LLMError(f"{self.where} kept refusing the request's fields", usage=spent)
+
+    def _learn(self, refusal: Refused, wire: Wire) -> bool:
+        """Remembers a field the server refused by name; False when the refusal names none it can do without."""
+        sent = frozenset(wire.params) | frozenset({"stream_options"})
+        name = refused_field(refusal.status, refusal.reason, refusal.param,
+                             (_OPTIONAL_FIELDS | frozenset(_TOKEN_FIELDS)) & sent)
+        if name is None:
+            return False
+        refusal.param = name
+        if name in _TOKEN_FIELDS:
+            self.memory.update(self.backend, token_field=_TOKEN_FIELDS[name])
+        else:
+            self.memory.update(self.backend, dropped=name)
+        return True
 
     def _use_cache(self, temperature: float, seed: int | None) -> bool:
         """In "auto" mode: greedy calls, and sampled calls that name a seed, so a saved run that sampled replays
@@ -230,24 +302,19 @@ class LLM:
 
     def _keep(self, response: LLMResponse) -> None:
         """Caches an accepted reply, one the token budget cut off included (the same request is cut at the same
-        place, and a method that writes to a length, as MedRGAG's generator, must replay); one that ended without
-        saying why (a dropped stream), never."""
-        if response._cache_key and not response.usage.cached and response.finish_reason in ("stop", "length"):
+        place, and a method that writes to a length, as MedRGAG's generator, must replay); an empty one, never."""
+        if response._cache_key and not response.usage.cached and response.text.strip():
             self.cache.put(response._cache_key, response.model, response.text, response.usage.prompt_tokens,
-                           response.usage.completion_tokens, response.finish_reason)
+                           response.usage.completion_tokens, response.finish_reason or "stop")
 
-    def _call(self, messages, schema, temperature, max_tokens, seed, on_text, cancel, cached=True,
-              sampling: dict[str, float] | None = None) -> LLMResponse:
+    def _call(self, wire: Wire, schema, on_text, cancel, cached: bool = True) -> LLMResponse:
         if cancel is not None and cancel.is_set():
             raise LLMCancelled("the call was cancelled before it started")
-        # Everything that shapes the reply is in the params, so it is in the cache key too.
-        params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens, **(sampling or {})}
-        if seed is not None:
-            params["seed"] = seed
-        if schema is not None:
-            params["response_format"] = schema_format(schema)
+        # Everything that shapes the reply is in the key: what was sent, and what was asked but could not be.
         started = time.perf_counter()
-        key = cache_key(self.backend, messages, params) if self._use_cache(temperature, seed) and self.cache is not None else None
+        temperature = wire.key_params.get("temperature", 0.0)
+        key = cache_key(self.backend, wire.messages, wire.key_params) \
+            if self._use_cache(temperature, wire.key_params.get("seed")) and self.cache is not None else None
         group = group_of_this_call()
         if key and cached and (hit := self.cache.get(key)):
             if group is not None:
@@ -259,13 +326,15 @@ class LLM:
             response = LLMResponse(text=hit["text"], model=self.model_name, finish_reason=hit["finish_reason"],
                                    usage=usage)
         else:
-            with group.call(messages, cancel) if group is not None else nullcontext():
-                response = self._request(messages, schema, params, on_text, cancel)
+            with group.call(wire.messages, cancel) if group is not None else nullcontext():
+                response = self._request(wire.messages, schema, wire.params, on_text, cancel)
         response._cache_key = key
         return response
 
     def _request(self, messages, schema, params, on_text, cancel) -> LLMResponse:
-        """The endpoint call itself, streamed; every failure is an ``LLMError`` with what it cost."""
+        """The endpoint call itself, streamed; every failure is an ``LLMError`` with what it cost (a ``Refused`` when
+        the server refused the request and said why). ``schema`` is what the reply will be parsed as (scripted test
+        models answer by it)."""
         client = self._connect()
         stats, started = CallStats(), time.perf_counter()
 
@@ -281,9 +350,10 @@ class LLM:
             return kind(redact(message, *self.endpoint.secrets), stats.text, cost())
 
         tries = f"after {self.endpoint.max_retries + 1} tries"
+        usage_chunk = self.profile.streams_usage and "stream_options" not in self.memory.get(self.backend).dropped
         try:
             reply = stream_chat(client, {"model": self.model_name, "messages": messages, **params}, stats,
-                                on_text, cancel)
+                                on_text, cancel, usage=usage_chunk)
         except StreamCancelled:
             raise fail("the call was cancelled", LLMCancelled) from None
         except openai.APITimeoutError as exc:
@@ -291,11 +361,31 @@ class LLM:
         except openai.APIConnectionError as exc:
             raise fail(f"could not reach {self.where} ({tries}): {exc.__cause__ or exc}") from exc
         except openai.APIStatusError as exc:
-            raise fail(f"{self.where} answered HTTP {exc.status_code}: {_short(exc.message)}") from exc
+            message = f"{self.where} answered HTTP {exc.status_code}: {_short(exc.message)}"
+            if exc.status_code in (400, 422):
+                reason = redact(f"{exc.message} {exc.body if isinstance(exc.body, str | dict) else ''}",
+                                *self.endpoint.secrets)
+                raise Refused(redact(message, *self.endpoint.secrets), stats.text, cost(), status=exc.status_code,
+                              reason=reason, param=getattr(exc, "param", None)) from exc
+            raise fail(message) from exc
         except (openai.OpenAIError, AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
             raise fail(f"{self.where} sent a reply that is not a chat completion: {_short(str(exc))}") from exc
+        if reply.finish_reason is None:
+            raise fail(f"the connection to {self.where} closed before the reply was finished "
+                       f"({len(reply.text):,} characters had arrived)")
+        if not reply.text and reply.refusal:
+            raise fail(f"{self.model_name} declined to answer: {_short(reply.refusal)}")
         return LLMResponse(text=reply.text, model=self.model_name, finish_reason=reply.finish_reason,
-                           usage=cost(reply.prompt_tokens, reply.completion_tokens))
+                           reasoning=reply.reasoning, usage=cost(reply.prompt_tokens, reply.completion_tokens))
+
+
+def _with(spent: Usage, usage: Usage) -> Usage:
+    """A call's usage with what its refused or emptied attempts cost before it (a reply from the cache stays one)."""
+    return usage if spent == Usage() else spent + usage
+
+
+def _merge(first: list[str], second: list[str]) -> list[str]:
+    return list(dict.fromkeys(first + second))
 
 
 def _parses(text: str, schema: type[BaseModel]) -> bool:

@@ -14,10 +14,14 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from core.llm import profiles
+from core.llm.profiles import Profile, ReasoningEffort
+
 CacheMode = Literal["auto", "always", "off"]  # auto: deterministic (temperature 0) and seeded calls
 CACHE_MODES: tuple[str, ...] = ("auto", "always", "off")
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_RETRIES = 2
+REASONING_EFFORTS: tuple[str, ...] = ("low", "medium", "high")
 
 
 class ConfigError(ValueError):
@@ -79,9 +83,41 @@ def cache_mode_from_env(env: Mapping[str, str] = os.environ) -> CacheMode:
     return mode  # type: ignore[return-value]
 
 
+def same_endpoint(a: str | None, b: str | None) -> bool:
+    """Whether two base URLs name the same endpoint (scheme, host, port and path; credentials and a trailing slash
+    aside)."""
+    if not a or not b:
+        return False
+    def norm(url: str) -> tuple[str, str, int | None, str]:
+        parts = urlsplit(split_credentials(url.strip())[0])
+        return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port, parts.path.rstrip("/")
+    return norm(a) == norm(b)
+
+
+def server_key(base_url: str | None, profile: Profile, env: Mapping[str, str] = os.environ) -> tuple[str, str] | None:
+    """The server's own API key for ``base_url`` and the name it was configured under, or None.
+
+    A key is bound to the endpoint it was configured for: ``MEDRAG_API_KEY`` (or ``OPENAI_API_KEY``) to
+    ``MEDRAG_BASE_URL`` only, a provider's own variable (``ANTHROPIC_API_KEY``...) to that provider's hosts only. A
+    session that points anywhere else brings its own key, so no URL a visitor types ever receives the server's."""
+    if not base_url:
+        return None
+    if same_endpoint(base_url, env.get("MEDRAG_BASE_URL")):
+        for name in ("MEDRAG_API_KEY", "OPENAI_API_KEY"):
+            if env.get(name):
+                return env[name], name
+    host = (urlsplit(base_url).hostname or "").lower()
+    if any(host == h or host.endswith("." + h) for h in profile.hosts):
+        for name in profile.key_env:
+            if env.get(name):
+                return env[name], name
+    return None
+
+
 @dataclass(frozen=True)
 class Endpoint:
-    """Where to send calls. ``base_url=None`` means the embedded model."""
+    """Where to send calls. ``base_url=None`` means the embedded model. ``provider`` names a backend profile
+    (``core.llm.profiles``); empty, it is detected from the URL."""
 
     base_url: str | None = None
     model: str = ""
@@ -89,10 +125,27 @@ class Endpoint:
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_RETRIES
     context_window: int | None = None  # tokens one call can hold (prompt and reply), when known
+    provider: str | None = None
+    reasoning_effort: ReasoningEffort | None = None  # for reasoning models that take it; None: the server's default
+
+    def __post_init__(self) -> None:
+        if self.base_url and split_credentials(self.base_url)[1] and self.api_key:
+            raise ConfigError("the base URL carries a user name and password and an API key is set too; a request "
+                              "carries only one of them, so remove one (the URL's credentials or the key)")
+        if self.provider:
+            profiles.named(self.provider)  # an unknown name is a ConfigError now, not at the first call
+        if self.reasoning_effort not in (None, *REASONING_EFFORTS):
+            raise ConfigError(f"the reasoning effort must be one of {', '.join(REASONING_EFFORTS)}, "
+                              f"not {self.reasoning_effort!r}")
 
     @property
     def embedded(self) -> bool:
         return not self.base_url
+
+    @property
+    def profile(self) -> Profile:
+        """What this endpoint accepts, for its model."""
+        return profiles.resolve(self.base_url, self.model, self.provider)
 
     @property
     def display_url(self) -> str:
@@ -110,13 +163,23 @@ class Endpoint:
         base_url = env.get("MEDRAG_BASE_URL", "").strip() or None
         if base_url and urlsplit(base_url).scheme not in ("http", "https"):
             raise ConfigError(f"MEDRAG_BASE_URL must start with http:// or https://, not {mask_url(base_url)!r}")
+        provider = env.get("MEDRAG_PROVIDER", "").strip().lower() or None
+        if provider and provider not in profiles.PROFILES:
+            raise ConfigError(f"MEDRAG_PROVIDER must be one of {', '.join(profiles.PROFILES)}, not {provider!r}")
+        effort = env.get("MEDRAG_REASONING_EFFORT", "").strip().lower() or None
+        if effort and effort not in REASONING_EFFORTS:
+            raise ConfigError(f"MEDRAG_REASONING_EFFORT must be one of {', '.join(REASONING_EFFORTS)}, not {effort!r}")
+        model = env.get("MEDRAG_MODEL", "").strip()
+        key = server_key(base_url, profiles.resolve(base_url, model, provider), env)
+        if key and split_credentials(base_url or "")[1]:
+            raise ConfigError(f"MEDRAG_BASE_URL carries a user name and password and {key[1]} is set too; a request "
+                              "carries only one of them, so remove one")
         return cls(
-            base_url=base_url,
-            model=env.get("MEDRAG_MODEL", "").strip(),
-            api_key=env.get("MEDRAG_API_KEY") or env.get("OPENAI_API_KEY", ""),
+            base_url=base_url, model=model, api_key=key[0] if key else "", provider=provider,
             timeout=_number(env, "MEDRAG_TIMEOUT", DEFAULT_TIMEOUT, integer=False, minimum=0, exclusive=True),
             max_retries=int(_number(env, "MEDRAG_MAX_RETRIES", DEFAULT_RETRIES, integer=True, minimum=0)),
             context_window=int(_number(env, "MEDRAG_CONTEXT_WINDOW", 0, integer=True, minimum=0)) or None,
+            reasoning_effort=effort,  # type: ignore[arg-type]
         )
 
 

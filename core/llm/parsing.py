@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, RootModel, ValidationError
 
+from core.llm.schemas import BoundError, conform
+
 T = TypeVar("T", bound=BaseModel)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
@@ -87,6 +89,10 @@ def parse_reply(text: str, schema: type[T]) -> T:
     """The reply as ``schema``; a schema of several shapes (a ``RootModel`` over a union) gives the shape the model
     wrote, so callers read its fields directly."""
     data = extract_json(text)
+    try:
+        data = conform(data, schema)
+    except BoundError as exc:
+        raise ReplyParseError(f"the JSON breaks a bound ({exc})", text) from exc
     try:
         parsed = schema.model_validate(data)
         return parsed.root if isinstance(parsed, RootModel) else parsed

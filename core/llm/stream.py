@@ -87,21 +87,26 @@ def on_request(request: Any) -> None:
 @dataclass
 class Streamed:
     text: str
-    finish_reason: str | None
+    finish_reason: str | None  # None: the stream ended without saying why (a dropped connection)
     prompt_tokens: int | None  # None: the endpoint did not report usage
     completion_tokens: int | None
+    reasoning: str = ""  # a reasoning model's shown reasoning (``reasoning_content``, or vLLM's ``reasoning``)
+    refusal: str = ""  # OpenAI's safety refusal, sent instead of content
 
 
 def stream_chat(client: openai.OpenAI, request: dict[str, Any], stats: CallStats,
-                on_text: Callable[[str], None] | None = None, cancel: threading.Event | None = None) -> Streamed:
+                on_text: Callable[[str], None] | None = None, cancel: threading.Event | None = None,
+                usage: bool = True) -> Streamed:
     """Raises what the openai client raises, ``StreamCancelled``, or ``ValueError``/``TypeError``/
-    ``AttributeError`` for chunks that are not chat completion chunks."""
+    ``AttributeError`` for chunks that are not chat completion chunks. ``usage``: ask for the usage chunk (servers
+    that refuse ``stream_options`` are asked without it)."""
     updates: queue.SimpleQueue = queue.SimpleQueue()
 
     def work() -> None:
         _local.stats = stats
         try:
-            with client.chat.completions.create(**request, stream=True, stream_options={"include_usage": True}) as chunks:
+            options = {"stream_options": {"include_usage": True}} if usage else {}
+            with client.chat.completions.create(**request, stream=True, **options) as chunks:
                 for chunk in chunks:
                     if stats.was_cut:
                         break
@@ -114,6 +119,7 @@ def stream_chat(client: openai.OpenAI, request: dict[str, Any], stats: CallStats
 
     threading.Thread(target=work, name="llm-stream", daemon=True).start()
     finish_reason, prompt_tokens, completion_tokens, received = None, None, None, 0
+    reasoning, refusal = [], []
     try:
         while True:
             if cancel is not None and cancel.is_set():
@@ -127,10 +133,12 @@ def stream_chat(client: openai.OpenAI, request: dict[str, Any], stats: CallStats
             if item is None:
                 break
             received += 1
-            delta, reason, usage = _read_chunk(item)
+            delta, reason, counts, shown = _read_chunk(item)
             finish_reason = reason or finish_reason
-            if usage is not None:
-                prompt_tokens, completion_tokens = usage
+            if counts is not None:
+                prompt_tokens, completion_tokens = counts
+            reasoning.append(shown.get("reasoning", ""))
+            refusal.append(shown.get("refusal", ""))
             if delta:
                 stats.text += delta
                 stats.chunks += 1
@@ -141,16 +149,28 @@ def stream_chat(client: openai.OpenAI, request: dict[str, Any], stats: CallStats
         raise
     if not received:
         raise ValueError("the stream held no chat completion chunk")
-    return Streamed(stats.text, finish_reason, prompt_tokens, completion_tokens)
+    return Streamed(stats.text, finish_reason, prompt_tokens, completion_tokens, "".join(reasoning), "".join(refusal))
 
 
-def _read_chunk(chunk: Any) -> tuple[str, str | None, tuple[int, int] | None]:
-    delta, reason = "", None
+def _side_text(delta: Any, *names: str) -> str:
+    """Text a server sends beside the content under one of ``names`` (fields the openai types do not declare)."""
+    for name in names:
+        value = getattr(delta, name, None)
+        if isinstance(value, str) and value:
+            return scrub(value)
+    return ""
+
+
+def _read_chunk(chunk: Any) -> tuple[str, str | None, tuple[int, int] | None, dict[str, str]]:
+    delta, reason, shown = "", None, {"reasoning": "", "refusal": ""}
     for choice in chunk.choices or []:
         content = choice.delta.content if choice.delta is not None else None
         if content is not None and not isinstance(content, str):
             raise TypeError(f"a chunk's content is {type(content).__name__}, not text")
         delta += scrub(content or "")
+        if choice.delta is not None:
+            shown["reasoning"] += _side_text(choice.delta, "reasoning_content", "reasoning")
+            shown["refusal"] += _side_text(choice.delta, "refusal")
         reason = choice.finish_reason or reason
     usage = getattr(chunk, "usage", None)
     counts = None
@@ -158,4 +178,4 @@ def _read_chunk(chunk: Any) -> tuple[str, str | None, tuple[int, int] | None]:
         prompt, completion = getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
         if isinstance(prompt, int) and isinstance(completion, int) and prompt >= 0 and completion >= 0:
             counts = (prompt, completion)
-    return delta, reason if isinstance(reason, str) else None, counts
+    return delta, reason if isinstance(reason, str) else None, counts, shown

@@ -165,7 +165,9 @@ class RunContext:
         show(response.text, done=True)
         data = response.parsed.model_dump() if response.parsed is not None else None
         self.emit(stage, agent, AgentMessage(role=role, text=response.text, data=data, turn=turn, read=read,
-                                             offered=offered, cut=response.finish_reason == "length"),
+                                             offered=offered, cut=response.finish_reason == "length",
+                                             mode=response.mode, notes=response.notes, reasoning=response.reasoning,
+                                             unseeded=response.unseeded),
                   response.usage)
         return response
 
