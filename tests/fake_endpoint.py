@@ -66,8 +66,9 @@ class FakeEndpoint:
     """Answers each request with the next step (the last one repeats), or with ``script(request) -> Step``.
     ``requests`` holds the JSON bodies received; ``disconnects`` counts streams whose client went away."""
 
-    def __init__(self, *steps: Step, script: Callable[[dict], Step] | None = None):
+    def __init__(self, *steps: Step, script: Callable[[dict], Step] | None = None, models: tuple[str, ...] = ()):
         self.steps = list(steps)
+        self.models = models  # what GET /models lists
         self.script = script
         self.requests: list[dict] = []
         self.headers: list[dict[str, str]] = []
@@ -80,6 +81,17 @@ class FakeEndpoint:
 
             def log_message(self, *args):
                 pass
+
+            def do_GET(self):
+                with outer._lock:
+                    outer.headers.append(dict(self.headers))
+                body = json.dumps({"object": "list", "data": [{"id": m, "object": "model", "created": 0,
+                                                               "owned_by": "fake"} for m in outer.models]}).encode()
+                self.send_response(200 if self.path.rstrip("/").endswith("/models") else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
 
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)) or 0)

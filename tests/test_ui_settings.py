@@ -8,7 +8,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from tests.fakes import ScriptedLLM
-from ui.state import CORPORA, ENDPOINT, KNOB_DEFAULTS, LLM_OVERRIDE
+from ui.state import CORPORA, ENDPOINT, KNOB_DEFAULTS, LLM_OVERRIDE, SESSION_KEY
 
 SECRET = "sk-test-do-not-show-123"
 
@@ -35,7 +35,7 @@ def test_the_api_key_is_used_but_never_shown(monkeypatch):
     assert at.radio(key="settings.mode").value == "OpenAI-compatible endpoint"
     assert at.text_input(key="settings.base_url").value == "http://localhost:8000/v1"
     shown = everything_shown(at)
-    assert ":green-badge[API key set] read from the environment" in shown
+    assert ":green-badge[API key set] the server's `MEDRAG_API_KEY` from the environment" in shown
     assert SECRET not in shown
     endpoint = at.session_state[ENDPOINT]
     assert SECRET not in repr(endpoint)  # the session keeps no copy of the key either
@@ -62,17 +62,22 @@ def test_the_endpoints_context_window_comes_from_the_environment_and_the_page(mo
     assert "window 131072" in probe.run().markdown[0].value  # what the agents' reading budgets are sized by
 
 
-def test_without_a_key_the_page_says_where_to_put_one():
+def test_without_a_key_the_page_asks_for_one_and_says_where_to_get_it():
     at = settings_page()
     at.radio(key="settings.mode").set_value("OpenAI-compatible endpoint").run()
-    assert ":gray-badge[no API key]" in everything_shown(at)
     assert "Type the endpoint's base URL" in at.warning[0].value
+    at.selectbox(key="settings.provider").set_value("anthropic").run()
+    assert at.text_input(key="settings.base_url").value == "https://api.anthropic.com/v1"  # the provider's preset
+    assert at.text_input(key=SESSION_KEY).value == ""  # a password field for this session's own key
+    assert "Anthropic (OpenAI layer) needs one ([get one](https://console.anthropic.com/settings/keys))" \
+        in everything_shown(at)
+    assert ":blue-badge[schema in the prompt only]" in everything_shown(at)  # what the family accepts
 
 
 def test_connection_test_reports_success_and_an_unreachable_endpoint(monkeypatch):
-    at = settings_page(ScriptedLLM().enqueue("ready"))
+    at = settings_page(ScriptedLLM().enqueue({"ready": "yes", "model": "scripted"}))
     at.button(key="settings.test").click().run()
-    assert "answered 'ready'" in at.success[0].value
+    assert "answered a structured reply (strict json_schema)" in at.success[0].value
 
     monkeypatch.setenv("MEDRAG_MAX_RETRIES", "0")
     with socket.socket() as s:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.llm.ladder import TEXT_MODE
 from core.trace import (
     AgentMessage,
     Answer,
@@ -76,7 +77,12 @@ def agent_message(event: Event, p: AgentMessage, *, folded: bool = False) -> Non
     with st.chat_message(event.agent, avatar=avatar):
         turn = f" · turn {p.turn}" if p.turn is not None else ""
         reading = f" · {reading_text(p)}" if p.read is not None else ""
-        st.markdown(f":{colour}-badge[{md(event.agent)}] :gray[{md(p.role)}{turn}{reading} · {usage_text(event.usage)}]")
+        mode = f" · {md(p.mode)}" if p.mode and p.mode != TEXT_MODE else ""
+        st.markdown(f":{colour}-badge[{md(event.agent)}] :gray[{md(p.role)}{turn}{reading} · "
+                    f"{usage_text(event.usage)}{mode}]")
+        if p.reasoning:
+            with st.expander("The reasoning the model showed before its reply"):
+                st.markdown(md(p.reasoning))
         if folded:
             st.caption("Wrote the report drawn below.")
         elif p.data:
@@ -85,6 +91,8 @@ def agent_message(event: Event, p: AgentMessage, *, folded: bool = False) -> Non
             st.markdown(md(p.text) or ":gray[(empty reply)]")
         if p.cut:
             st.caption(CUT_NOTE)
+        for note in p.notes:
+            st.caption(f":material/info: {md(note)}")
 
 
 def _retrieval(event: Event, p: Retrieval, evidence: Evidence) -> None:

@@ -17,7 +17,8 @@ import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from core import paths
-from core.llm import LLM, Endpoint
+from core.llm import LLM, Endpoint, profiles
+from core.llm.endpoint import server_key
 from core.methods.base import MethodSpec, Retriever
 from core.retrieval import open_retriever
 from core.retrieval.progress import stage_line
@@ -25,10 +26,12 @@ from core.store import RunStore
 
 LLM_OVERRIDE = "llm_override"
 RETRIEVER_OVERRIDE = "retriever_override"
-ENDPOINT = "settings.endpoint"  # {"embedded": bool, "base_url": str, "model": str, "timeout": float}
+# {"embedded": bool, "base_url": str, "model": str, "provider": str, "timeout": float, "context_window": int,
+#  "reasoning_effort": str | None}; never a key
+ENDPOINT = "settings.endpoint"
+SESSION_KEY = "settings.session_key"  # a key typed on Settings for another endpoint: this session's memory only
 KNOB_DEFAULTS = "settings.knobs"  # {method name: {knob: value}}
 CORPORA = "settings.corpora"  # list of corpus paths; None means the default corpus
-KEY_NAMES = ("MEDRAG_API_KEY", "OPENAI_API_KEY")
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -54,33 +57,41 @@ def config() -> dict[str, str]:
     return {**os.environ, **_secrets()}
 
 
-def api_key_source() -> str | None:
-    """Where the API key comes from ("secrets" or "environment"), never the key itself."""
-    secrets = _secrets()
-    if any(secrets.get(name) for name in KEY_NAMES):
-        return "Streamlit secrets"
-    if any(os.environ.get(name) for name in KEY_NAMES):
-        return "the environment"
-    return None
+def key_source(name: str) -> str:
+    """Where a configured key is read from, never the key itself."""
+    return "Streamlit secrets" if _secrets().get(name) else "the environment"
 
 
 def endpoint_settings() -> dict[str, Any]:
     if ENDPOINT not in st.session_state:
         start = Endpoint.from_env(config())
         st.session_state[ENDPOINT] = {"embedded": start.embedded, "base_url": start.base_url or "",
-                                      "model": start.model, "timeout": start.timeout,
-                                      "context_window": start.context_window or 0}
+                                      "model": start.model, "provider": start.provider or "",
+                                      "timeout": start.timeout, "context_window": start.context_window or 0,
+                                      "reasoning_effort": start.reasoning_effort}
     return st.session_state[ENDPOINT]
 
 
+def server_key_for(base_url: str | None, model: str, provider: str | None) -> tuple[str, str] | None:
+    """The server's own key for this endpoint and the name it is configured under (``core.llm.endpoint.server_key``:
+    a key goes only to the endpoint it was configured for)."""
+    return server_key(base_url, profiles.resolve(base_url, model, provider), config())
+
+
 def endpoint() -> Endpoint:
+    """This session's endpoint. The API key is the server's own only where it was configured for this endpoint;
+    anywhere else it is the key this session typed, if any, which lives in its memory alone."""
     chosen = endpoint_settings()
     env = Endpoint.from_env(config())
     if chosen["embedded"]:
         return Endpoint(timeout=chosen["timeout"], max_retries=env.max_retries)
-    return Endpoint(base_url=chosen["base_url"].strip() or None, model=chosen["model"].strip(),
-                    api_key=env.api_key, timeout=chosen["timeout"], max_retries=env.max_retries,
-                    context_window=int(chosen.get("context_window") or 0) or None)
+    base_url, model = chosen["base_url"].strip() or None, chosen["model"].strip()
+    provider = chosen.get("provider") or None
+    key = server_key_for(base_url, model, provider)
+    return Endpoint(base_url=base_url, model=model, provider=provider,
+                    api_key=key[0] if key else st.session_state.get(SESSION_KEY, ""), timeout=chosen["timeout"],
+                    max_retries=env.max_retries, context_window=int(chosen.get("context_window") or 0) or None,
+                    reasoning_effort=chosen.get("reasoning_effort"))
 
 
 # -- shared resources -----------------------------------------------------------------------

@@ -100,6 +100,8 @@ class LLM:
 
     # -- connection ------------------------------------------------------------------
     def _connect(self) -> openai.OpenAI:
+        if problem := self.endpoint.problem:
+            raise ConfigError(problem)
         with self._connect_lock:
             if self._client is None:
                 base_url, credentials = self.server.address()
@@ -167,6 +169,17 @@ class LLM:
         if self._cache is None and self.cache_mode != "off":
             self._cache = ResponseCache(paths.llm_cache_path())
         return self._cache
+
+    def models(self) -> list[str]:
+        """The model names the server lists (``GET /models``), where it offers the list."""
+        try:
+            listed = self._connect().with_options(timeout=min(self.endpoint.timeout, 15), max_retries=0).models.list()
+            return sorted(m.id for m in listed)
+        except ConfigError:
+            raise
+        except (openai.OpenAIError, AttributeError, TypeError, ValueError) as exc:
+            raise LLMError(redact(f"{self.where} did not list its models: {_short(str(exc))}",
+                                  *self.endpoint.secrets)) from exc
 
     # -- calls -----------------------------------------------------------------------
     def complete(

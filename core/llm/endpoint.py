@@ -10,7 +10,7 @@ import math
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
 
@@ -121,7 +121,7 @@ class Endpoint:
 
     base_url: str | None = None
     model: str = ""
-    api_key: str = ""
+    api_key: str = field(default="", repr=False)  # never in a repr, a log line or an error
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_RETRIES
     context_window: int | None = None  # tokens one call can hold (prompt and reply), when known
@@ -129,9 +129,6 @@ class Endpoint:
     reasoning_effort: ReasoningEffort | None = None  # for reasoning models that take it; None: the server's default
 
     def __post_init__(self) -> None:
-        if self.base_url and split_credentials(self.base_url)[1] and self.api_key:
-            raise ConfigError("the base URL carries a user name and password and an API key is set too; a request "
-                              "carries only one of them, so remove one (the URL's credentials or the key)")
         if self.provider:
             profiles.named(self.provider)  # an unknown name is a ConfigError now, not at the first call
         if self.reasoning_effort not in (None, *REASONING_EFFORTS):
@@ -141,6 +138,15 @@ class Endpoint:
     @property
     def embedded(self) -> bool:
         return not self.base_url
+
+    @property
+    def problem(self) -> str | None:
+        """Why calls cannot go as configured, or None: a URL that carries a user name and password and a key as well
+        (a request carries one Authorization, so one of them would silently not be sent)."""
+        if self.base_url and split_credentials(self.base_url)[1] and self.api_key:
+            return ("the base URL carries a user name and password and an API key is set too; a request carries only "
+                    "one of them, so remove one")
+        return None
 
     @property
     def profile(self) -> Profile:

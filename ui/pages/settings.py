@@ -1,69 +1,21 @@
 """Settings: the model endpoint, the embedded model, the corpora and each method's default knobs.
 
-They are this browser session's settings (``st.session_state``); API keys are only ever read from
-Streamlit secrets or the environment, and never shown.
+They are this browser session's settings (``st.session_state``); API keys are never shown or saved (see
+``ui.endpoint_settings``).
 """
 
 from __future__ import annotations
 
-import time
-
 import streamlit as st
 
-from core.llm import LLMError, embedded
-from core.methods.base import ASSUMED_WINDOW
+from core.llm import embedded
 from ui import state
 from ui.chrome import header
 from ui.corpora import corpora_section
+from ui.endpoint_settings import endpoint_section
 from ui.knobs import check_knobs, knob_inputs, method_picker
-from ui.launch import embedded_server, ensure_model, start_model
+from ui.launch import embedded_server, start_model
 from ui.server_info import benchmark_section, server_section
-
-MODES = ("Embedded model (offline)", "OpenAI-compatible endpoint")
-
-
-def _test_connection() -> None:
-    if not ensure_model():
-        return
-    llm = state.probe_llm()
-    started = time.perf_counter()
-    try:
-        reply = llm.complete([{"role": "user", "content": "Reply with the single word: ready"}], max_tokens=4)
-    except LLMError as exc:
-        st.error(f"The model did not answer: {exc}")
-        return
-    st.success(f"{llm.model_name} answered {reply.text.strip()!r} in {time.perf_counter() - started:.1f} s.")
-
-
-def endpoint_section() -> None:
-    chosen = state.endpoint_settings()
-    mode = st.radio("Which model answers", MODES, index=0 if chosen["embedded"] else 1, key="settings.mode",
-                    horizontal=True)
-    chosen["embedded"] = mode == MODES[0]
-    if not chosen["embedded"]:
-        chosen["base_url"] = st.text_input("Base URL", value=chosen["base_url"], key="settings.base_url",
-                                           placeholder="http://localhost:8000/v1",
-                                           help="Any OpenAI-compatible server: OpenAI, vLLM, Ollama, llama.cpp")
-        chosen["model"] = st.text_input("Model", value=chosen["model"], key="settings.model",
-                                        placeholder="e.g. gpt-4o-mini or the name your server serves")
-        source = state.api_key_source()
-        if source:
-            st.markdown(f":green-badge[API key set] read from {source}; it is never shown or saved.")
-        else:
-            st.markdown(":gray-badge[no API key] Put `MEDRAG_API_KEY` in `.streamlit/secrets.toml` or the "
-                        "environment if your endpoint needs one; a local server usually does not.")
-        chosen["context_window"] = st.number_input(
-            "Context window (tokens)", min_value=0, max_value=2_000_000, step=1024,
-            value=int(chosen.get("context_window") or 0), key="settings.context_window",
-            help="What one call to this model can hold, prompt and reply. Each agent reads as many retrieved "
-                 "snippets as fit (MedRAG's k=32 on a large window, as the toolkit does). 0 = not known: read as "
-                 f"{ASSUMED_WINDOW:,}, the window of the toolkit's GPT-3.5-16k.")
-        if not chosen["base_url"].strip():
-            st.warning("Type the endpoint's base URL; until then the embedded model answers.")
-    chosen["timeout"] = st.number_input("Timeout per call (seconds)", min_value=5.0, max_value=3600.0, step=5.0,
-                                        value=float(chosen["timeout"]), key="settings.timeout")
-    if st.button("Test the connection", icon=":material/wifi_tethering:", key="settings.test"):
-        _test_connection()
 
 
 def model_section() -> None:
