@@ -64,3 +64,29 @@ def test_a_rerun_needs_a_change():
     parent = execute("cot", MC, llm=ScriptedLLM().enqueue({"reasoning": "r", "answer": "A"}))
     with pytest.raises(ValueError, match="needs a snippet to drop or to pin"):
         rerun(parent, Variation(), llm=ScriptedLLM(), retriever=None)
+
+
+def test_a_rerun_on_a_backend_that_cannot_seed_says_it_is_not_exact():
+    import dataclasses
+
+    from tests.test_methods_sema import MC as SEMA_MC
+    from tests.test_methods_sema import scripted
+
+    retriever = ListRetriever(make_hits(30))
+    gemini = scripted(sufficient_at=1)
+    gemini.endpoint = dataclasses.replace(gemini.endpoint, provider="gemini")  # its OpenAI layer refuses seed
+    parent = execute("sema", SEMA_MC, {"seed": 3}, llm=gemini, retriever=retriever)
+    sampled = [e.payload for e in parent.events if e.kind == "agent_message" and e.agent in ("I-Agent", "E-Agent")]
+    assert sampled and all(m.unseeded for m in sampled) and all("seed" not in c["params"] for c in gemini.calls)
+    assert "cannot be repeated exactly" in sampled[0].notes[0]
+    child = rerun(parent, Variation(drop=[retrieved_ids(parent)[0]]), llm=gemini, retriever=retriever)
+    diff = what_changed(parent, child)
+    asked = [e for e in child.events if e.kind == "agent_message" and e.agent in ("I-Agent", "E-Agent")]
+    assert not diff.exact and diff.unseeded == len(asked) >= 2
+    assert diff.lines()[-1].startswith(f"Not an exact re-run: {len(asked)} sampled calls could not be seeded")
+
+    seeded = scripted(sufficient_at=1)  # a backend that takes the seed: the same re-run is exact
+    parent = execute("sema", SEMA_MC, {"seed": 3}, llm=seeded, retriever=retriever)
+    child = rerun(parent, Variation(drop=[retrieved_ids(parent)[0]]), llm=seeded, retriever=retriever)
+    assert what_changed(parent, child).exact and not any("Not an exact" in line for line in
+                                                        what_changed(parent, child).lines())

@@ -40,7 +40,8 @@ def describe(event: Event) -> str:
             body = p.kind
     u = event.usage
     cost = f"  ({u.prompt_tokens}+{u.completion_tokens} tok, {u.seconds:.1f}s{', cached' if u.cached else ''})" if u.calls else ""
-    return f"[{event.seq:>3}] {event.stage} · {event.agent}: {body}{cost}"
+    said = "".join(f"\n      note: {note}" for note in getattr(p, "notes", []))
+    return f"[{event.seq:>3}] {event.stage} · {event.agent}: {body}{cost}{said}"
 
 
 def totals_line(run: Run) -> str:

@@ -13,7 +13,7 @@ from core.runfiles import Variation
 from core.runfiles import provenance
 from core.runner import execute
 from core.store import RunStore
-from core.trace import Retrieval, Run
+from core.trace import AgentMessage, Retrieval, Run
 
 
 def rerun(parent: Run, variation: Variation, *, llm: LLM, retriever: Retriever | None,
@@ -63,6 +63,13 @@ class RunDiff:
     stages_only_after: list[str] = field(default_factory=list)
     cost_before: tuple[int, int, float] = (0, 0, 0.0)  # LLM calls, tokens, seconds
     cost_after: tuple[int, int, float] = (0, 0, 0.0)
+    # Sampled calls of the re-run that its backend could not seed and that were asked afresh (not replayed): their
+    # replies are new draws, so a difference may come from sampling rather than from the snippets.
+    unseeded: int = 0
+
+    @property
+    def exact(self) -> bool:
+        return self.unseeded == 0
 
     def lines(self) -> list[str]:
         """What changed, one plain sentence each."""
@@ -81,6 +88,10 @@ class RunDiff:
                        f"{', '.join(self.stages_only_after) or 'none'}")
         (c0, t0, s0), (c1, t1, s1) = self.cost_before, self.cost_after
         out.append(f"Cost: {c0} → {c1} LLM calls, {t0:,} → {t1:,} tokens, {s0:.0f} → {s1:.0f} s")
+        if not self.exact:
+            out.append(f"Not an exact re-run: {self.unseeded} sampled call{'s' if self.unseeded > 1 else ''} could "
+                       "not be seeded on this backend and drew afresh, so a difference may come from sampling, not "
+                       "from the snippets")
         return out
 
 
@@ -105,4 +116,6 @@ def what_changed(before: Run, after: Run) -> RunDiff:
         stages_only_before=[s for s in stages_before if s not in stages_after],
         stages_only_after=[s for s in stages_after if s not in stages_before],
         cost_before=cost(before), cost_after=cost(after),
+        unseeded=sum(isinstance(e.payload, AgentMessage) and e.payload.unseeded and not e.usage.cached
+                     for e in after.events),
     )
