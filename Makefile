@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 
-.PHONY: run test setup setup-dev browser native
+.PHONY: run test lint setup setup-dev browser native
 
 $(VENV)/.app: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -50,3 +50,7 @@ native: $(VENV)/.app
 
 test: setup-dev browser
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The checks CI runs before the tests.
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check .

@@ -42,3 +42,19 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"needs the shared data folder, which is absent: {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture
+def bench_files(tmp_path):
+    """A small MIRAGE-format benchmark file and its ids file (``tests/test_eval.py``'s BENCH and IDS)."""
+    import gzip
+    import json
+
+    from tests.test_eval import BENCH, IDS
+
+    bench = tmp_path / "mini.json.gz"
+    with gzip.open(bench, "wt") as f:
+        json.dump(BENCH, f)
+    ids = tmp_path / "dev_ids.json"
+    ids.write_text(json.dumps(IDS))
+    return bench, ids

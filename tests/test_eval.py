@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import gzip
 import json
 import threading
 import time
@@ -30,16 +29,6 @@ BENCH = {
     },
 }
 IDS = {"medqa": ["q1", "q2"], "pubmedqa": ["p1", "p2"]}
-
-
-@pytest.fixture
-def bench_files(tmp_path):
-    bench = tmp_path / "mini.json.gz"
-    with gzip.open(bench, "wt") as f:
-        json.dump(BENCH, f)
-    ids = tmp_path / "dev_ids.json"
-    ids.write_text(json.dumps(IDS))
-    return bench, ids
 
 
 def always(letter: str, delay: float = 0.0) -> ScriptedLLM:

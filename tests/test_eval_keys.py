@@ -12,7 +12,7 @@ from core.methods import get
 from core.runner import execute
 from core.store import RunStore, migrations
 from tests.fakes import ScriptedLLM
-from tests.test_eval import BENCH, IDS, always, bench_files, plan  # noqa: F401 - bench_files is a fixture
+from tests.test_eval import BENCH, IDS, always, plan
 
 
 def _plan_for(tmp_path, bench: dict) -> EvalPlan:

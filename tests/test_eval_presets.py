@@ -15,7 +15,6 @@ from core.methods import get
 from core.store import RunStore
 from tests.fakes import ListRetriever, make_hits
 from tests.test_eval import plan
-from tests.test_eval import bench_files  # noqa: F401 - a fixture
 from tests.test_methods_mass import scripted as mass_scripted
 
 

@@ -2,7 +2,7 @@
 
 PyPI's xllamacpp wheel is compiled for AVX2 so that it runs on any x86-64 CPU of the last decade; on a CPU with
 AVX-512 (and its VNNI and BF16 extensions) a build for that CPU (``make native``) reads prompts about 30% faster
-(README, Speed on a laptop). The Settings page says which build is serving and what a native one would add.
+(docs/performance.md). The Settings page says which build is serving and what a native one would add.
 """
 
 from __future__ import annotations

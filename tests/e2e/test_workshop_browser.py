@@ -146,16 +146,16 @@ def test_a_live_room_two_participants_vote_and_follow_the_presenter(app, browser
     presenter.get_by_text("Live tally").wait_for()
     code = parse_qs(urlparse(presenter.url).query)["room"][0]
     guests = []
-    for name, pick in (("Ada", "B. Aspirin loading dose"), ("Grace", "A. High-flow oxygen")):
+    for name, choice in (("Ada", "B. Aspirin loading dose"), ("Grace", "A. High-flow oxygen")):
         guest = new_page(browser)
         guest.goto(f"{url}/workshop?room={code}")
         guest.get_by_label("Your name").fill(name)
         click(guest, "Join")
         guest.get_by_text(f"you are {name} in room {code}").wait_for()
         settle(guest)
-        guest.get_by_text(pick, exact=False).first.click()  # CoT's pick
+        guest.get_by_text(choice, exact=False).first.click()  # CoT's pick
         settle(guest)
-        expect(guest.get_by_role("radio", name=pick).first).to_be_checked()
+        expect(guest.get_by_role("radio", name=choice).first).to_be_checked()
         guests.append(guest)
     try:
         presenter.get_by_text("2 of 2 participants").wait_for(timeout=20_000)
