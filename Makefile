@@ -51,6 +51,7 @@ native: $(VENV)/.app
 test: setup-dev browser
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# The checks CI runs before the tests.
+# The checks CI runs before the tests: lint, and docs/results/ drawn from benchmarks/results/ as they stand.
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
+	$(PY) -m benchmarks.docs --check

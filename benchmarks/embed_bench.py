@@ -58,6 +58,17 @@ def timed(embedder: Embedder, texts: list[str]) -> tuple[np.ndarray, float]:
     return vectors, time.perf_counter() - started
 
 
+def markdown(r: dict) -> str:
+    """The results file as docs/results/embed_bench.md shows it."""
+    kept = ", ".join(f"top {k}: {v:.1%}" for k, v in r["neighbours_kept"].items())
+    same = ", ".join(f"top {k}: {v:.1%}" for k, v in r["same_set"].items())
+    return (f"Embedding {r['snippets']:,} default-corpus snippets in bfloat16 against float32 ({r['at']}):\n\n"
+            f"| | value |\n| --- | --- |\n| float32 | {r['float32_s']:.1f} s |\n| bfloat16 | {r['bfloat16_s']:.1f} s "
+            f"({r['ratio']:.2f} of float32) |\n| cosine to float32 | mean {r['cosine_mean']:.6f}, least "
+            f"{r['cosine_min']:.6f} |\n| neighbours kept, {r['queries']} queries | {kept} |\n"
+            f"| the same set of neighbours | {same} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sample", type=int, default=3000, help="snippets of the default corpus (seeded sample)")

@@ -134,6 +134,20 @@ def measure(ref: str, wheels: Path, workdir: Path, timeout: float, shots: Path |
     return result
 
 
+def markdown(sittings: list[dict]) -> str:
+    """The results file as docs/results/first_answer.md shows it: one row per measured clone, in the order run."""
+    def sec(value: float | None) -> str:
+        return "—" if value is None else f"{value:.0f} s"
+
+    lines = ["| when | ref (commit) | page shown | first CoT answer | default index ready |",
+             "| --- | --- | ---: | ---: | ---: |"]
+    lines += [f"| {s['at']} | {s['ref']} ({s['commit']}) | {sec(s['page_s'])} | {sec(s['first_cot_answer_s'])} | "
+              f"{'before the page' if s.get('index_ready_before_page') else sec(s.get('index_ready_s'))} |"
+              for s in sittings]
+    return "From a fresh clone with no `.venv` and no `.cache` (`make run`, packages from a local wheel folder), " \
+           "seconds from the start.\n\n" + "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.first_answer", description=__doc__.split("\n\n")[0])
     p.add_argument("--ref", default="HEAD", help="branch or commit to clone (default: this checkout's HEAD)")

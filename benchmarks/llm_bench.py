@@ -232,6 +232,26 @@ def table(data: dict[str, Any], configs: list[str], baseline: str = "naive") -> 
     return "\n".join(lines)
 
 
+def markdown(data: dict[str, Any]) -> str:
+    """The results file as docs/results/llm_bench.md shows it: per method and configuration, the mean per question."""
+    lines = ["| method | configuration | questions | seconds | prompt sent | evaluated | completion | gen tok/s | "
+             "failed | ratio to naive (each question) | at equal work |", "| --- | --- | ---: | ---: | ---: | ---: | "
+             "---: | ---: | ---: | --- | --- |"]
+    for method in METHODS:
+        for config in data["configs"]:
+            if (s := summarize(data, config, method)) is None:
+                continue
+            plain = _mean_and_each(ratios(data, method, config, "naive")) if config != "naive" else ""
+            equal = _mean_and_each(equal_work_ratios(data, method, config, "naive")) if config != "naive" else ""
+            lines.append(f"| {method} | {config} | {s['n']} | {s['seconds']:.1f} | {s['prompt_sent']:,.0f} | "
+                         f"{s['prompt_evaluated']:,.0f} | {s['completion']:,.0f} | {s['generated_per_s']:.1f} | "
+                         f"{s['failed']} | {plain} | {equal} |")
+    return "\n".join(lines) + ("\n\nSeconds and tokens are means per question. Ratio: this configuration's seconds over "
+                              "the naive run's on the same question. At equal work: over what the naive run would "
+                              "have taken for this configuration's tokens, at its own reading and writing rates (an "
+                              "estimate).")
+
+
 def latest(data: dict[str, Any], configs: list[str]) -> dict[str, Any]:
     """What the Settings page shows: per method and configuration the summary, and the shipped/naive ratios."""
     out: dict[str, Any] = {"configs": {c: data["configs"].get(c) for c in configs}, "methods": {}}

@@ -100,6 +100,14 @@ def report(cases: list[TeachingCase], arms: list[str], results: dict) -> str:
     return "\n".join(lines)
 
 
+def markdown(results: dict) -> str:
+    """The results file as docs/results/oracle_bench.md shows it: every arm on the cases it ran."""
+    cases = [c for c in load_cases() if c.id in results]
+    arms = [a for a in ARMS if any(a in results[c.id] for c in cases)]
+    return (f"The {len(cases)} teaching cases on the embedded model; Wilson 95% intervals; pairs on the cases both "
+            "arms ran (exact McNemar).\n\n" + report(cases, arms, results))
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=int, default=0, help="the first N teaching cases (default: all)")
