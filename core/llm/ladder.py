@@ -35,9 +35,12 @@ TEXT_MODE = "text"  # a call that asked for no schema
 _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|json schema|schema|structured output|"
                            r"additionalProperties|strict", re.I)
 # How servers name a request field they refuse: OpenAI's "Unsupported parameter: 'seed'" / "param": "seed",
-# Gemini's 'Unknown name "seed"', vLLM's and others' "seed is not supported" / "Extra inputs are not permitted".
+# Gemini's 'Unknown name "seed"', Azure's "Unrecognized request argument supplied: seed", pydantic-validated servers'
+# (vLLM) "'loc': ('body', 'seed') ... Extra inputs are not permitted", others' "seed is not supported".
 _FIELD_PATTERNS = (re.compile(r"[Uu]nsupported (?:parameter|value):? '([a-z_]+)'"),
                    re.compile(r'[Uu]nknown (?:name|field|parameter):? ?["\']([a-z_]+)["\']'),
+                   re.compile(r"[Uu]nrecognized request arguments? supplied: ([a-z_]+)"),
+                   re.compile(r"'loc': \('body', '([a-z_]+)'\)"),
                    re.compile(r"['\"]?([a-z_]+)['\"]? (?:is|are) not (?:supported|permitted|allowed)"))
 
 

@@ -78,6 +78,7 @@ class Profile:
 # OpenAI's reasoning models take max_completion_tokens, no temperature other than the default, no top_p or penalties
 # (https://platform.openai.com/docs/guides/reasoning); seed is accepted.
 _OPENAI_REASONING = dict(sampling=frozenset({"seed"}), reasoning_effort=True)
+_OPENAI_REASONING_MODELS = (r"o\d", r"gpt-5(?!-chat)")  # gpt-5-chat is the non-reasoning model behind ChatGPT
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("embedded", "Embedded model (llama.cpp, in-process)", "grammar", lengths="compact",
@@ -95,7 +96,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
             hosts=("api.openai.com",), example_url="https://api.openai.com/v1", key_env=("OPENAI_API_KEY",),
             key_url="https://platform.openai.com/api-keys", context_window=128_000,
             doc="https://platform.openai.com/docs/guides/structured-outputs",
-            reasoning_models=(r"o\d", r"gpt-5"), reasoning_changes=_OPENAI_REASONING),
+            reasoning_models=_OPENAI_REASONING_MODELS, reasoning_changes=_OPENAI_REASONING),
     # Azure OpenAI's strict subset takes none of the type-specific keywords
     # (https://learn.microsoft.com/azure/ai-foundry/openai/how-to/structured-outputs#supported-schemas-and-limitations).
     Profile("azure", "Azure OpenAI", "strict", token_field="max_completion_tokens",
@@ -104,7 +105,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
             key_url="https://portal.azure.com/#view/Microsoft_Azure_ProjectOxford/CognitiveServicesHub/~/OpenAI",
             context_window=128_000,
             doc="https://learn.microsoft.com/azure/ai-foundry/openai/how-to/structured-outputs",
-            reasoning_models=(r"o\d", r"gpt-5"), reasoning_changes=_OPENAI_REASONING),
+            reasoning_models=_OPENAI_REASONING_MODELS, reasoning_changes=_OPENAI_REASONING),
     # Anthropic's OpenAI layer ignores response_format, seed and presence_penalty and caps temperature at 1
     # (https://docs.anthropic.com/en/api/openai-sdk).
     Profile("anthropic", "Anthropic (OpenAI layer)", "prompt", sampling=frozenset({"temperature", "top_p"}),
