@@ -6,6 +6,7 @@ kept in the response cache once it has been accepted: complete, and parsed when 
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Callable
@@ -22,7 +23,8 @@ from core.llm.cache import ResponseCache, cache_key
 from core.llm.endpoint import CACHE_MODES, CacheMode, ConfigError, Endpoint, cache_mode_from_env, redact
 from core.llm.fan_out import FanOut
 from core.llm.fan_out import take as group_of_this_call
-from core.llm.ladder import MEMORY, MODE_NAMES, TEXT_MODE, Memory, refused_field, refused_format, rungs_from
+from core.llm.ladder import (MEMORY, MODE_NAMES, TEXT_MODE, Memory, refused_field, refused_format, refused_limit,
+                             rungs_from)
 from core.llm.parsing import ReplyParseError, parse_reply
 from core.llm.profiles import Dialect, Lengths, Profile
 from core.llm.request import Asked, Wire, build, schema_format
@@ -275,6 +277,11 @@ class LLM:
                 response = self._call(wire, schema, on_text, cancel, cached)
             except Refused as exc:
                 spent += exc.usage
+                if (most := refused_limit(exc.status, exc.reason)) is not None and \
+                        most < next(v for f, v in wire.params.items() if f in _TOKEN_FIELDS):
+                    self.memory.update(self.backend, token_limit=most)
+                    notes.append(f"{self.where} takes at most {most:,} output tokens: asked again within that")
+                    continue
                 if self._learn(exc, wire):
                     notes.append(f"{self.where} refused {exc.param or 'a field'}: sent without it")
                     continue
@@ -376,7 +383,8 @@ class LLM:
         except openai.APIStatusError as exc:
             message = f"{self.where} answered HTTP {exc.status_code}: {_short(exc.message)}"
             if exc.status_code in (400, 422):
-                reason = redact(f"{exc.message} {exc.body if isinstance(exc.body, str | dict) else ''}",
+                # The body whole: servers say which field they refuse in it, some in a JSON list (Gemini's layer).
+                reason = redact(f"{exc.message} {json.dumps(exc.body) if exc.body is not None else ''}",
                                 *self.endpoint.secrets)
                 raise Refused(redact(message, *self.endpoint.secrets), stats.text, cost(), status=exc.status_code,
                               reason=reason, param=getattr(exc, "param", None)) from exc

@@ -57,6 +57,24 @@ def refused_field(status: int, message: str, param: str | None, candidates: froz
     return None
 
 
+# How servers say a token limit is above the model's output limit: OpenAI's "supports at most 16384 completion
+# tokens", Anthropic's "64000, which is the maximum allowed number of output tokens", Gemini's "from 1 (inclusive) to
+# 65537 (exclusive)".
+_LIMIT_PATTERNS = ((re.compile(r"at most (\d+) (?:completion|output)? ?tokens"), 0),
+                   (re.compile(r"(\d+), which is the maximum"), 0),
+                   (re.compile(r"to (\d+) \(exclusive\)"), 1))
+
+
+def refused_limit(status: int, message: str) -> int | None:
+    """The most output tokens a 400 says the model takes, when it refused a token limit for its size."""
+    if status != 400:
+        return None
+    for pattern, past in _LIMIT_PATTERNS:
+        if found := pattern.search(message):
+            return int(found.group(1)) - past
+    return None
+
+
 def refused_format(status: int, message: str) -> bool:
     """Whether a 400/422 refuses the reply format (the schema or the response_format itself)."""
     return status in (400, 422) and bool(_FORMAT_WORDS.search(message))
@@ -69,6 +87,7 @@ class Learned:
     rung: Dialect | None = None  # the rung that last worked, or to start from
     dropped: set[str] = field(default_factory=set)  # request fields it refused
     token_field: str | None = None  # the token-limit field it asked for instead of the profile's
+    token_limit: int | None = None  # the most output tokens it said the model takes
 
 
 class Memory:
@@ -81,10 +100,10 @@ class Memory:
     def get(self, backend: str) -> Learned:
         with self._lock:
             learned = self._learned.setdefault(backend, Learned())
-            return Learned(learned.rung, set(learned.dropped), learned.token_field)
+            return Learned(learned.rung, set(learned.dropped), learned.token_field, learned.token_limit)
 
     def update(self, backend: str, *, rung: Dialect | None = None, dropped: str | None = None,
-               token_field: str | None = None) -> None:
+               token_field: str | None = None, token_limit: int | None = None) -> None:
         with self._lock:
             learned = self._learned.setdefault(backend, Learned())
             if rung is not None:
@@ -93,6 +112,8 @@ class Memory:
                 learned.dropped.add(dropped)
             if token_field is not None:
                 learned.token_field = token_field
+            if token_limit is not None:
+                learned.token_limit = token_limit
 
     def forget(self, backend: str) -> None:
         with self._lock:

@@ -49,6 +49,7 @@ class Profile:
     reasoning: bool = False  # a reasoning model: hidden reasoning shares the token budget, sampling is fixed
     reasoning_effort: bool = False  # takes ``reasoning_effort``
     context_window: int | None = None  # tokens one call holds, when the family has one size (else Settings)
+    max_output_tokens: int | None = None  # the most a reply may take (hidden reasoning included), when documented
     lengths: Lengths = "paper"  # reply lengths: the papers', or the compact ones a small model needs
     answer_format: AnswerFormat = PAPERS_FORMAT  # the final reader's order when a method's knob is automatic
     hosts: tuple[str, ...] = ()  # base-URL host suffixes that identify it
@@ -77,7 +78,8 @@ class Profile:
 
 # OpenAI's reasoning models take max_completion_tokens, no temperature other than the default, no top_p or penalties
 # (https://platform.openai.com/docs/guides/reasoning); seed is accepted.
-_OPENAI_REASONING = dict(sampling=frozenset({"seed"}), reasoning_effort=True)
+# https://platform.openai.com/docs/models: gpt-4o writes at most 16,384 tokens, o3 and o4-mini 100,000.
+_OPENAI_REASONING = dict(sampling=frozenset({"seed"}), reasoning_effort=True, max_output_tokens=100_000)
 _OPENAI_REASONING_MODELS = (r"o\d", r"gpt-5(?!-chat)")  # gpt-5-chat is the non-reasoning model behind ChatGPT
 
 PROFILES: dict[str, Profile] = {p.name: p for p in (
@@ -94,7 +96,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
             doc="https://docs.vllm.ai/en/latest/features/structured_outputs.html"),
     Profile("openai", "OpenAI", "strict", token_field="max_completion_tokens", schema_keywords=OPENAI_KEYWORDS,
             hosts=("api.openai.com",), example_url="https://api.openai.com/v1", key_env=("OPENAI_API_KEY",),
-            key_url="https://platform.openai.com/api-keys", context_window=128_000,
+            key_url="https://platform.openai.com/api-keys", context_window=128_000, max_output_tokens=16_384,
             doc="https://platform.openai.com/docs/guides/structured-outputs",
             reasoning_models=_OPENAI_REASONING_MODELS, reasoning_changes=_OPENAI_REASONING),
     # Azure OpenAI's strict subset takes none of the type-specific keywords
@@ -103,7 +105,7 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
             hosts=("openai.azure.com", "cognitiveservices.azure.com", "services.ai.azure.com"),
             example_url="https://YOUR-RESOURCE.openai.azure.com/openai/v1", key_env=("AZURE_OPENAI_API_KEY",),
             key_url="https://portal.azure.com/#view/Microsoft_Azure_ProjectOxford/CognitiveServicesHub/~/OpenAI",
-            context_window=128_000,
+            context_window=128_000, max_output_tokens=16_384,
             doc="https://learn.microsoft.com/azure/ai-foundry/openai/how-to/structured-outputs",
             reasoning_models=_OPENAI_REASONING_MODELS, reasoning_changes=_OPENAI_REASONING),
     # Anthropic's OpenAI layer ignores response_format, seed and presence_penalty and caps temperature at 1
@@ -111,26 +113,28 @@ PROFILES: dict[str, Profile] = {p.name: p for p in (
     Profile("anthropic", "Anthropic (OpenAI layer)", "prompt", sampling=frozenset({"temperature", "top_p"}),
             max_temperature=1.0, hosts=("api.anthropic.com",), example_url="https://api.anthropic.com/v1",
             key_env=("ANTHROPIC_API_KEY",), key_url="https://console.anthropic.com/settings/keys",
-            context_window=200_000, doc="https://docs.anthropic.com/en/api/openai-sdk"),
+            context_window=200_000, max_output_tokens=8_192,  # the least of the current models' limits
+            doc="https://docs.anthropic.com/en/api/openai-sdk"),
     # Gemini's OpenAI layer refuses fields it does not know, seed among them (https://ai.google.dev/gemini-api/docs/openai).
     Profile("gemini", "Google Gemini (OpenAI layer)", "json_schema", sampling=frozenset({"temperature", "top_p"}),
             reasoning_effort=True, hosts=("generativelanguage.googleapis.com",),
             example_url="https://generativelanguage.googleapis.com/v1beta/openai", key_env=("GEMINI_API_KEY",),
-            key_url="https://aistudio.google.com/apikey", context_window=1_048_576,
+            key_url="https://aistudio.google.com/apikey", context_window=1_048_576, max_output_tokens=8_192,
             doc="https://ai.google.dev/gemini-api/docs/openai",
-            reasoning_models=(r"gemini-(2\.5|3)",), reasoning_changes={}),
+            # https://ai.google.dev/gemini-api/docs/models: 2.5 models think, and write at most 65,536 tokens
+            reasoning_models=(r"gemini-(2\.5|3)",), reasoning_changes=dict(max_output_tokens=65_536)),
     Profile("groq", "Groq", "strict", schema_keywords=OPENAI_KEYWORDS, hosts=("api.groq.com",),
             example_url="https://api.groq.com/openai/v1", key_env=("GROQ_API_KEY",),
-            key_url="https://console.groq.com/keys", context_window=131_072,
+            key_url="https://console.groq.com/keys", context_window=131_072, max_output_tokens=8_192,
             doc="https://console.groq.com/docs/structured-outputs"),
     # DeepSeek takes json_object only; deepseek-reasoner takes no JSON output and ignores sampling
     # (https://api-docs.deepseek.com/guides/json_mode, https://api-docs.deepseek.com/guides/reasoning_model).
     Profile("deepseek", "DeepSeek", "json_object", sampling=frozenset({"temperature", "top_p", "presence_penalty"}),
             hosts=("api.deepseek.com",), example_url="https://api.deepseek.com/v1", key_env=("DEEPSEEK_API_KEY",),
-            key_url="https://platform.deepseek.com/api_keys", context_window=128_000,
+            key_url="https://platform.deepseek.com/api_keys", context_window=128_000, max_output_tokens=8_192,
             doc="https://api-docs.deepseek.com/guides/json_mode",
             reasoning_models=(r"deepseek-reasoner", r"deepseek-r1"),
-            reasoning_changes=dict(dialect="prompt", sampling=frozenset())),
+            reasoning_changes=dict(dialect="prompt", sampling=frozenset(), max_output_tokens=65_536)),
     Profile("openrouter", "OpenRouter", "strict", schema_keywords=OPENAI_KEYWORDS, hosts=("openrouter.ai",),
             example_url="https://openrouter.ai/api/v1", key_env=("OPENROUTER_API_KEY",),
             key_url="https://openrouter.ai/settings/keys", doc="https://openrouter.ai/docs/structured-outputs"),

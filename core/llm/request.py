@@ -96,7 +96,13 @@ def build(profile: Profile, model: str, asked: Asked, messages: list[dict[str, s
             value = profile.max_temperature
         params[name] = value
     extra_room = (room or REASONING_ROOM[effort]) if profile.reasoning else 0
-    params[learned.token_field or profile.token_field] = asked.max_tokens + extra_room
+    limit = asked.max_tokens + extra_room
+    most = min(filter(None, (profile.max_output_tokens, learned.token_limit)), default=None)
+    if most is not None and limit > most:
+        if asked.max_tokens > most:
+            notes.append(f"a reply budget of {asked.max_tokens:,} tokens lowered to {most:,}, the most {who} writes")
+        limit = most
+    params[learned.token_field or profile.token_field] = limit
     if profile.reasoning and profile.reasoning_effort and effort and "reasoning_effort" not in learned.dropped:
         params["reasoning_effort"] = effort
     sent = messages
