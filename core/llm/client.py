@@ -6,7 +6,6 @@ kept in the response cache once it has been accepted: complete, and parsed when 
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
@@ -384,8 +383,7 @@ class LLM:
             message = f"{self.where} answered HTTP {exc.status_code}: {_short(exc.message)}"
             if exc.status_code in (400, 422):
                 # The body whole: servers say which field they refuse in it, some in a JSON list (Gemini's layer).
-                reason = redact(f"{exc.message} {json.dumps(exc.body) if exc.body is not None else ''}",
-                                *self.endpoint.secrets)
+                reason = redact(f"{exc.message} {' '.join(_strings(exc.body))}", *self.endpoint.secrets)
                 raise Refused(redact(message, *self.endpoint.secrets), stats.text, cost(), status=exc.status_code,
                               reason=reason, param=getattr(exc, "param", None)) from exc
             raise fail(message) from exc
@@ -398,6 +396,17 @@ class LLM:
             raise fail(f"{self.model_name} declined to answer: {_short(reply.refusal)}")
         return LLMResponse(text=reply.text, model=self.model_name, finish_reason=reply.finish_reason,
                            reasoning=reply.reasoning, usage=cost(reply.prompt_tokens, reply.completion_tokens))
+
+
+def _strings(body: Any) -> list[str]:
+    """Every text in an error body, whatever its shape (an object, a list of objects, plain text)."""
+    if isinstance(body, str):
+        return [body]
+    if isinstance(body, dict):
+        return [t for v in body.values() for t in _strings(v)]
+    if isinstance(body, list):
+        return [t for v in body for t in _strings(v)]
+    return []
 
 
 def _with(spent: Usage, usage: Usage) -> Usage:
