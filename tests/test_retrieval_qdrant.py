@@ -23,8 +23,9 @@ from tests.test_retrieval_index import CARDIO, ENDO, write_corpus
 
 # Odd sizes: a word in exactly half a corpus's snippets has idf 0 there, and today's index then drops it from that
 # corpus even when several corpora are scored as one collection (Qdrant scores it on the collection's idf).
-HEART = [*CARDIO, ("vt", "Ventricular tachycardia", "Ventricular tachycardia is a broad-complex fast rhythm that "
-                                                    "can cause syncope; amiodarone or cardioversion treat it.")]
+VT = ("Ventricular tachycardia is a broad-complex fast rhythm that can cause syncope; amiodarone or cardioversion "
+      "treat it.")
+HEART = [*CARDIO, ("vt", "Ventricular tachycardia", VT)]
 GLANDS = ENDO[:5]
 QUERIES = ["chest pain with ST elevation", "autoimmune thyroid disease with a fast heart rate", "insulin",
            "blood pressure and stroke risk"]

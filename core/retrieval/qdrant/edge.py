@@ -11,11 +11,20 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from core.retrieval.qdrant.layout import CORPUS, DENSE, SPARSE
-from core.retrieval.qdrant.store import CollectionOptions, Found, Point, Query, Record, Store, record_from
+from core.retrieval.qdrant.store import (
+    DEFAULT_OPTIONS,
+    CollectionOptions,
+    Found,
+    Point,
+    Query,
+    Record,
+    Store,
+    record_from,
+)
 
 
 class EdgeStore(Store):
-    def __init__(self, folder: Path, options: CollectionOptions = CollectionOptions(), search_threads: int = 1):
+    def __init__(self, folder: Path, options: CollectionOptions = DEFAULT_OPTIONS, search_threads: int = 1):
         self.folder = Path(folder)
         self.options = options
         self.search_threads = search_threads  # one, as the in-process index searches, leaving cores to the LLM
@@ -24,7 +33,7 @@ class EdgeStore(Store):
         if self.folder.is_dir() and any(self.folder.iterdir()):
             import qdrant_edge as qe
 
-            self.shard = qe.EdgeShard.load(str(self.folder), qe.EdgeConfig(max_search_threads=search_threads))
+            self.shard = qe.EdgeShard.load(str(self.folder))  # with the settings it was created with
 
     def ensure(self, dim: int) -> None:
         import qdrant_edge as qe

@@ -32,6 +32,7 @@ from core.retrieval.qdrant.store import Point, Store
 
 _KEPT_PROBLEMS = 200  # skipped lines listed in the record, as in the in-process manifest; the count is always exact
 _STATS_BATCH = 256
+DEFAULT_PARAMS = IndexParams()
 
 
 class VectorSource(ABC):
@@ -87,7 +88,7 @@ class Ingested:
     seconds: float
 
 
-def ingest(store: Store, source: CorpusSource, vectors: VectorSource, *, params: IndexParams = IndexParams(),
+def ingest(store: Store, source: CorpusSource, vectors: VectorSource, *, params: IndexParams = DEFAULT_PARAMS,
            batch: int = 256, strict: bool = False, rebuild: bool = False, progress: Progress = no_progress) -> Ingested:
     """Bring the corpus's snippets into the store's collection: nothing when they are there already, the rest when an
     earlier ingest stopped partway, everything (the old snippets dropped first) when the corpus changed."""

@@ -21,6 +21,7 @@ import numpy as np
 from core.retrieval.bm25 import BM25Params
 
 SparseVector = tuple[list[int], list[float]]
+OKAPI = BM25Params()  # rank-bm25's defaults, as the in-process index
 
 
 def term_id(term: str) -> int:
@@ -35,7 +36,7 @@ def _summed(weights: Iterable[tuple[int, float]]) -> SparseVector:
     return ids, [by_id[i] for i in ids]
 
 
-def document_vector(tokens: list[str], average_length: float, params: BM25Params = BM25Params()) -> SparseVector:
+def document_vector(tokens: list[str], average_length: float, params: BM25Params = OKAPI) -> SparseVector:
     norm = params.k1 * (1 - params.b + params.b * len(tokens) / average_length)
     return _summed((term_id(t), tf * (params.k1 + 1) / (tf + norm)) for t, tf in Counter(tokens).items())
 

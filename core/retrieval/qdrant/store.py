@@ -33,6 +33,9 @@ class CollectionOptions:
     hnsw_ef: int = 128  # search-time candidates, as the in-process HNSW's efSearch
 
 
+DEFAULT_OPTIONS = CollectionOptions()
+
+
 @dataclass(frozen=True)
 class Point:
     id: str
@@ -67,7 +70,7 @@ class Record:
 
 class Store(ABC):
     label: str
-    options: CollectionOptions = CollectionOptions()
+    options: CollectionOptions = DEFAULT_OPTIONS
 
     @abstractmethod
     def ensure(self, dim: int) -> None:
@@ -106,7 +109,7 @@ class Store(ABC):
 class ClientStore(Store):
     """A collection through ``qdrant-client``: ``location`` is a server's URL or a folder for the local mode."""
 
-    def __init__(self, location: str, api_key: str | None = None, options: CollectionOptions = CollectionOptions(),
+    def __init__(self, location: str, api_key: str | None = None, options: CollectionOptions = DEFAULT_OPTIONS,
                  collection: str = COLLECTION):
         from qdrant_client import QdrantClient
 
