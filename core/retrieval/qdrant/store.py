@@ -15,8 +15,13 @@ from typing import Literal
 
 import numpy as np
 
+from core.retrieval.corpus import CorpusError
 from core.retrieval.qdrant.layout import COLLECTION, CORPUS, DENSE, SPARSE
 from core.retrieval.qdrant.sparse import SparseVector
+
+
+class SearchUnavailable(CorpusError):
+    """The Qdrant collection cannot be reached or used (the message names where it was looked for)."""
 
 
 @dataclass(frozen=True)
@@ -114,17 +119,32 @@ class ClientStore(Store):
         from qdrant_client import QdrantClient
 
         self.remote = remote = location.startswith(("http://", "https://"))
-        self.client = QdrantClient(url=location, api_key=api_key, timeout=60) if remote else QdrantClient(path=location)
+        self.label = f"Qdrant at {location}" if remote else f"Qdrant local mode in {location}"
+        try:
+            self.client = QdrantClient(url=location, api_key=api_key, timeout=60) if remote else QdrantClient(
+                path=location)
+        except RuntimeError as exc:  # the local mode's folder is open in another process
+            raise SearchUnavailable(f"{self.label}: {exc}") from None
         self.collection = collection
         self.options = options
-        self.label = f"Qdrant at {location}" if remote else f"Qdrant local mode in {location}"
         # The local mode is plain Python objects; one call at a time. A server takes concurrent calls.
         self._lock = contextlib.nullcontext() if remote else threading.Lock()
         self._exists = False
 
+    @contextlib.contextmanager
+    def _calling(self) -> Iterator[None]:
+        """One call at a time in the local mode; a server that cannot be reached or refuses is said by name."""
+        from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
+
+        with self._lock:
+            try:
+                yield
+            except (ResponseHandlingException, UnexpectedResponse) as exc:
+                raise SearchUnavailable(f"{self.label}: {exc}") from None
+
     def exists(self) -> bool:
         if not self._exists:
-            with self._lock:
+            with self._calling():
                 self._exists = self.client.collection_exists(self.collection)
         return self._exists
 
@@ -133,7 +153,7 @@ class ClientStore(Store):
 
         if self.exists():
             return
-        with self._lock:
+        with self._calling():
             o = self.options
             quantization = {
                 "none": None,
@@ -157,11 +177,11 @@ class ClientStore(Store):
         from qdrant_client import models as m
 
         structs = [m.PointStruct(id=p.id, payload=p.payload, vector=_client_vectors(p)) for p in points]
-        with self._lock:
+        with self._calling():
             self.client.upsert(self.collection, structs, wait=True)
 
     def set_payload(self, point_id: str, payload: dict) -> None:
-        with self._lock:
+        with self._calling():
             self.client.set_payload(self.collection, payload, points=[point_id], wait=True)
 
     def query(self, queries: list[Query], fields: list[str]) -> list[list[Found]]:
@@ -170,14 +190,14 @@ class ClientStore(Store):
         requests = [m.QueryRequest(query=_client_query(q.vector), using=q.using, filter=_client_filter(q),
                                    limit=q.limit, with_payload=fields,
                                    params=m.SearchParams(hnsw_ef=self.options.hnsw_ef)) for q in queries]
-        with self._lock:
+        with self._calling():
             answers = self.client.query_batch_points(self.collection, requests)
         return [[Found(str(p.id), p.score, p.payload or {}) for p in a.points] for a in answers]
 
     def retrieve(self, ids: list[str], vectors: bool = False) -> list[Record]:
         if not ids or not self.exists():
             return []
-        with self._lock:
+        with self._calling():
             records = self.client.retrieve(self.collection, ids, with_payload=True, with_vectors=vectors)
         return [record_from(str(r.id), r.payload, r.vector if vectors else None) for r in records]
 
@@ -186,7 +206,7 @@ class ClientStore(Store):
             return
         offset = None
         while True:
-            with self._lock:
+            with self._calling():
                 records, offset = self.client.scroll(self.collection, scroll_filter=_match_filter(match), limit=256,
                                                      offset=offset, with_payload=True, with_vectors=False)
             yield from (Record(str(r.id), r.payload or {}) for r in records)
@@ -198,7 +218,7 @@ class ClientStore(Store):
 
         if not self.exists():
             return
-        with self._lock:
+        with self._calling():
             self.client.delete(self.collection, m.FilterSelector(filter=_match_filter(match)), wait=True)
 
     def close(self) -> None:
