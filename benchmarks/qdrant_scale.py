@@ -37,8 +37,8 @@ from benchmarks.gpu_vectors import FOLDER, chunks, gpu_vectors
 from core.paths import REPO_ROOT
 from core.retrieval.corpus import CorpusSource, corpus_sources
 from core.retrieval.corpus_index import CorpusIndex, IndexParams
-from core.retrieval.dense import DenseParams
 from core.retrieval.default_corpus import default_corpus_paths
+from core.retrieval.dense import DenseParams
 from core.retrieval.fusion import RRF_K, rrf
 from core.retrieval.hybrid import HybridRetriever
 from core.retrieval.qdrant.ingest import VectorSource
@@ -98,8 +98,7 @@ def prepare(size: int) -> None:
     vectors = np.lib.format.open_memmap(folder / "vectors.tmp.npy", "w+", np.float32, (size, base.shape[1]))
     vectors[:len(real)] = base
     with open(folder / "corpus.jsonl", "w", encoding="utf-8") as out:
-        for sid, title, text, _ in real:
-            out.write(json.dumps({"id": sid, "title": title, "content": text}) + "\n")
+        out.writelines(json.dumps({"id": sid, "title": title, "content": text}) + "\n" for sid, title, text, _ in real)
         for start in range(len(real), size, 10_000):
             n = min(10_000, size - start)
             counts = rng.choice(lengths, n)
