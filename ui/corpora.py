@@ -90,6 +90,7 @@ def _where() -> bool:
     how = (f"Set `{SEARCH_URL}` to a Qdrant server's URL (or a folder) to search a Qdrant collection instead."
            if isinstance(where, InProcess) else f"Chosen by `{SEARCH_URL}`; empty searches the in-process index.")
     try:
+        where.check()
         st.caption(f"Search backend: **{where.label}**. {how}")
     except CorpusError as exc:
         st.error(f"The search backend cannot be reached: {exc}. Start it, or change `{SEARCH_URL}` and restart.")

@@ -39,6 +39,9 @@ def search_location() -> InProcess | Qdrant:
 class InProcess:
     label = "in-process index (BM25 + FAISS on this machine)"
 
+    def check(self) -> None:
+        """Nothing to reach: the indexes are files here."""
+
     def open(self, sources: list[CorpusSource], embedder: Embedder, *, progress: Progress, strict: bool,
              rebuild: bool, cache_dir: Path | None, params: IndexParams) -> HybridRetriever:
         indexes = [CorpusIndex.open(s, embedder, cache_dir=cache_dir, params=params, strict=strict, progress=progress,
@@ -66,6 +69,10 @@ class Qdrant:
     @property
     def label(self) -> str:
         return self.store().label
+
+    def check(self) -> None:
+        """Reach the server (or open the folder); ``SearchUnavailable`` says why not."""
+        self.store().exists()
 
     def store(self):
         """One client per location in this process (the local mode locks its folder against a second one)."""
