@@ -55,8 +55,8 @@ def overlap_table(eq: dict) -> str:
 
 
 def recall_table(eq: dict) -> str:
-    rows = ["| search backend | recall@5 of the key passages [95% bootstrap interval] | cases better / worse than "
-            "today's |", "| --- | --- | --- |"]
+    rows = [("| search backend | recall@5 of the key passages [95% bootstrap interval] | cases better / worse than "
+            "today's |"), "| --- | --- | --- |"]
     per = eq.get("recall_at_5", {})
     base = per.get("in-process", {})
     for engine, cases in per.items():
@@ -68,8 +68,8 @@ def recall_table(eq: dict) -> str:
 
 def answers_table(eq: dict) -> str:
     runs = {q: r for q, r in eq.get("answers", {}).items() if "in-process" in r and "edge" in r}
-    rows = ["| questions | n | same answer | today's index right [95% Wilson] | Qdrant right [95% Wilson] | "
-            "read other snippets | new model calls on Qdrant | exact McNemar p |",
+    rows = [("| questions | n | same answer | today's index right [95% Wilson] | Qdrant right [95% Wilson] | "
+            "read other snippets | new model calls on Qdrant | exact McNemar p |"),
             "| --- | ---: | ---: | --- | --- | ---: | ---: | ---: |"]
     for label, prefix in (("teaching cases", "teaching/"), ("MIRAGE dev", "")):
         picked = {q: r for q, r in runs.items() if q.startswith(prefix) == bool(prefix)}
@@ -80,7 +80,7 @@ def answers_table(eq: dict) -> str:
         same = sum(r["in-process"]["choice"] == r["edge"]["choice"] for r in picked.values())
         other = sum(r["in-process"]["read"] != r["edge"]["read"] for r in picked.values())
         calls = sum(r["edge"]["calls"] for r in picked.values() if not r["edge"]["cached"])
-        b, c, p = mcnemar(ours, theirs)
+        *_, p = mcnemar(ours, theirs)
         n = len(picked)
         ci = [wilson(sum(x), n) for x in (ours, theirs)]
         shown = [f"{sum(x)}/{n} [{lo:.2f}–{hi:.2f}]" for x, (lo, hi) in zip((ours, theirs), ci, strict=True)]
@@ -93,8 +93,8 @@ def _gib(n: float) -> str:
 
 
 def scale_table(scale: dict) -> str:
-    rows = ["| engine | snippets | build | ingest rate | index build | hybrid p50 / p95 (k=32) | recall@32 hybrid / "
-            "BM25 / dense | peak memory building | memory serving (opened / after queries) | disk |",
+    rows = [("| engine | snippets | build | ingest rate | index build | hybrid p50 / p95 (k=32) | recall@32 hybrid / "
+            "BM25 / dense | peak memory building | memory serving (opened / after queries) | disk |"),
             "| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"]
     for key in sorted(scale, key=lambda k: (scale[k]["size"], k)):
         r = scale[key]

@@ -41,7 +41,7 @@ def overlap(a, b) -> float:
 
 def test_a_real_corpus_of_ten_thousand_snippets_and_more_is_in_qdrants_engine(both):
     in_process, qdrant, store = both
-    assert sum(r.snippets for r in qdrant.backend.records.values()) == 16_839 >= 10_000
+    assert sum(r.snippets for r in qdrant.backend.records.values()) == 16_839  # 10,000 and more
     assert store.shard.info().points_count > 16_839  # the snippets, and each corpus's record and frequencies
     assert qdrant.corpora == in_process.corpora == ["hpo", "teaching_pack"]
 
