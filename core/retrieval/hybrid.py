@@ -51,7 +51,8 @@ class _Query:
 
 
 class HybridRetriever:
-    """Implements ``core.methods.base.Retriever`` over one or more indexed corpora."""
+    """Implements ``core.methods.base.Retriever`` over the corpora of a search backend (a list of in-process corpus
+    indexes is taken as today's backend)."""
 
     def __init__(self, backend: SearchBackend | Sequence[CorpusIndex], embedder: Embedder, *, rrf_k: int = RRF_K,
                  depth: int = 100, reranker: Reranker = dense_rerank, bm25_idf: Idf = "collection"):
