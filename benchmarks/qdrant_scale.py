@@ -35,6 +35,7 @@ import numpy as np
 
 from benchmarks.gpu_vectors import FOLDER, chunks, gpu_vectors
 from core.paths import REPO_ROOT
+from core.retrieval.chunking import ChunkParams
 from core.retrieval.corpus import CorpusSource, corpus_sources
 from core.retrieval.corpus_index import CorpusIndex, IndexParams
 from core.retrieval.default_corpus import default_corpus_paths
@@ -80,6 +81,7 @@ def prepare(size: int) -> None:
     folder = folder_for(size)
     if (folder / "vectors.npy").exists():
         return
+    # every snippet within one chunk, so that rows and vectors stay one to one
     folder.mkdir(parents=True, exist_ok=True)
     by_key = gpu_vectors()
     rng = np.random.default_rng(0)
@@ -105,8 +107,8 @@ def prepare(size: int) -> None:
             drawn = rng.choice(len(vocabulary), int(counts.sum()), p=p)
             at = 0
             for i, c in enumerate(counts):
-                out.write(json.dumps({"id": f"synthetic/{start + i}", "title": "",
-                                      "content": " ".join(vocabulary[drawn[at:at + c]])}) + "\n")
+                text = " ".join(vocabulary[drawn[at:at + c]])[:ChunkParams().size].rsplit(" ", 1)[0]
+                out.write(json.dumps({"id": f"synthetic/{start + i}", "title": "", "content": text}) + "\n")
                 at += c
             mixed = base[rng.integers(len(base), size=n)] + 0.5 * base[rng.integers(len(base), size=n)]
             mixed += rng.normal(0, 0.03, mixed.shape).astype(np.float32)

@@ -10,6 +10,7 @@ Either way the methods get the same ``HybridRetriever``; opening corpora builds 
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from dataclasses import dataclass
@@ -80,7 +81,9 @@ class Qdrant:
 
         with _stores_lock:
             if self.location not in _stores:
-                _stores[self.location] = ClientStore(self.location, api_key=os.environ.get(SEARCH_API_KEY) or None)
+                store = _stores[self.location] = ClientStore(self.location,
+                                                             api_key=os.environ.get(SEARCH_API_KEY) or None)
+                atexit.register(store.close)  # before the interpreter tears down what the client closes with
             return _stores[self.location]
 
     def open(self, sources: list[CorpusSource], embedder: Embedder, *, progress: Progress, strict: bool,
