@@ -59,7 +59,7 @@ def recall_table(eq: dict) -> str:
             "today's |"), "| --- | --- | --- |"]
     per = eq.get("recall_at_5", {})
     base = per.get("in-process", {})
-    for engine, cases in per.items():
+    for engine, cases in sorted(per.items(), key=lambda item: item[0] != "in-process"):  # today's first
         diff = np.array([cases[c] - base[c] for c in base])
         paired = "—" if engine == "in-process" else f"{int((diff > 0).sum())} / {int((diff < 0).sum())}"
         rows.append(f"| {engine} | {_interval(list(cases.values()))} | {paired} |")
@@ -92,6 +92,14 @@ def _gib(n: float) -> str:
     return f"{n / GiB:.2f} GiB"
 
 
+def _engine(r: dict) -> str:
+    d = r["dense"]
+    if r["engine"] == "in-process":
+        graph = f"FAISS HNSW M {d['hnsw_m']}, efSearch {d['hnsw_ef_search']}" if r["size"] > d["exact_limit"] else "exact"
+        return f"today's index ({graph})"
+    return f"Qdrant Edge (HNSW m {d['hnsw_m']}, ef {d['hnsw_ef']})"
+
+
 def scale_table(scale: dict) -> str:
     rows = [("| engine | snippets | build | ingest rate | index build | hybrid p50 / p95 (k=32) | recall@32 hybrid / "
             "BM25 / dense | peak memory building | memory serving (opened / after queries) | disk |"),
@@ -103,7 +111,7 @@ def scale_table(scale: dict) -> str:
         rec = r["recall_at_32"]
         ingest = f"{r['ingest_per_s']:,.0f}/s" if r.get("ingest_per_s") else "—"
         index = f"{r['index_build_s']:.0f} s" if r.get("index_build_s") else "—"
-        rows.append(f"| {r['engine']} ({r['index']}) | {r['snippets']:,} | {r['build_s']:.0f} s | {ingest} | {index} | "
+        rows.append(f"| {_engine(r)} | {r['snippets']:,} | {r['build_s']:.0f} s | {ingest} | {index} | "
                     f"{r['hybrid_p50_ms']:.1f} / {r['hybrid_p95_ms']:.1f} ms | {rec['hybrid']:.3f} / {rec['bm25']:.3f}"
                     f" / {rec['dense']:.3f} | {_gib(r['build_peak_rss'])} | {_gib(r['rss_after_open'])} / "
                     f"{_gib(r['rss_after_queries'])} | {_gib(r['disk'])} |")
@@ -121,8 +129,7 @@ def fit(scale: dict, engine: str, field: str) -> tuple[float, float] | None:
 
 def limit_table(scale: dict) -> str:
     rows = ["| today's index | bytes a snippet | fixed | 24 GiB reached at (extrapolated) |", "| --- | ---: | ---: | ---: |"]
-    for field, label in (("build_peak_rss", "building (peak)"), ("rss_after_queries", "serving (after queries)"),
-                         ("disk", "on disk")):
+    for field, label in (("build_peak_rss", "building (peak)"), ("rss_after_queries", "serving (after queries)")):
         line = fit(scale, "in-process", field)
         if line is None:
             continue
