@@ -69,22 +69,21 @@ def recall_table(eq: dict) -> str:
 def answers_table(eq: dict) -> str:
     runs = {q: r for q, r in eq.get("answers", {}).items() if "in-process" in r and "edge" in r}
     rows = [("| questions | n | same answer | today's index right [95% Wilson] | Qdrant right [95% Wilson] | "
-            "read other snippets | new model calls on Qdrant | exact McNemar p |"),
-            "| --- | ---: | ---: | --- | --- | ---: | ---: | ---: |"]
-    for label, prefix in (("teaching cases", "teaching/"), ("MIRAGE dev", "")):
-        picked = {q: r for q, r in runs.items() if q.startswith(prefix) == bool(prefix)}
+            "read other snippets (each a new model call) | exact McNemar p |"),
+            "| --- | ---: | ---: | --- | --- | ---: | ---: |"]
+    for label, teaching in (("teaching cases", True), ("MIRAGE dev", False)):
+        picked = {q: r for q, r in runs.items() if q.startswith("teaching/") == teaching}
         if not picked:
             continue
         ours = [r["in-process"]["correct"] for r in picked.values()]
         theirs = [r["edge"]["correct"] for r in picked.values()]
         same = sum(r["in-process"]["choice"] == r["edge"]["choice"] for r in picked.values())
         other = sum(r["in-process"]["read"] != r["edge"]["read"] for r in picked.values())
-        calls = sum(r["edge"]["calls"] for r in picked.values() if not r["edge"]["cached"])
         *_, p = mcnemar(ours, theirs)
         n = len(picked)
         ci = [wilson(sum(x), n) for x in (ours, theirs)]
         shown = [f"{sum(x)}/{n} [{lo:.2f}–{hi:.2f}]" for x, (lo, hi) in zip((ours, theirs), ci, strict=True)]
-        rows.append(f"| {label} | {n} | {same} | {shown[0]} | {shown[1]} | {other} | {calls} | {p:.2f} |")
+        rows.append(f"| {label} | {n} | {same} | {shown[0]} | {shown[1]} | {other} | {p:.2f} |")
     return "\n".join(rows)
 
 
