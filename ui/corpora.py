@@ -1,5 +1,6 @@
-"""The Corpora part of Settings: which corpora the methods search, their sizes and index status, and
-building their indexes with a progress bar."""
+"""The Corpora part of Settings: where retrieval runs (today's in-process index or Qdrant, from
+``MEDRAG_SEARCH_URL``), which corpora the methods search, their sizes and index status, and building their indexes
+(or ingesting them into Qdrant) with a progress bar."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import streamlit as st
 
 from core.retrieval import CorpusError, CorpusInfo, describe_corpora
 from core.retrieval.default_corpus import ensure_default_corpus
+from core.retrieval.location import SEARCH_URL, InProcess, search_location
 from ui import state
 
 ADDED = "settings.corpus_paths"  # corpora the user pointed at, besides the default ones
@@ -34,6 +36,8 @@ def _mb(n: int) -> float:
 
 
 def _status(info: CorpusInfo) -> str:
+    if info.ingested is not None:
+        return f"ingest stopped at {info.ingested:,} of {info.snippets:,}: resume"
     if info.built:
         return f"built ({info.index_type})" if info.index_type else "built"
     return "stale: rebuild" if info.stale else "not built"
@@ -80,7 +84,23 @@ def _build(selection: tuple[str, ...] | None) -> None:
     st.rerun()  # redraw the statuses above, now built
 
 
+def _where() -> bool:
+    """Says where retrieval runs; False when that place cannot be reached (the rest of the section waits for it)."""
+    where = search_location()
+    how = (f"Set `{SEARCH_URL}` to a Qdrant server's URL (or a folder) to search a Qdrant collection instead."
+           if isinstance(where, InProcess) else f"Chosen by `{SEARCH_URL}`; empty searches the in-process index.")
+    try:
+        where.check()
+        st.caption(f"Search backend: **{where.label}**. {how}")
+    except CorpusError as exc:
+        st.error(f"The search backend cannot be reached: {exc}. Start it, or change `{SEARCH_URL}` and restart.")
+        return False
+    return True
+
+
 def corpora_section() -> None:
+    if not _where():
+        return
     with st.spinner("Preparing the default corpus…"):
         defaults, problem = _describe(None)
     if problem:
@@ -112,7 +132,9 @@ def corpora_section() -> None:
         st.error(problem)
     selection = state.corpus_selection()
     ready = state.retriever_pool().is_open(selection)
-    label = "Corpora are open" if ready else "Build missing indexes and open the corpora"
+    missing = "Ingest missing corpora into Qdrant" if not isinstance(search_location(), InProcess) else (
+        "Build missing indexes")
+    label = "Corpora are open" if ready else f"{missing} and open the corpora"
     if st.button(label, icon=":material/build:", key="settings.build", disabled=ready or selection == ()):
         _build(selection)
     if message := st.session_state.pop(READY, None):

@@ -41,18 +41,34 @@ def _splitter(size: int, overlap: int):
 def split_long(snippets: list[Snippet], params: ChunkParams = ChunkParams()) -> tuple[list[Snippet], int]:
     """The snippets with every passage longer than ``params.size`` replaced by its chunks where it stood; and how
     many passages were split."""
-    out: list[Snippet] = []
-    split = 0
-    ids = {s.id for s in snippets}
-    for snippet in snippets:
-        if len(snippet.text) <= params.size:
-            out.append(snippet)
-            continue
-        split += 1
-        for n, text in enumerate(_splitter(params.size, params.overlap).chunks(snippet.text), start=1):
+    chunker = Chunker(params, {s.id for s in snippets})
+    out = [chunk for snippet in snippets for chunk in chunker.split(snippet)]
+    return out, chunker.split_passages
+
+
+def may_collide(snippet_id: str) -> bool:
+    """Whether a corpus's own id looks like a chunk's, so that a chunk must not take it."""
+    return bool(_CHUNK_SUFFIX.search(snippet_id))
+
+
+class Chunker:
+    """Splits one snippet at a time (a stream of them too). ``taken`` holds the corpus's ids that a chunk's id must
+    not repeat: only ids that look like a chunk's (``may_collide``) can, so a stream collects those first."""
+
+    def __init__(self, params: ChunkParams = ChunkParams(), taken: set[str] | None = None):
+        self.params = params
+        self.taken = set(taken or ())
+        self.split_passages = 0
+
+    def split(self, snippet: Snippet) -> list[Snippet]:
+        if len(snippet.text) <= self.params.size:
+            return [snippet]
+        self.split_passages += 1
+        out = []
+        for n, text in enumerate(_splitter(self.params.size, self.params.overlap).chunks(snippet.text), start=1):
             chunk_id = f"{snippet.id}#{n}"
-            while chunk_id in ids:  # a corpus that already uses the name keeps it
+            while chunk_id in self.taken:  # a corpus that already uses the name keeps it
                 chunk_id += "'"
-            ids.add(chunk_id)
+            self.taken.add(chunk_id)
             out.append(Snippet(chunk_id, snippet.title, text))
-    return out, split
+        return out

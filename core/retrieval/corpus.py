@@ -189,12 +189,22 @@ def _renamed(snippet: Snippet, seen: dict) -> Snippet:
 def read_corpus(source: CorpusSource, *, strict: bool = False, progress: Progress = no_progress
                 ) -> tuple[list[Snippet], LoadReport]:
     """Every usable snippet of a corpus, in file order, with the lines that were not usable."""
-    snippets: list[Snippet] = []
     report = LoadReport()
-    seen: dict[str, tuple[str, Snippet]] = {}  # id -> (where first, snippet)
+    snippets = list(iter_corpus(source, report, strict=strict, progress=progress))
+    if not snippets:
+        raise CorpusError(f"{source.path}: no usable snippets" + (f" ({report.summary()})" if report.skipped else ""))
+    report.snippets = len(snippets)
+    return snippets, report
+
+
+def iter_corpus(source: CorpusSource, report: LoadReport, *, strict: bool = False,
+                progress: Progress = no_progress) -> Iterator[Snippet]:
+    """The usable snippets of a corpus one at a time, in file order; each unusable line goes into ``report`` (or,
+    when strict, stops the reading). What it remembers of the snippets read is their ids and a hash of their text."""
+    seen: dict[str, tuple[int, int, int]] = {}  # id -> (file, line, hash of title and text) where first seen
     total, done_before = source.size_bytes, 0
     stage = f"read {source.name}"
-    for path in source.files:
+    for file, path in enumerate(source.files):
         raw, lines = _open_lines(path)
         with raw, lines:
             number = 0
@@ -205,12 +215,14 @@ def read_corpus(source: CorpusSource, *, strict: bool = False, progress: Progres
                     try:
                         snippet = parse_line(_decode(line))
                         if snippet.id in seen:
-                            where, first = seen[snippet.id]
-                            if strict or first == snippet:
+                            first_file, first_line, first = seen[snippet.id]
+                            where = f"{source.files[first_file].name}:{first_line}"
+                            same = first == hash((snippet.title, snippet.text))
+                            if strict or same:
                                 raise ValueError(f"repeats id {snippet.id!r} of {where}"
-                                                 + (" exactly" if first == snippet else " with other text"))
-                            snippet = _renamed(snippet, seen)
-                            report.renamed.append(LineProblem(str(path), number, f"id {first.id!r} is used at "
+                                                 + (" exactly" if same else " with other text"))
+                            original, snippet = snippet.id, _renamed(snippet, seen)
+                            report.renamed.append(LineProblem(str(path), number, f"id {original!r} is used at "
                                                               f"{where}; this snippet is kept as {snippet.id!r}"))
                     except ValueError as exc:
                         problem = LineProblem(str(path), number, str(exc))
@@ -218,18 +230,14 @@ def read_corpus(source: CorpusSource, *, strict: bool = False, progress: Progres
                             raise CorpusError(f"{problem} (lenient loading would skip this line)") from None
                         report.skipped.append(problem)
                         continue
-                    seen[snippet.id] = (f"{path.name}:{number}", snippet)
-                    snippets.append(snippet)
+                    seen[snippet.id] = (file, number, hash((snippet.title, snippet.text)))
+                    yield snippet
                     if number % 2000 == 0:
                         progress(stage, done_before + raw.tell(), total)
             except (OSError, EOFError) as exc:
                 raise CorpusError(f"{path}:{number + 1}: cannot read the file ({exc})") from exc
         done_before += path.stat().st_size
         progress(stage, done_before, total)
-    if not snippets:
-        raise CorpusError(f"{source.path}: no usable snippets" + (f" ({report.summary()})" if report.skipped else ""))
-    report.snippets = len(snippets)
-    return snippets, report
 
 
 def count_lines(source: CorpusSource) -> int:

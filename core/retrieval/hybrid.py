@@ -8,23 +8,24 @@ carries its score and rank under each retriever. Source-balanced search (MedRGAG
 corpus (its own fused top k/n, or ``per_corpus`` of each when given), pools them and re-scores the pool with a
 rerank hook, dense cosine similarity by default, keeping the k best: MedRGAG pools the top 32 of every corpus and
 keeps 5. ``similarity`` scores any texts (generated ones too) the way that default re-scores the pool.
+Where the rankings come from is a search backend (``core.retrieval.backend``): today's in-process index, or Qdrant.
 Safe to call from many threads at once.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
-from core.retrieval.bm25 import Collection
+from core.retrieval.backend import Key, Search, SearchBackend
 from core.retrieval.chunking import ChunkParams
 from core.retrieval.corpus_index import CorpusIndex
 from core.retrieval.dense import Embedder
-from core.retrieval.fusion import RRF_K, merge_by_score, rrf
+from core.retrieval.fusion import RRF_K, rrf
+from core.retrieval.in_process import InProcessBackend
 from core.trace import Hit
 
 Mode = Literal["hybrid", "bm25", "dense"]
@@ -34,7 +35,6 @@ SCORING = ("hybrid: BM25 with one idf over the corpora searched + dense, fused b
            f"{ChunkParams().size} characters indexed in chunks overlapping by {ChunkParams().overlap}")
 MODES: tuple[str, ...] = ("hybrid", "bm25", "dense")
 Reranker = Callable[[str, list[Hit]], Sequence[float]]
-Key = tuple[str, int]  # (corpus name, row in that corpus's index)
 
 
 def dense_rerank(query: str, hits: list[Hit]) -> list[float]:
@@ -47,24 +47,28 @@ class _Query:
     text: str
     retrievers: tuple[str, ...]
     vector: np.ndarray | None
-    excluded: dict[str, np.ndarray]
-    bm25: dict[str, np.ndarray] = field(default_factory=dict)
+    search: Search
 
 
 class HybridRetriever:
-    """Implements ``core.methods.base.Retriever`` over one or more indexed corpora."""
+    """Implements ``core.methods.base.Retriever`` over the corpora of a search backend (a list of in-process corpus
+    indexes is taken as today's backend)."""
 
-    def __init__(self, indexes: list[CorpusIndex], embedder: Embedder, *, rrf_k: int = RRF_K, depth: int = 100,
-                 reranker: Reranker = dense_rerank, bm25_idf: Idf = "collection"):
-        self.indexes = {index.name: index for index in indexes}
-        self.corpora: list[str] = list(self.indexes)
+    def __init__(self, backend: SearchBackend | Sequence[CorpusIndex], embedder: Embedder, *, rrf_k: int = RRF_K,
+                 depth: int = 100, reranker: Reranker = dense_rerank, bm25_idf: Idf = "collection"):
+        # A list of corpus indexes is today's in-process backend, as a retriever has always been built.
+        self.backend = backend if isinstance(backend, SearchBackend) else InProcessBackend(list(backend))
+        self.corpora: list[str] = list(self.backend.corpora)
         self.embedder = embedder
         self.rrf_k = rrf_k
         self.depth = depth  # how deep each retriever's ranking goes before fusion
         self.reranker = reranker
         self.bm25_idf = bm25_idf  # "per corpus": each index's own idf, MedRAG's merge (the benchmark's baseline)
-        self._collections: dict[tuple[str, ...], Collection] = {}
-        self._collections_lock = threading.Lock()
+
+    @property
+    def indexes(self) -> dict[str, CorpusIndex]:
+        """The corpus indexes held in this process (none when the backend is an engine elsewhere)."""
+        return self.backend.indexes
 
     def search(self, query: str, k: int, *, corpora: list[str] | None = None, balanced: bool = False,
                exclude: frozenset[str] = frozenset(), mode: Mode = "hybrid",
@@ -82,13 +86,9 @@ class HybridRetriever:
             return []
         names = self._select(corpora)
         retrievers = ("bm25", "dense") if mode == "hybrid" else (mode,)
-        q = _Query(query, retrievers,
-                   vector=self.embedder.encode_query(query) if "dense" in retrievers or balanced else None,
-                   excluded={name: self.indexes[name].excluded_rows(frozenset(exclude)) for name in names})
-        if "bm25" in retrievers:
-            groups = [names] if self.bm25_idf == "collection" else [[name] for name in names]
-            q.bm25 = {name: scores for group in groups
-                      for name, scores in zip(group, self._collection(group).scores(query), strict=True)}
+        vector = self.embedder.encode_query(query) if "dense" in retrievers or balanced else None
+        scopes = [names] if self.bm25_idf == "collection" else [[name] for name in names]
+        q = _Query(query, retrievers, vector, self.backend.start(query, vector, retrievers, scopes, frozenset(exclude)))
         if not balanced:
             found = self._fused(q, names, k)
         else:
@@ -108,8 +108,7 @@ class HybridRetriever:
         scores alone), then the others; an id in none of the searched corpora is refused by name."""
         ranked = [h for h in found if h.snippet_id in pin]
         missing = sorted(pin - {h.snippet_id for h in ranked})
-        keys = [(name, row) for name in names for row in self.indexes[name].store.rows_of(missing)]
-        extra = {h.snippet_id: h for h in reversed(self._hits(q, [(key, 0.0) for key in keys], {}))}
+        extra = {h.snippet_id: h for h in reversed(self._hits(q, [(key, 0.0) for key in q.search.keys_of(missing)], {}))}
         if unknown := [i for i in missing if i not in extra]:
             raise ValueError(f"pinned snippet {', '.join(unknown)} is not in the corpora searched "
                              f"({', '.join(names)})")
@@ -118,31 +117,16 @@ class HybridRetriever:
         return [h.model_copy(update={"rank": rank, "pinned": h.snippet_id in pin})
                 for rank, h in enumerate(first + rest, start=1)]
 
-    def _collection(self, names: list[str]) -> Collection:
-        """The selected corpora's BM25 statistics, merged once per selection."""
-        with self._collections_lock:
-            if (key := tuple(names)) not in self._collections:
-                self._collections[key] = Collection([self.indexes[name].bm25 for name in names])
-            return self._collections[key]
-
     def _select(self, corpora: list[str] | None) -> list[str]:
         if not corpora:
             return self.corpora
-        unknown = [c for c in corpora if c not in self.indexes]
+        unknown = [c for c in corpora if c not in self.corpora]
         if unknown:
             raise ValueError(f"unknown corpus {', '.join(map(repr, unknown))}; open corpora: {', '.join(self.corpora)}")
         return [c for c in self.corpora if c in corpora]
 
-    def _rankings(self, q: _Query, names: list[str], n: int) -> dict[str, list[tuple[Key, float]]]:
-        per_corpus = {
-            "bm25": lambda name: self.indexes[name].bm25_top(q.bm25[name], n, q.excluded[name]),
-            "dense": lambda name: self.indexes[name].dense_top(q.vector, n, q.excluded[name]),
-        }
-        return {r: merge_by_score([[((name, row), s) for row, s in per_corpus[r](name)] for name in names], n)
-                for r in q.retrievers}
-
     def _fused(self, q: _Query, names: list[str], k: int) -> list[Hit]:
-        rankings = self._rankings(q, names, max(k, self.depth))
+        rankings = {r: q.search.top(r, names, max(k, self.depth)) for r in q.retrievers}
         if len(rankings) == 1:
             fused = next(iter(rankings.values()))
         else:
@@ -151,24 +135,12 @@ class HybridRetriever:
 
     def _hits(self, q: _Query, top: list[tuple[Key, float]], rankings: dict[str, list[tuple[Key, float]]]) -> list[Hit]:
         rank_of = {r: {key: i for i, (key, _) in enumerate(ranking, start=1)} for r, ranking in rankings.items()}
-        rows_by_corpus: dict[str, list[int]] = {}
-        for (name, row), _ in top:
-            rows_by_corpus.setdefault(name, []).append(row)
-        snippets, dense = {}, {}
-        for name, rows in rows_by_corpus.items():
-            index = self.indexes[name]
-            snippets.update({(name, row): s for row, s in index.snippets(rows).items()})
-            if q.vector is not None:
-                dense.update(zip(((name, r) for r in rows), index.dense_scores(q.vector, rows).tolist(), strict=True))
+        found = q.search.found([key for key, _ in top])
         hits = []
         for rank, (key, score) in enumerate(top, start=1):
-            name, row = key
-            scores = {"bm25": float(q.bm25[name][row])} if q.bm25 else {}
-            if key in dense:
-                scores["dense"] = dense[key]
-            snippet = snippets[key]
+            snippet, scores = found[key]
             ranks = {r: ranks[key] for r, ranks in rank_of.items() if key in ranks}
-            hits.append(Hit(snippet_id=snippet.id, corpus=name, title=snippet.title, text=snippet.text, rank=rank,
+            hits.append(Hit(snippet_id=snippet.id, corpus=key[0], title=snippet.title, text=snippet.text, rank=rank,
                             score=score, scores=scores, ranks=ranks))
         return hits
 
