@@ -1,5 +1,6 @@
 """docs/results/ from benchmarks/results/*.json: each page is written by the benchmark that produced its file, so a
-table can never disagree with its data.
+table can never disagree with its data. Prose pages that hold measured tables have them rewritten in place, between
+``<!-- table:NAME -->`` and ``<!-- /table -->``, by the module that draws them.
 
     .venv/bin/python -m benchmarks.docs            # write the pages
     .venv/bin/python -m benchmarks.docs --check    # exit 1 naming the pages that are stale (CI runs this)
@@ -10,7 +11,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from core.paths import REPO_ROOT
@@ -24,6 +27,19 @@ SOURCES = {
     "embed_bench": ("benchmarks.embed_bench", "Embedding the default corpus in bfloat16"),
     "oracle_bench": ("benchmarks.oracle_bench", "How much the right evidence lifts the answer"),
 }
+
+
+# prose page -> the module whose ``tables()`` draws its marked tables
+TABLES_IN = {REPO_ROOT / "docs" / "retrieval-at-scale.md": "benchmarks.qdrant_docs"}
+
+
+def with_tables(page: str, tables: Callable[[], dict[str, str]]) -> str:
+    made = tables()
+
+    def fill(match: re.Match) -> str:
+        return f"<!-- table:{match.group(1)} -->\n{made[match.group(1)]}\n<!-- /table -->"
+
+    return re.sub(r"<!-- table:(\w+) -->\n.*?<!-- /table -->", fill, page, flags=re.DOTALL)
 
 
 def page(stem: str) -> str:
@@ -43,6 +59,8 @@ def index() -> str:
 def expected() -> dict[Path, str]:
     pages = {PAGES / f"{stem}.md": page(stem) for stem in SOURCES}
     pages[PAGES / "README.md"] = index()
+    for path, module in TABLES_IN.items():
+        pages[path] = with_tables(path.read_text(encoding="utf-8"), importlib.import_module(module).tables)
     return pages
 
 
@@ -59,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     PAGES.mkdir(parents=True, exist_ok=True)
     for path, text in expected().items():
         path.write_text(text, encoding="utf-8")
-    print(f"wrote {len(SOURCES) + 1} pages in {PAGES.relative_to(REPO_ROOT)}")
+    print(f"wrote {len(SOURCES) + 1} pages in {PAGES.relative_to(REPO_ROOT)} and the tables of {len(TABLES_IN)}")
     return 0
 
 

@@ -25,7 +25,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from core.retrieval.dense import Embedder
+from core.retrieval.dense import Embedder  # noqa: E402 - after the path set-up: it runs as a plain script
 
 OUT = os.environ.get("OUT", "results")
 

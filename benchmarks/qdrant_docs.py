@@ -1,18 +1,11 @@
-"""The measured tables of ``docs/retrieval-at-scale.md``, written from the benchmarks' results.
-
-    .venv/bin/python -m benchmarks.qdrant_docs           # rewrite the tables in the page
-    .venv/bin/python -m benchmarks.qdrant_docs --check   # exit 1 when the page is not what the results say
-
-Reads ``benchmarks/results/qdrant_equivalence.json``, ``qdrant_scale.json`` and ``gpu_embed.json``; each table sits
-between ``<!-- table:NAME -->`` and ``<!-- /table -->`` in the page, and only those lines are rewritten.
+"""The measured tables of ``docs/retrieval-at-scale.md``, drawn from ``benchmarks/results/qdrant_equivalence.json``,
+``qdrant_scale.json`` and ``gpu_embed.json``. ``python -m benchmarks.docs`` writes them into the page (each between
+``<!-- table:NAME -->`` and ``<!-- /table -->``; only those lines) and checks them in CI.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import re
-import sys
 
 import numpy as np
 from scipy.stats import bootstrap
@@ -192,29 +185,3 @@ def tables() -> dict[str, str]:
     return {"overlap": overlap_table(eq), "recall": recall_table(eq), "answers": answers_table(eq),
             "scale": scale_table(scale), "limit": limit_table(scale), "gpu": gpu_table(gpu),
             "medcorp": medcorp_table(scale, gpu)}
-
-
-def render(page: str, made: dict[str, str]) -> str:
-    def fill(match: re.Match) -> str:
-        return f"<!-- table:{match.group(1)} -->\n{made[match.group(1)]}\n<!-- /table -->"
-
-    return re.sub(r"<!-- table:(\w+) -->\n.*?<!-- /table -->", fill, page, flags=re.DOTALL)
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--check", action="store_true", help="say whether the page matches the results; change nothing")
-    args = ap.parse_args(argv)
-    page = PAGE.read_text(encoding="utf-8")
-    wanted = render(page, tables())
-    if args.check:
-        if wanted != page:
-            print(f"{PAGE} is not what the results say: run python -m benchmarks.qdrant_docs", file=sys.stderr)
-            return 1
-        return 0
-    PAGE.write_text(wanted, encoding="utf-8")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

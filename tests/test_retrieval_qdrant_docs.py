@@ -1,15 +1,15 @@
 """docs/retrieval-at-scale.md shows what the benchmarks measured: its tables are the ones benchmarks/qdrant_docs.py
-writes from benchmarks/results/qdrant_*.json and gpu_embed.json."""
+draws from benchmarks/results/qdrant_*.json and gpu_embed.json (``python -m benchmarks.docs`` writes and checks them)."""
 
 from __future__ import annotations
 
 import re
 
-from benchmarks import qdrant_docs
+from benchmarks import docs, qdrant_docs
 
 
 def test_the_page_tables_are_the_results(capsys):
-    assert qdrant_docs.main(["--check"]) == 0, capsys.readouterr().err
+    assert docs.main(["--check"]) == 0, capsys.readouterr().err
 
 
 def test_every_table_the_page_names_is_written():
