@@ -95,21 +95,17 @@ def instance(schema: dict[str, Any], defs: dict[str, Any], choose: dict[str, Any
     return "noted"
 
 
-class EmbeddedLike(ScriptedLLM):
-    """A scripted model that methods see as the embedded one: its profile (compact lengths, its answer format), its
-    slot and its per-call reading cap. It answers each call with the smallest reply the call's schema accepts."""
+class SchemaReplies(ScriptedLLM):
+    """A scripted model that answers each call with the smallest reply the call's schema accepts (``choose`` names
+    the values some fields take), and free text where no schema is asked; ``provider`` names its profile."""
 
-    def __init__(self, choose: dict[str, Any]):
+    def __init__(self, choose: dict[str, Any], provider: str | None = None, window: int | None = None):
         super().__init__()
-        self.endpoint = dataclasses.replace(self.endpoint, provider="embedded", context_window=SHIPPED.slot_context)
+        self.endpoint = dataclasses.replace(self.endpoint, provider=provider, context_window=window)
         self.memory = Memory()  # no rung learned by another test's model of the same name
         self._asked = threading.local()
         self.on("", self._reply)
         self.choose = choose
-
-    @property
-    def reading_tokens(self) -> int | None:
-        return SHIPPED.read_tokens
 
     def _reply(self, _messages) -> Any:
         schema = self._asked.schema
@@ -121,6 +117,18 @@ class EmbeddedLike(ScriptedLLM):
     def _request(self, messages, schema, params, on_text, cancel):
         self._asked.schema = schema
         return super()._request(messages, schema, params, on_text, cancel)
+
+
+class EmbeddedLike(SchemaReplies):
+    """Seen by methods as the embedded model: its profile (compact lengths, its answer format), its slot and its
+    per-call reading cap."""
+
+    def __init__(self, choose: dict[str, Any]):
+        super().__init__(choose, provider="embedded", window=SHIPPED.slot_context)
+
+    @property
+    def reading_tokens(self) -> int | None:
+        return SHIPPED.read_tokens
 
 
 # name: (method, question, knobs, fields the replies choose)
