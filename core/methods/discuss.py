@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
@@ -111,7 +111,6 @@ def expert_schema(lengths: DiscussLengths) -> type[BaseModel]:
                         why=(str, bounded(lengths.why_chars, "one sentence: what the specialty covers")))
 
 
-@lru_cache(maxsize=None)
 def insight_schema(lengths: DiscussLengths) -> type[BaseModel]:
     class Insight(BaseModel):
         """An expert's first contribution."""
@@ -121,7 +120,6 @@ def insight_schema(lengths: DiscussLengths) -> type[BaseModel]:
     return Insight
 
 
-@lru_cache(maxsize=None)
 def review_schema(lengths: DiscussLengths) -> type[BaseModel]:
     """An expert's review of the summary (the discussion ends when every expert has nothing to add). One of two
     shapes, so the grammar ends an expert's reply once it has declined: a small model told to leave an insight empty
@@ -144,12 +142,10 @@ def review_schema(lengths: DiscussLengths) -> type[BaseModel]:
 Review = review_schema(LENGTHS["compact"])  # as the embedded model is asked for it
 
 
-@lru_cache(maxsize=None)
 def summary_schema(lengths: DiscussLengths) -> type[BaseModel]:
     return create_model("Summary", summary=(str, bounded(lengths.summary_chars, at_most(lengths.summary_sentences))))
 
 
-@lru_cache(maxsize=None)
 def decision_schema(lengths: DiscussLengths) -> type[BaseModel]:
     said = f"step by step, {at_most(lengths.decision_sentences)}" if lengths.decision_sentences else "step by step"
 
@@ -296,9 +292,8 @@ def decide_each(question: Question, hits: list[Hit], budget: int, params: Discus
         return [], reason
     text = prompt("discuss_decide_each", documents=documents, question=question.text)
     reply = ctx.ask(messages(prompt("discuss_system"), text), stage=stage, agent=agent, role="decision-maker",
-                    schema=verification_schema(shown, lengths), max_tokens=judge_tokens(len(shown), lengths), read=shown,
-                    offered=len(hits),
-                    **sampling(params.temperature_decision, params))
+                    schema=verification_schema(shown, lengths), max_tokens=judge_tokens(len(shown), lengths),
+                    read=shown, offered=len(hits), **sampling(params.temperature_decision, params))
     judged: dict[str, Any] = {}
     for j in reply.parsed.judgments:
         judged.setdefault(j.doc_id, j)  # a repeated id keeps its first judgment

@@ -69,8 +69,8 @@ class MassParams(MethodParams):
                                 f"backend's ({LENGTHS['compact'].spans} on the embedded model, as many as it finds "
                                 "on an endpoint)")
     max_doc_chars: int | None = reading_knob("each view")
-    max_tokens: int | None = Field(None, ge=64, le=4096, description="budget for each answer and the synthesis; empty = "
-                                   f"the backend's ({LENGTHS['compact'].max_tokens} on the embedded model, "
+    max_tokens: int | None = Field(None, ge=64, le=4096, description="budget for each answer and the synthesis; "
+                                   f"empty = the backend's ({LENGTHS['compact'].max_tokens} on the embedded model, "
                                    f"{LENGTHS['paper'].max_tokens:,} on an endpoint)")
 
     @field_validator("views")
@@ -182,7 +182,8 @@ def answer_view(question: Question, params: MassParams, lengths: MassLengths, ct
     return to_answer(reply.parsed, question)
 
 
-def synthesis_schema(question: Question, views: list[str], order: AnswerFormat, reader: ReaderLengths) -> type[BaseModel]:
+def synthesis_schema(question: Question, views: list[str], order: AnswerFormat,
+                     reader: ReaderLengths) -> type[BaseModel]:
     followed = Literal[tuple(v.title() for v in views) + ("combined",)]
     return create_model("Synthesis", __base__=answer_schema(question, cite=True, order=order, reader=reader),
                         followed_view=(followed, ...))

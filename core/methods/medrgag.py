@@ -184,7 +184,8 @@ def missing_schema(n: int, lengths: MedRGAGLengths) -> type[BaseModel]:
 def summarize(question: Question, params: MedRGAGParams, lengths: MedRGAGLengths, ctx: RunContext,
               hit: Hit) -> BaseModel:
     # The question comes first in every agent's prompt: it is what all of them share (each reads other documents).
-    document, shown = _documents([hit], cut(params, lengths), ctx, tokens_of(question.render()) + lengths.summary_tokens)
+    reserved = tokens_of(question.render()) + lengths.summary_tokens
+    document, shown = _documents([hit], cut(params, lengths), ctx, reserved)
     limit = f",{in_at_most(lengths.summary_sentences)}" if lengths.summary_sentences else ""
     text = prompt("medrgag_summarize", question=question.render(), document=document, within=limit)
     return ctx.ask(messages(prompt("medrgag_system"), text), stage="KGCC: summarize", agent="Summarizer",

@@ -56,9 +56,9 @@ LENGTHS: dict[Lengths, SemaLengths] = {
     # Every text and list bounded in the grammar, so a small model cannot run on; the longest reply the schemas allow
     # (the report) fits the budget.
     "compact": SemaLengths(READER["compact"], 512, intent_chars=150, entities=8, entity_chars=60, constraints=5,
-                           constraint_chars=100, query_chars=150, gaps=3, gap_chars=120,
-                           follow_up_chars=120, claims=3, claim_chars=150,
-                           ids_per_claim=MAX_IDS_PER_CLAIM, conflicts=2, conflict_chars=150, summary_chars=200),
+                           constraint_chars=100, query_chars=150, gaps=3, gap_chars=120, follow_up_chars=120,
+                           claims=3, claim_chars=150, ids_per_claim=MAX_IDS_PER_CLAIM, conflicts=2,
+                           conflict_chars=150, summary_chars=200),
     # The paper (arXiv 2605.17101) bounds none of its agents' replies.
     "paper": SemaLengths(READER["paper"], PAPER_REPLY_TOKENS),
 }
