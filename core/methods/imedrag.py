@@ -78,7 +78,7 @@ def budgets(params: IMedRAGParams, question: Question, window: int | None, readi
     """The follow-up budgets for a context window of ``window`` tokens. The final call reads the question and all
     R × Q query–answer pairs and writes ``max_tokens``, so each answer gets an equal share of what that leaves (at
     most ``ANSWER_SHARE`` of the window); a follow-up then reads documents in whatever its answer leaves, and at
-    most the backend's ``reading_tokens``."""
+    most the backend's ``reading_tokens``. ``lengths`` give the final call's budget when the knob leaves it empty."""
     window = window or ASSUMED_WINDOW
     fixed = PROMPT_TOKENS + tokens_of(question.render()) + (params.max_tokens or lengths.max_tokens)
     share = (window - fixed) // (params.rounds * params.queries) - QUERY_TOKENS
