@@ -1,21 +1,31 @@
-"""docs/fidelity/<method>.md stays true to the code: every method has its file, the Steps and Defaults tables have
-the agreed columns, every knob has a Defaults row, and each row's "This project" default is the code's."""
+"""docs/fidelity/<method>.md stays true to the code: every method has its file, the Steps, Defaults and Lengths tables
+have the agreed columns, every knob has a Defaults row and every length a Lengths row, each value in them is the
+code's, and every file of this repository the tables name exists."""
 
 from __future__ import annotations
 
 import ast
+import dataclasses
+import importlib
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
 
-from core.methods import registry
+from core.methods import base, registry
 
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "fidelity"
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs" / "fidelity"
 STEPS = ["Step", "Paper", "Reference code", "This project", "Difference and why"]
 DEFAULTS = ["Knob", "Paper", "Reference code", "This project", "Why"]
+LENGTHS = ["Length", "Compact (the embedded model)", "Paper (every endpoint)", "Source of the paper's"]
 CODE = re.compile(r"^`([^`]+)`$")
+# A path of this repository in backticks, up to a ":function" or "#section" that follows it.
+# Notes a reader cannot open: the design document and the paper summaries the project started from.
+OUTSIDE = re.compile(r"DESIGN\.md|design notes|project's seeds|seeds \(`\d+`\)")
+REPO_PATH = re.compile(r"`((?:core|docs|tests|benchmarks|ui|data|assets)/[^`:#\s]+)")
 
 
 def cells(line: str) -> list[str]:
@@ -76,6 +86,40 @@ def test_defaults_table_has_every_knob_with_the_codes_default(name):
         actual = default(spec.params, knob)
         assert shown == actual and type(shown) is type(actual), f"{spec.name}.md `{knob}`: {shown!r}, code {actual!r}"
         assert row[4], f"{spec.name}.md `{knob}`: no Why"
+
+
+def value(expression: str) -> Any:
+    """A cell's value: a Python literal, or an expression over core/methods/base.py's names (``READER["paper"]``)."""
+    try:
+        return ast.literal_eval(expression)
+    except ValueError:
+        return eval(expression, dict(vars(base)))  # the repository's own tables, not input
+
+
+@METHODS
+def test_lengths_table_has_every_length_with_the_codes_values(name):
+    spec, text = load(name)
+    header, rows = table(text, "Lengths")
+    assert header == LENGTHS
+    sets = importlib.import_module(spec.run.__module__).LENGTHS
+    assert set(sets) == {"compact", "paper"}
+    names = [code(row[0], f"{spec.name}.md Lengths") for row in rows]
+    assert sorted(names) == sorted(f.name for f in dataclasses.fields(sets["compact"])), "one row per length"
+    for length, row in zip(names, rows):
+        for cell, which in ((row[1], "compact"), (row[2], "paper")):
+            shown = value(code(cell, f"{spec.name}.md `{length}`"))
+            actual = getattr(sets[which], length)
+            assert shown == actual and type(shown) is type(actual), f"{spec.name}.md `{length}` {which}: {shown!r}, " \
+                                                                    f"code {actual!r}"
+        assert row[3], f"{spec.name}.md `{length}`: no source"
+
+
+def test_every_file_of_this_repository_the_tables_name_exists():
+    for doc in DOCS.glob("*.md"):
+        text = doc.read_text(encoding="utf-8")
+        for path in REPO_PATH.findall(text):
+            assert list(REPO.glob(path)), f"{doc.name} names {path}, which is not in the repository"
+        assert not OUTSIDE.search(text), f"{doc.name} cites {OUTSIDE.search(text).group()}, outside the repository"
 
 
 def test_index_links_every_method_file():

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model
 
 from core.llm import LLM, LLMCancelled, LLMError, LLMParseError, LLMResponse
 from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, AnswerFormat
+from core.llm.profiles import Lengths
 from core.question import Question
 from core.stages import Stage
 from core.trace import AgentMessage, Answer, Event, Hit, Partial, Payload, Retrieval, Run, Usage
@@ -288,13 +289,71 @@ def reading_knob(reader: str) -> Any:
 
 
 MAX_CITED = 8
-REASONING_CHARS = 600  # a final reply's reasoning, as the grammar bounds it: about 130 tokens
+REASONING_CHARS = 600  # a final reply's reasoning on the compact lengths, as the grammar bounds it: about 130 tokens
+
+# What an endpoint may write where the authors set no limit (their OpenAI calls send no max_tokens): the room the
+# MedRAG toolkit leaves beside the documents for the rest of the prompt and the reply, 8,192 - 7,168 tokens for
+# Llama-3-8B (Teddy-XiongGZ/MedRAG src/medrag.py, MedRAG.__init__: max_length - context_length).
+PAPER_REPLY_TOKENS = 1024
+
+NUMBERS = {2: "two", 3: "three", 4: "four", 5: "five", 7: "seven"}
+
+
+def at_most(sentences: int) -> str:
+    return f"at most {NUMBERS[sentences]} sentences"
+
+
+def in_at_most(sentences: int | None) -> str:
+    """What a prompt says of a step's length: " in at most three sentences", or nothing where it has no bound."""
+    return f" in {at_most(sentences)}" if sentences else ""
+
+
+@dataclass(frozen=True)
+class ReaderLengths:
+    """How long a final reader reasons: the grammar's bound, the sentences its prompts ask for, and how its schema
+    and system prompts describe the reasoning field (None and empty: step by step, with no bound)."""
+
+    reasoning_chars: int | None
+    sentences: int | None
+    described: str
+    cited: int | None = None  # most document ids it cites, each at most ``id_chars`` (None: no bound)
+    id_chars: int | None = None
+
+    def words(self) -> dict[str, str]:
+        """The reader prompts' placeholders: $within (after "Think step by step"), $shape (after "reasoning" in a
+        system prompt's reply format) and $briefly (CoT's system prompt)."""
+        return {"within": in_at_most(self.sentences), "shape": f" ({self.described})" if self.described else "",
+                "briefly": ", briefly" if self.sentences else ""}
+
+
+READER: dict[Lengths, ReaderLengths] = {
+    # A small model's long free-text reasoning ran past its budget or never reached an answer; its citations are
+    # bounded too, so it cannot loop on ids until the token budget cuts the JSON off.
+    "compact": ReaderLengths(REASONING_CHARS, 3, "two or three short sentences", MAX_CITED, 80),
+    # Every paper's reader thinks step by step with no bound (the MedRAG toolkit's JSON "step_by_step_thinking",
+    # Teddy-XiongGZ/MedRAG src/template.py general_cot_system; Discuss-RAG's and MedRGAG's readers alike).
+    "paper": ReaderLengths(None, None, ""),
+}
+
+# How a reader is told to commit to an answer the documents do not give: the MedRAG toolkit's words
+# (Teddy-XiongGZ/MedRAG src/template.py general_medrag_system; LLM-VLM-GSL/Discuss-RAG src/template_discuss.py
+# discuss_rag_system), or the project's, which MedRGAG's reader also has (ll0ruc/MedRGAG src/template.py rag_template).
+DEFINITE_ANSWER = "Your responses will be used for research purposes only, so please have a definite answer."
+OWN_KNOWLEDGE = "Where the documents do not help, rely on your own knowledge."
 
 
 def reasoning_cut(text: str) -> bool:
     """Whether a reasoning ends at the grammar's bound mid-sentence (its JSON escapes count there, so a little
-    short of it): the model had more to say, and a reader should see that it stops, not that it ends there."""
-    return len(text) >= REASONING_CHARS * 0.95 and not text.rstrip().endswith((".", "!", "?", '"', ")", "]"))
+    short of it): the model had more to say, and a reader should see that it stops, not that it ends there. A longer
+    one was written with no bound (the papers' lengths)."""
+    return REASONING_CHARS * 0.95 <= len(text) <= REASONING_CHARS and \
+        not text.rstrip().endswith((".", "!", "?", '"', ")", "]"))
+
+
+def bounded(chars: int | None, description: str | None = None) -> Any:
+    """A text field of at most ``chars`` characters (None: any length). The bound reaches the server's grammar only,
+    so a longer text from a backend that does not hold to it still parses."""
+    return Field(description=description, json_schema_extra={"maxLength": chars} if chars else None)
 
 
 def one_of(name: str, *shapes: type[BaseModel]) -> type[BaseModel]:
@@ -303,29 +362,28 @@ def one_of(name: str, *shapes: type[BaseModel]) -> type[BaseModel]:
     return type(name, (RootModel[Union[shapes]],), {"__module__": __name__})
 
 
-def answer_schema(question: Question, cite: bool = False,
-                  order: AnswerFormat | None = "reasoning first") -> type[BaseModel]:
+def answer_schema(question: Question, cite: bool = False, order: AnswerFormat | None = "reasoning first",
+                  reader: ReaderLengths = READER["compact"]) -> type[BaseModel]:
     """A reply schema whose answer field is an enum of the option letters when there are options, so a
     grammar-constrained server cannot answer anything else; its fields in the order ``order`` names (a
-    grammar-constrained reply is written in field order). Reasoning is kept short."""
+    grammar-constrained reply is written in field order). Reasoning as long as ``reader`` allows."""
     if order is None:
         raise ValueError("the answer format is automatic until the runner resolves it for the backend")
     answer_type: Any = Literal[tuple(question.options)] if question.options else str
-    # maxLength reaches the server's grammar only: a long reasoning from another backend still parses.
-    reasoning = (str, Field(description=f"two or three short sentences (at most {REASONING_CHARS} characters)",
-                            json_schema_extra={"maxLength": REASONING_CHARS}))
+    reasoning = (str, bounded(reader.reasoning_chars,
+                              f"{reader.described} (at most {reader.reasoning_chars} characters)"
+                              if reader.reasoning_chars else "step by step"))
     fields: dict[str, Any] = {"answer": (answer_type, ...)}
     if order == "reasoning first":
         fields = {"reasoning": reasoning, **fields}
     elif order == "answer first":
         fields["reasoning"] = reasoning
     if cite:
-        # Bounded in the grammar (like reasoning) so a small model cannot loop on ids until the token
-        # budget cuts the JSON off; a longer list from another backend still parses.
-        fields["cited_ids"] = (list[str], Field(default_factory=list,
-                                                description=f"ids of the documents used (at most {MAX_CITED})",
-                                                json_schema_extra={"maxItems": MAX_CITED,
-                                                                   "items": {"type": "string", "maxLength": 80}}))
+        # Bounded in the grammar only, as the reasoning is: a longer list from another backend still parses.
+        bound = {"maxItems": reader.cited, "items": {"type": "string", "maxLength": reader.id_chars}} \
+            if reader.cited else None
+        fields["cited_ids"] = (list[str], Field(default_factory=list, description="ids of the documents used" + (
+            f" (at most {reader.cited})" if reader.cited else ""), json_schema_extra=bound))
     return create_model("FinalAnswer", **fields)
 
 

@@ -12,22 +12,75 @@ instead. Defaults, prompts and temperatures follow the authors' code (docs/fidel
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from core.methods.base import (AnswerFormat, MethodParams, MethodSpec, RunContext, answer_schema, messages, one_of,
+from core.llm.profiles import Lengths
+from core.methods.base import (DEFINITE_ANSWER, NUMBERS, OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, AnswerFormat,
+    MethodParams, MethodSpec, ReaderLengths, RunContext, answer_schema, at_most, bounded, in_at_most, messages, one_of,
     prompt, read_docs, reading_knob, to_answer, tokens_of)
+from core.methods.cot import cot_messages
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer, Hit, Query, Verdict, VerdictItem
 
 NO_SUMMARY = "(none yet)"
-INSIGHT_TOKENS = 160  # three sentences
-SUMMARY_TOKENS = 240  # five sentences
-DECISION_TOKENS = 160  # three sentences and yes/no
 READ_BY_BOTH = "read by the decision-maker and the reader"  # "read by": the screens tag it as read, not judged
+
+
+@dataclass(frozen=True)
+class DiscussLengths:
+    """What each agent writes: sentences its prompt asks for, characters the grammar allows (None: no bound) and
+    the tokens its call may take."""
+
+    reader: ReaderLengths
+    max_tokens: int  # the reader and the CoT fallback
+    commit: str  # how the reader is told to commit to an answer the documents do not give
+    role_chars: int | None  # the recruiter: a specialty and one sentence on it, per expert
+    why_chars: int | None
+    recruit_tokens: int  # plus ``recruit_tokens_each`` per expert
+    recruit_tokens_each: int
+    insight_sentences: int  # an expert's first insight
+    addition_sentences: int  # what an expert adds to a summary
+    insight_chars: int | None
+    insight_tokens: int
+    summary_sentences: int  # the summarizer (and the verifier, who rewrites the summary)
+    summary_chars: int | None
+    summary_tokens: int
+    decision_sentences: int | None  # the decision-maker's reasoning
+    decision_chars: int | None
+    decision_tokens: int
+    judgment_chars: int | None  # the per-snippet variant: a reason per snippet, one overall
+    verdict_chars: int | None
+    judge_tokens: int  # plus ``judge_tokens_each`` per snippet judged
+    judge_tokens_each: int
+
+
+LENGTHS: dict[Lengths, DiscussLengths] = {
+    # Three sentences rather than seven keep an expert's turn on the embedded model to about half a minute; every
+    # text is bounded in the grammar, and each budget fits the longest reply its schema allows.
+    "compact": DiscussLengths(
+        reader=READER["compact"], max_tokens=320, commit=OWN_KNOWLEDGE, role_chars=60, why_chars=200,
+        recruit_tokens=40, recruit_tokens_each=90, insight_sentences=3, addition_sentences=3, insight_chars=500,
+        insight_tokens=160, summary_sentences=5, summary_chars=800, summary_tokens=240, decision_sentences=3,
+        decision_chars=400, decision_tokens=160, judgment_chars=80, verdict_chars=200, judge_tokens=80,
+        judge_tokens_each=60),
+    # The authors' prompts (LLM-VLM-GSL/Discuss-RAG src/template_discuss.py): experts "ideally within 7 sentences"
+    # (agent_reason_discuss), additions and summaries "within 5 sentences" (whether_agent_continue,
+    # summary_agent_chat), the decision-maker and the reader step by step (retrival_decide_content, discuss_rag) with
+    # "have a definite answer" (discuss_rag_system); no call sends max_tokens (src/discuss_rag.py Agent.chat,
+    # src/medrag.py MedRAG.generate). The per-snippet variant is this project's: its texts unbounded here too.
+    "paper": DiscussLengths(
+        reader=READER["paper"], max_tokens=PAPER_REPLY_TOKENS, commit=DEFINITE_ANSWER, role_chars=None,
+        why_chars=None, recruit_tokens=PAPER_REPLY_TOKENS, recruit_tokens_each=0, insight_sentences=7,
+        addition_sentences=5, insight_chars=None, insight_tokens=PAPER_REPLY_TOKENS, summary_sentences=5,
+        summary_chars=None, summary_tokens=PAPER_REPLY_TOKENS, decision_sentences=None, decision_chars=None,
+        decision_tokens=PAPER_REPLY_TOKENS, judgment_chars=None, verdict_chars=None, judge_tokens=PAPER_REPLY_TOKENS,
+        judge_tokens_each=60),
+}
 
 
 class DiscussParams(MethodParams):
@@ -48,68 +101,86 @@ class DiscussParams(MethodParams):
     seed: int = Field(0, ge=0, description="sampling seed for agents above temperature 0: the same seed replays the "
                                            "same replies from the response cache; another seed draws new ones")
     max_doc_chars: int | None = reading_knob("the decision-maker and the reader each")
-    max_tokens: int = Field(320, ge=64, le=4096, description="budget for the final answer")
+    max_tokens: int | None = Field(None, ge=64, le=4096, description="budget for the final answer; empty = the "
+                                   f"backend's ({LENGTHS['compact'].max_tokens} on the embedded model, "
+                                   f"{LENGTHS['paper'].max_tokens:,} on an endpoint)")
 
 
-class Expert(BaseModel):
-    role: str = Field(description="a medical specialty, e.g. Cardiologist", json_schema_extra={"maxLength": 60})
-    why: str = Field(description="one sentence: what the specialty covers", json_schema_extra={"maxLength": 200})
+def expert_schema(lengths: DiscussLengths) -> type[BaseModel]:
+    return create_model("Expert", role=(str, bounded(lengths.role_chars, "a medical specialty, e.g. Cardiologist")),
+                        why=(str, bounded(lengths.why_chars, "one sentence: what the specialty covers")))
 
 
-class Insight(BaseModel):
-    """An expert's first contribution."""
+def insight_schema(lengths: DiscussLengths) -> type[BaseModel]:
+    class Insight(BaseModel):
+        """An expert's first contribution."""
 
-    insight: str = Field(description="at most three sentences", json_schema_extra={"maxLength": 500})
+        insight: str = bounded(lengths.insight_chars, at_most(lengths.insight_sentences))
 
-
-class NothingToAdd(BaseModel):
-    """The summary is sufficient: the reference's bare "no", with nothing written after it."""
-
-    nothing_to_add: Literal[True]
+    return Insight
 
 
-class Addition(BaseModel):
-    """The summary misses something: the reference's "yes - [complementary knowledge]"."""
+def review_schema(lengths: DiscussLengths) -> type[BaseModel]:
+    """An expert's review of the summary (the discussion ends when every expert has nothing to add). One of two
+    shapes, so the grammar ends an expert's reply once it has declined: a small model told to leave an insight empty
+    still writes one, which nobody would read."""
 
-    nothing_to_add: Literal[False]
-    insight: str = Field(description="at most three sentences", json_schema_extra={"maxLength": 500})
+    class NothingToAdd(BaseModel):
+        """The summary is sufficient: the reference's bare "no", with nothing written after it."""
 
+        nothing_to_add: Literal[True]
 
-# An expert's review of the summary (the discussion ends when every expert has nothing to add). One of two shapes, so
-# the grammar ends an expert's reply once it has declined: a small model told to leave an insight empty still writes
-# one, which nobody would read.
-Review = one_of("Review", NothingToAdd, Addition)
+    class Addition(BaseModel):
+        """The summary misses something: the reference's "yes - [complementary knowledge]"."""
 
+        nothing_to_add: Literal[False]
+        insight: str = bounded(lengths.insight_chars, at_most(lengths.addition_sentences))
 
-class Summary(BaseModel):
-    summary: str = Field(description="at most five sentences", json_schema_extra={"maxLength": 800})
-
-
-class Decision(BaseModel):
-    """The authors' decision format: step-by-step thinking, then "yes" or "no" for the whole set of snippets."""
-
-    reasoning: str = Field(description="step by step, at most three sentences", json_schema_extra={"maxLength": 400})
-    answer: Literal["yes", "no"] = Field(description="yes: the documents support an answer to the question")
+    return one_of("Review", NothingToAdd, Addition)
 
 
-def recruitment_schema(n: int) -> type[BaseModel]:
-    return create_model("Recruitment", experts=(list[Expert], Field(min_length=n, max_length=n)))
+Review = review_schema(LENGTHS["compact"])  # as the embedded model is asked for it
 
 
-def verification_schema(ids: list[str]) -> type[BaseModel]:
+def summary_schema(lengths: DiscussLengths) -> type[BaseModel]:
+    return create_model("Summary", summary=(str, bounded(lengths.summary_chars, at_most(lengths.summary_sentences))))
+
+
+def decision_schema(lengths: DiscussLengths) -> type[BaseModel]:
+    said = f"step by step, {at_most(lengths.decision_sentences)}" if lengths.decision_sentences else "step by step"
+
+    class Decision(BaseModel):
+        """The authors' decision format: step-by-step thinking, then "yes" or "no" for the whole set of snippets."""
+
+        reasoning: str = bounded(lengths.decision_chars, said)
+        answer: Literal["yes", "no"] = Field(description="yes: the documents support an answer to the question")
+
+    return Decision
+
+
+def recruitment_schema(n: int, lengths: DiscussLengths) -> type[BaseModel]:
+    return create_model("Recruitment", experts=(list[expert_schema(lengths)], Field(min_length=n, max_length=n)))
+
+
+def verification_schema(ids: list[str], lengths: DiscussLengths) -> type[BaseModel]:
     """One judgment per shown snippet (the ``judge_each`` variant); ids are an enum, so none can be invented."""
     judgment = create_model(
         "SnippetJudgment",
         doc_id=(Literal[tuple(ids)], ...),
-        reason=(str, Field(description="a few words", json_schema_extra={"maxLength": 80})),
+        reason=(str, bounded(lengths.judgment_chars, "a few words")),
         keep=(bool, ...),
     )
     return create_model(
         "Verification",
         judgments=(list[judgment], Field(min_length=len(ids), max_length=len(ids))),
         accept=(bool, Field(description="the kept snippets support answering the question")),
-        reason=(str, Field(description="one sentence", json_schema_extra={"maxLength": 200})),
+        reason=(str, bounded(lengths.verdict_chars, "one sentence")),
     )
+
+
+def judge_tokens(n: int, lengths: DiscussLengths) -> int:
+    """The per-snippet variant's budget: a line per snippet judged."""
+    return lengths.judge_tokens + lengths.judge_tokens_each * n
 
 
 def sampling(temperature: float, params: DiscussParams) -> dict[str, Any]:
@@ -120,54 +191,58 @@ def sampling(temperature: float, params: DiscussParams) -> dict[str, Any]:
 # -- brainstorming: every agent reads the question stem, as in the authors' code ---------
 
 
-def recruit(question: Question, params: DiscussParams, ctx: RunContext) -> list[Expert]:
+def recruit(question: Question, params: DiscussParams, lengths: DiscussLengths, ctx: RunContext) -> list[BaseModel]:
     reply = ctx.ask(messages(prompt("discuss_system"), prompt("discuss_recruit", question=question.text,
                                                               n=params.n_experts)),
                     stage="recruitment", agent="Recruiter", role="recruiter",
-                    schema=recruitment_schema(params.n_experts), max_tokens=40 + 90 * params.n_experts,
+                    schema=recruitment_schema(params.n_experts, lengths),
+                    max_tokens=lengths.recruit_tokens + lengths.recruit_tokens_each * params.n_experts,
                     **sampling(params.temperature_discussion, params))
     experts, seen = [], set()
     for i, expert in enumerate(reply.parsed.experts, 1):
         role = " ".join(expert.role.split()) or f"Expert {i}"
         role = role if role not in seen else f"{role} {i}"  # two experts of one specialty stay apart in the trace
         seen.add(role)
-        experts.append(Expert(role=role, why=expert.why))
+        experts.append(expert.model_copy(update={"role": role}))
     return experts
 
 
-def speak(question: Question, summary: str, turn: int, params: DiscussParams, ctx: RunContext,
-          expert: Expert) -> str:
+def speak(question: Question, summary: str, turn: int, params: DiscussParams, lengths: DiscussLengths,
+          ctx: RunContext, expert: BaseModel) -> str:
     """The expert's insight (turn 1) or its review of the summary; empty when it has nothing to add."""
     first = turn == 1
+    task = prompt("discuss_expert_first", sentences=NUMBERS[lengths.insight_sentences]) if first else \
+        prompt("discuss_expert_more", sentences=NUMBERS[lengths.addition_sentences])
     text = prompt("discuss_expert", question=question.text, summary=summary or NO_SUMMARY, role=expert.role,
-                  why=expert.why, task=prompt("discuss_expert_first" if first else "discuss_expert_more").strip())
+                  why=expert.why, task=task.strip())
     reply = ctx.ask(messages(prompt("discuss_system"), text), stage=f"brainstorm turn {turn}", agent=expert.role,
-                    role="expert", schema=Insight if first else Review, max_tokens=INSIGHT_TOKENS, turn=turn,
+                    role="expert", schema=insight_schema(lengths) if first else review_schema(lengths),
+                    max_tokens=lengths.insight_tokens, turn=turn,
                     **sampling(params.temperature_discussion, params)).parsed
-    return "" if isinstance(reply, NothingToAdd) else reply.insight.strip()
+    return "" if not first and reply.nothing_to_add else reply.insight.strip()
 
 
 def summarize(question: Question, said: list[str], summary: str, turn: int, params: DiscussParams,
-              ctx: RunContext) -> str:
+              lengths: DiscussLengths, ctx: RunContext) -> str:
     text = prompt("discuss_summarize", question=question.text, summary=summary or NO_SUMMARY,
-                  insights="\n".join(said))
+                  insights="\n".join(said), sentences=NUMBERS[lengths.summary_sentences])
     return ctx.ask(messages(prompt("discuss_system"), text), stage=f"brainstorm turn {turn}", agent="Summarizer",
-                   role="summarizer", schema=Summary, max_tokens=SUMMARY_TOKENS, turn=turn,
+                   role="summarizer", schema=summary_schema(lengths), max_tokens=lengths.summary_tokens, turn=turn,
                    **sampling(params.temperature_discussion, params)).parsed.summary.strip()
 
 
-def discuss(question: Question, params: DiscussParams, ctx: RunContext) -> str:
+def discuss(question: Question, params: DiscussParams, lengths: DiscussLengths, ctx: RunContext) -> str:
     """The discussion; returns the verified summary D. Turn 1 is the experts' first insights and their summary;
     each later turn is the experts' reviews of the last summary and the summary that folds them in."""
-    experts = recruit(question, params, ctx)
+    experts = recruit(question, params, lengths, ctx)
     last = params.turns + 1
     summary, turn = "", 1
     while True:
-        insights = ctx.parallel(partial(speak, question, summary, turn, params, ctx), experts)
+        insights = ctx.parallel(partial(speak, question, summary, turn, params, lengths, ctx), experts)
         said = [f"({e.role}) {insight}" for e, insight in zip(experts, insights) if insight]
         if not said:  # every expert found the summary sufficient: the discussion is over
             break
-        summary = summarize(question, said, summary, turn, params, ctx) or summary
+        summary = summarize(question, said, summary, turn, params, lengths, ctx) or summary
         if turn == last:  # the authors' code asks the experts once more here, but never reads their replies
             break
         turn += 1
@@ -175,14 +250,14 @@ def discuss(question: Question, params: DiscussParams, ctx: RunContext) -> str:
         return ""
     text = prompt("discuss_refine", question=question.text, summary=summary)
     return ctx.ask(messages(prompt("discuss_system"), text), stage="summary verification", agent="Verifier",
-                   role="verifier", schema=Summary, max_tokens=SUMMARY_TOKENS,
+                   role="verifier", schema=summary_schema(lengths), max_tokens=lengths.summary_tokens,
                    **sampling(params.temperature_verifier, params)).parsed.summary.strip() or summary
 
 
 # -- after retrieval ---------------------------------------------------------------------
 
 
-def decide(question: Question, hits: list[Hit], budget: int, params: DiscussParams,
+def decide(question: Question, hits: list[Hit], budget: int, params: DiscussParams, lengths: DiscussLengths,
            ctx: RunContext) -> tuple[bool, list[str], str]:
     """The authors' decision: one yes/no over the snippets (those within the reading budget), given the stem.
     Returns whether it accepted, the ids it read, and why."""
@@ -192,9 +267,10 @@ def decide(question: Question, hits: list[Hit], budget: int, params: DiscussPara
         reason = "retrieval returned no snippets"
         ctx.emit(stage, agent, Verdict(items=[], accepted=False, reason=reason))
         return False, [], reason
-    text = prompt("discuss_decide", documents=documents, question=question.text)
+    text = prompt("discuss_decide", documents=documents, question=question.text,
+                  within=in_at_most(lengths.decision_sentences))
     reply = ctx.ask(messages(prompt("discuss_system"), text), stage=stage, agent=agent, role="decision-maker",
-                    schema=Decision, max_tokens=DECISION_TOKENS, read=shown, offered=len(hits),
+                    schema=decision_schema(lengths), max_tokens=lengths.decision_tokens, read=shown, offered=len(hits),
                     **sampling(params.temperature_decision, params))
     accepted = reply.parsed.answer == "yes"
     read = READ_BY_BOTH if accepted else "the decision-maker rejected the snippets as a whole"
@@ -205,7 +281,7 @@ def decide(question: Question, hits: list[Hit], budget: int, params: DiscussPara
     return accepted, shown, reason
 
 
-def decide_each(question: Question, hits: list[Hit], budget: int, params: DiscussParams,
+def decide_each(question: Question, hits: list[Hit], budget: int, params: DiscussParams, lengths: DiscussLengths,
                 ctx: RunContext) -> tuple[list[Hit], str]:
     """The per-snippet variant: the kept snippets when it accepts, none when it rejects, and why."""
     stage, agent = "verification", "Decision-maker"
@@ -216,8 +292,8 @@ def decide_each(question: Question, hits: list[Hit], budget: int, params: Discus
         return [], reason
     text = prompt("discuss_decide_each", documents=documents, question=question.text)
     reply = ctx.ask(messages(prompt("discuss_system"), text), stage=stage, agent=agent, role="decision-maker",
-                    schema=verification_schema(shown), max_tokens=80 + 60 * len(shown), read=shown, offered=len(hits),
-                    **sampling(params.temperature_decision, params))
+                    schema=verification_schema(shown, lengths), max_tokens=judge_tokens(len(shown), lengths),
+                    read=shown, offered=len(hits), **sampling(params.temperature_decision, params))
     judged: dict[str, Any] = {}
     for j in reply.parsed.judgments:
         judged.setdefault(j.doc_id, j)  # a repeated id keeps its first judgment
@@ -234,54 +310,59 @@ def decide_each(question: Question, hits: list[Hit], budget: int, params: Discus
 
 
 def answer_from_documents(question: Question, hits: list[Hit], ctx: RunContext, *, system: str, budget: int,
-                          max_tokens: int, note: str = "", temperature: float = 0.0, seed: int | None = None,
-                          order: AnswerFormat = "reasoning first", real_ids: Mapping[str, str] | None = None) -> Answer:
+                          max_tokens: int, reader: ReaderLengths, commit: str, note: str = "", temperature: float = 0.0,
+                          seed: int | None = None, order: AnswerFormat = "reasoning first",
+                          real_ids: Mapping[str, str] | None = None) -> Answer:
     """MedRAG's reader (the authors' answer prompt is MedRAG's): answer from these snippets within ``budget``
-    characters, citing their ids. ``system`` is the calling method's own, so the reader's documents continue the
-    prefix its other agents read; the reader's instructions come last. ``real_ids`` maps ids the reader sees under
-    to the snippets' own, for the trace."""
+    characters, citing their ids, reasoning as long as ``reader`` allows and told to commit as ``commit`` says.
+    ``system`` is the calling method's own, so the reader's documents continue the prefix its other agents read; the
+    reader's instructions come last. ``real_ids`` maps ids the reader sees under to the snippets' own, for the trace."""
     documents, shown = read_docs(hits, budget)
-    reply = ctx.ask(messages(system, prompt("medrag_user", documents=documents, question=question.render()),
-                             prompt("medrag_system")),
-                    stage="answer", agent="Reader", role="reader", schema=answer_schema(question, cite=True, order=order),
+    words = reader.words()
+    reply = ctx.ask(messages(system, prompt("medrag_user", documents=documents, question=question.render(), **words),
+                             prompt("medrag_system", commit=commit, **words)),
+                    stage="answer", agent="Reader", role="reader",
+                    schema=answer_schema(question, cite=True, order=order, reader=reader),
                     temperature=temperature, seed=seed, max_tokens=max_tokens,
                     read=[(real_ids or {}).get(i, i) for i in shown], offered=len(hits))
     return to_answer(reply.parsed, question, valid_ids=shown).model_copy(update={"note": note})
 
 
-def fall_back(question: Question, reason: str, params: DiscussParams, ctx: RunContext) -> Answer:
+def fall_back(question: Question, reason: str, params: DiscussParams, lengths: DiscussLengths,
+              ctx: RunContext) -> Answer:
     """The authors' fallback when the snippets are rejected: a chain-of-thought prompt, no documents."""
-    reply = ctx.ask(messages(prompt("cot_system"), prompt("cot_user", question=question.render())),
-                    stage="CoT fallback", agent="Clinician", role="reasoner",
-                    schema=answer_schema(question, order=params.answer_format),
-                    max_tokens=params.max_tokens, **sampling(params.temperature_reader, params))
+    reply = ctx.ask(cot_messages(question, lengths.reader), stage="CoT fallback", agent="Clinician", role="reasoner",
+                    schema=answer_schema(question, order=params.answer_format, reader=lengths.reader),
+                    max_tokens=params.max_tokens or lengths.max_tokens, **sampling(params.temperature_reader, params))
     note = f"CoT fallback: the decision-maker rejected the snippets ({reason})"
     return to_answer(reply.parsed, question).model_copy(update={"note": note})
 
 
 def run(question: Question, params: DiscussParams, ctx: RunContext) -> Answer:
-    summary = discuss(question, params, ctx) if params.brainstorm else ""
+    lengths = LENGTHS[ctx.llm.lengths]
+    max_tokens = params.max_tokens or lengths.max_tokens
+    summary = discuss(question, params, lengths, ctx) if params.brainstorm else ""
     query = f"{question.text}\n{summary}" if summary else question.text
     ctx.emit("retrieval", "Retriever", Query(text=query, purpose="question + distilled summary D" if summary
                                              else "question (no discussion)"))
     hits = ctx.retrieve(query, params.k, stage="retrieval", agent="Retriever")
     # One budget for the decision-maker and the reader, so the reader reads exactly the snippets that were accepted;
     # it leaves room for the longest reply of the two (the per-snippet variant writes a line per snippet).
-    reply = max(DECISION_TOKENS, params.max_tokens, 80 + 60 * len(hits) if params.judge_each else 0)
+    reply = max(lengths.decision_tokens, max_tokens, judge_tokens(len(hits), lengths) if params.judge_each else 0)
     budget = ctx.reading_chars(params.max_doc_chars, tokens_of(question.render()) + reply)
     read = partial(answer_from_documents, question, ctx=ctx, system=prompt("discuss_system"), budget=budget,
-                   max_tokens=params.max_tokens, order=params.answer_format,
+                   max_tokens=max_tokens, reader=lengths.reader, commit=lengths.commit, order=params.answer_format,
                    **sampling(params.temperature_reader, params))
     if not params.verify:
         return read(hits, note=f"verification off: answered from all {len(hits)} snippets")
     if params.judge_each:
-        kept, reason = decide_each(question, hits, budget, params, ctx)
+        kept, reason = decide_each(question, hits, budget, params, lengths, ctx)
         if not kept:
-            return fall_back(question, reason, params, ctx)
+            return fall_back(question, reason, params, lengths, ctx)
         return read(kept, note=f"answered from the {len(kept)} of {len(hits)} snippets the decision-maker kept")
-    accepted, shown, reason = decide(question, hits, budget, params, ctx)
+    accepted, shown, reason = decide(question, hits, budget, params, lengths, ctx)
     if not accepted:
-        return fall_back(question, reason, params, ctx)
+        return fall_back(question, reason, params, lengths, ctx)
     note = f"the decision-maker accepted the snippets: answered from all {len(shown)} it read"
     if len(shown) < len(hits):
         note += f" ({len(hits) - len(shown)} beyond the reading budget)"

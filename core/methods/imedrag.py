@@ -12,17 +12,37 @@ allows once the final call must still hold every query–answer pair (``budgets`
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import partial
 
 from pydantic import BaseModel, Field, create_model
 
-from core.methods.base import (ASSUMED_WINDOW, CHARS_PER_TOKEN, PROMPT_TOKENS, MethodParams, MethodSpec, RunContext,
-    answer_schema, messages, prompt, read_docs, to_answer, tokens_of)
+from core.llm.profiles import Lengths
+from core.methods.base import (ASSUMED_WINDOW, CHARS_PER_TOKEN, PAPER_REPLY_TOKENS, PROMPT_TOKENS, READER, MethodParams,
+    MethodSpec, ReaderLengths, RunContext, answer_schema, bounded, in_at_most, messages, prompt, read_docs, to_answer,
+    tokens_of)
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer, Query
 
 _BRACKETED = re.compile(r"\[([^\[\]\n]{1,80})\]")
+
+
+@dataclass(frozen=True)
+class IMedRAGLengths:
+    reader: ReaderLengths  # the final answer
+    analysis_chars: int | None  # the questioner's analysis
+    analysis_sentences: int | None
+    query_chars: int | None  # each follow-up query
+    max_tokens: int  # the query-writing and final calls
+
+
+LENGTHS: dict[Lengths, IMedRAGLengths] = {
+    "compact": IMedRAGLengths(READER["compact"], 400, 3, 200, 320),
+    # The toolkit bounds neither its "## Analysis" nor its queries ("concise") and sends no max_tokens
+    # (Teddy-XiongGZ/MedRAG src/template.py follow_up_instruction_ask, src/medrag.py MedRAG.i_medrag_answer).
+    "paper": IMedRAGLengths(READER["paper"], None, None, None, PAPER_REPLY_TOKENS),
+}
 
 
 class IMedRAGParams(MethodParams):
@@ -35,10 +55,12 @@ class IMedRAGParams(MethodParams):
     answer_tokens: int | None = Field(None, ge=32, le=8192,
                                       description="most tokens each follow-up answer writes; empty (None) = as many as the "
                                                   "context window leaves (the authors set no limit)")
-    max_tokens: int = Field(320, ge=32, le=4096, description="budget for the query-writing and final calls")
+    max_tokens: int | None = Field(None, ge=32, le=4096, description="budget for the query-writing and final calls; "
+                                   f"empty = the backend's ({LENGTHS['compact'].max_tokens} on the embedded model, "
+                                   f"{LENGTHS['paper'].max_tokens:,} on an endpoint)")
 
 
-QUERY_TOKENS = 80  # one history entry's query (written under a 200-character limit) and its labels
+QUERY_TOKENS = 80  # one history entry's query (at most 200 characters on the compact lengths, a line) and labels
 # An answer takes at most this share of the window, the rest going to documents: the toolkit gives Llama-3's
 # documents 7,168 of its 8,192 tokens, leaving 1,024 for the prompt's other parts and the answer.
 ANSWER_SHARE = 1 / 8
@@ -51,14 +73,14 @@ class Budgets(BaseModel):
     answer_tokens: int
 
 
-def budgets(params: IMedRAGParams, question: Question, window: int | None,
-            reading_tokens: int | None = None) -> Budgets:
+def budgets(params: IMedRAGParams, question: Question, window: int | None, reading_tokens: int | None = None,
+            lengths: IMedRAGLengths = LENGTHS["paper"]) -> Budgets:
     """The follow-up budgets for a context window of ``window`` tokens. The final call reads the question and all
     R × Q query–answer pairs and writes ``max_tokens``, so each answer gets an equal share of what that leaves (at
     most ``ANSWER_SHARE`` of the window); a follow-up then reads documents in whatever its answer leaves, and at
-    most the backend's ``reading_tokens``."""
+    most the backend's ``reading_tokens``. ``lengths`` give the final call's budget when the knob leaves it empty."""
     window = window or ASSUMED_WINDOW
-    fixed = PROMPT_TOKENS + tokens_of(question.render()) + params.max_tokens
+    fixed = PROMPT_TOKENS + tokens_of(question.render()) + (params.max_tokens or lengths.max_tokens)
     share = (window - fixed) // (params.rounds * params.queries) - QUERY_TOKENS
     answer = params.answer_tokens or max(min(share, int(window * ANSWER_SHARE)), 32)
     room = window - PROMPT_TOKENS - QUERY_TOKENS - answer
@@ -79,12 +101,13 @@ class Lookup(BaseModel):
         return f"Query: {self.query}\nAnswer: {self.answer}"
 
 
-def queries_schema(n: int) -> type[BaseModel]:
+def queries_schema(n: int, lengths: IMedRAGLengths) -> type[BaseModel]:
+    query = {"type": "string", "maxLength": lengths.query_chars} if lengths.query_chars else {"type": "string"}
     return create_model(
         "FollowUpQueries",
-        analysis=(str, Field(description="what is known so far and what is missing", json_schema_extra={"maxLength": 400})),
+        analysis=(str, bounded(lengths.analysis_chars, "what is known so far and what is missing")),
         queries=(list[str], Field(min_length=n, max_length=n, description=f"{n} short search queries",
-                                  json_schema_extra={"items": {"type": "string", "maxLength": 200}})),
+                                  json_schema_extra={"items": query})),
     )
 
 
@@ -109,23 +132,27 @@ def render_history(history: list[Lookup]) -> str:
 
 def run(question: Question, params: IMedRAGParams, ctx: RunContext) -> Answer:
     system = prompt("imedrag_system")
-    budget = budgets(params, question, ctx.llm.context_window, ctx.llm.reading_tokens)
+    lengths = LENGTHS[ctx.llm.lengths]
+    max_tokens = params.max_tokens or lengths.max_tokens
+    budget = budgets(params, question, ctx.llm.context_window, ctx.llm.reading_tokens, lengths)
     history: list[Lookup] = []
     for round_no in range(1, params.rounds + 1):
         reply = ctx.ask(
             messages(system, prompt("imedrag_queries", history=render_history(history), question=question.render(),
-                                    n=params.queries)),
+                                    n=params.queries, within=in_at_most(lengths.analysis_sentences))),
             stage=f"round {round_no}", agent="Questioner", role="questioner",
-            schema=queries_schema(params.queries), temperature=0.0, max_tokens=params.max_tokens, turn=round_no,
+            schema=queries_schema(params.queries, lengths), temperature=0.0, max_tokens=max_tokens, turn=round_no,
         )
         queries = [q.strip() for q in reply.parsed.queries if q.strip()]
         for q in queries:
             ctx.emit(f"round {round_no}", "Questioner", Query(text=q, purpose="follow-up", round=round_no))
         history += ctx.parallel(partial(lookup, round_no=round_no, params=params, budget=budget, ctx=ctx), queries)
     reply = ctx.ask(
-        messages(system, prompt("imedrag_final", history=render_history(history), question=question.render())),
+        messages(system, prompt("imedrag_final", history=render_history(history), question=question.render(),
+                                **lengths.reader.words())),
         stage="final answer", agent="Answerer", role="answerer",
-        schema=answer_schema(question, cite=True, order=params.answer_format), max_tokens=params.max_tokens,
+        schema=answer_schema(question, cite=True, order=params.answer_format, reader=lengths.reader),
+        max_tokens=max_tokens,
     )
     return to_answer(reply.parsed, question, valid_ids={i for entry in history for i in entry.cited})
 

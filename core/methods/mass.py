@@ -12,22 +12,50 @@ single view.
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model, field_validator
 
-from core.methods.base import (AnswerFormat, MethodParams, MethodSpec, RunContext, answer_schema, messages, prompt,
-    read_docs, reading_knob, to_answer, tokens_of)
+from core.llm.profiles import Lengths
+from core.methods.base import (PAPER_REPLY_TOKENS, READER, AnswerFormat, MethodParams, MethodSpec, ReaderLengths,
+    RunContext, answer_schema, at_most, bounded, messages, prompt, read_docs, reading_knob, to_answer, tokens_of)
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer, Hit, Verdict, VerdictItem
 
 View = Literal["summarizer", "extractor", "reasoner"]
 VIEWS: tuple[str, ...] = ("summarizer", "extractor", "reasoner")
-# Token budgets that fit the longest reply the schemas allow: a reply cut off by its budget does not parse.
-VIEW_TOKENS = 300
-SPAN_TOKENS = 90
+
+
+@dataclass(frozen=True)
+class MassLengths:
+    """What each agent writes: sentences a view is asked for, characters the grammar allows (None: no bound), the
+    Extractor's spans, and the tokens each call may take."""
+
+    reader: ReaderLengths  # the Answer and Synthesis Agents
+    max_tokens: int
+    view_sentences: int | None  # the Summarizer's summary, the Reasoner's inference
+    view_chars: int | None
+    view_tokens: int
+    spans: int | None  # the Extractor: most spans (None: as many as it finds), each at most ``span_chars``
+    span_chars: int | None
+    extract_tokens: int  # plus ``span_tokens`` per span
+    span_tokens: int
+
+
+LENGTHS: dict[Lengths, MassLengths] = {
+    # Every text bounded in the grammar; the budgets fit the longest reply the schemas allow (a reply cut off by its
+    # budget does not parse).
+    "compact": MassLengths(READER["compact"], 320, view_sentences=4, view_chars=500, view_tokens=300, spans=4,
+                           span_chars=200, extract_tokens=20, span_tokens=90),
+    # The paper (arXiv 2604.18509) bounds no agent's reply: views compress, copy or infer from the documents as
+    # they need.
+    "paper": MassLengths(READER["paper"], PAPER_REPLY_TOKENS, view_sentences=None, view_chars=None,
+                         view_tokens=PAPER_REPLY_TOKENS, spans=None, span_chars=None,
+                         extract_tokens=PAPER_REPLY_TOKENS, span_tokens=90),
+}
 
 
 class MassParams(MethodParams):
@@ -37,9 +65,13 @@ class MassParams(MethodParams):
                               description="filtering agents, run concurrently; a single one is the paper's ablation")
     answer_agent: bool | None = Field(None, description="an Answer Agent per view before synthesis; "
                                                         "None = on for open questions, off for multiple choice")
-    n_spans: int = Field(4, ge=1, le=12, description="most verbatim spans the Extractor copies")
+    n_spans: int | None = Field(None, ge=1, le=12, description="most verbatim spans the Extractor copies; empty = the "
+                                f"backend's ({LENGTHS['compact'].spans} on the embedded model, as many as it finds "
+                                "on an endpoint)")
     max_doc_chars: int | None = reading_knob("each view")
-    max_tokens: int = Field(320, ge=64, le=4096, description="budget for each answer and the synthesis")
+    max_tokens: int | None = Field(None, ge=64, le=4096, description="budget for each answer and the synthesis; "
+                                   f"empty = the backend's ({LENGTHS['compact'].max_tokens} on the embedded model, "
+                                   f"{LENGTHS['paper'].max_tokens:,} on an endpoint)")
 
     @field_validator("views")
     @classmethod
@@ -47,32 +79,52 @@ class MassParams(MethodParams):
         return list(dict.fromkeys(value))
 
 
-def view_schema(view: str, ids: list[str], n_spans: int) -> type[BaseModel]:
+# What a view holds when its length is not bounded in sentences.
+UNBOUNDED_VIEW = {"summary": "what the documents say that bears on the question",
+                  "inference": "what follows from combining the documents"}
+
+
+def view_schema(view: str, ids: list[str], n_spans: int | None, lengths: MassLengths) -> type[BaseModel]:
     doc_id: Any = Literal[tuple(ids)] if ids else str  # an enum of the ids the view was shown
     doc_ids = (list[doc_id], Field(default_factory=list, max_length=max(len(ids), 1),
                                    description="ids of the documents used"))
     if view == "extractor":
-        span = create_model("Span", doc_id=(doc_id, ...), text=(str, Field(
-            description="copied word for word", json_schema_extra={"maxLength": 200})))
+        span = create_model("Span", doc_id=(doc_id, ...), text=(str, bounded(lengths.span_chars,
+                                                                              "copied word for word")))
         return create_model("ExtractorView", spans=(list[span], Field(max_length=n_spans)))
     field = "summary" if view == "summarizer" else "inference"
-    return create_model(f"{view.title()}View", **{field: (str, Field(
-        description="at most four sentences", json_schema_extra={"maxLength": 500})), "doc_ids": doc_ids})
+    said = at_most(lengths.view_sentences) if lengths.view_sentences else UNBOUNDED_VIEW[field]
+    return create_model(f"{view.title()}View", **{field: (str, bounded(lengths.view_chars, said)), "doc_ids": doc_ids})
 
 
 # -- the three views -----------------------------------------------------------------------
 
 
-def view_tokens(view: str, params: MassParams) -> int:
-    return 20 + SPAN_TOKENS * params.n_spans if view == "extractor" else VIEW_TOKENS
+def spans(params: MassParams, lengths: MassLengths) -> int | None:
+    """Most spans the Extractor copies: the knob's, else the backend's (None: as many as it finds)."""
+    return params.n_spans or lengths.spans
+
+
+def view_tokens(view: str, params: MassParams, lengths: MassLengths) -> int:
+    if view == "extractor":
+        return lengths.extract_tokens + lengths.span_tokens * (spans(params, lengths) or 0)
+    return lengths.view_tokens
+
+
+def view_prompt(view: str, documents: str, question: Question, params: MassParams, lengths: MassLengths) -> str:
+    n, sentences = spans(params, lengths), lengths.view_sentences
+    return prompt(f"mass_{view}", documents=documents, question=question.render(),
+                  spans=f"up to {n} short spans" if n else "the short spans",
+                  length=f" of {at_most(sentences)}" if sentences else "",
+                  infer=f"In {at_most(sentences)}, infer" if sentences else "Infer")
 
 
 def filter_view(question: Question, documents: str, shown: list[str], offered: int, params: MassParams,
-                ctx: RunContext, view: str) -> BaseModel:
-    text = prompt(f"mass_{view}", documents=documents, question=question.render(), n=params.n_spans)
+                lengths: MassLengths, ctx: RunContext, view: str) -> BaseModel:
+    text = view_prompt(view, documents, question, params, lengths)
     return ctx.ask(messages(prompt("mass_system"), text), stage="views", agent=view.title(), role=view,
-                   schema=view_schema(view, shown, params.n_spans), max_tokens=view_tokens(view, params),
-                   read=shown, offered=offered).parsed
+                   schema=view_schema(view, shown, spans(params, lengths), lengths),
+                   max_tokens=view_tokens(view, params, lengths), read=shown, offered=offered).parsed
 
 
 def _plain(text: str) -> str:
@@ -120,29 +172,35 @@ def evidence_from_views(views: list[str], outputs: list[BaseModel], hits: list[H
 # -- answers and synthesis -------------------------------------------------------------------
 
 
-def answer_view(question: Question, params: MassParams, ctx: RunContext, item: tuple[str, str]) -> Answer:
+def answer_view(question: Question, params: MassParams, lengths: MassLengths, ctx: RunContext,
+                item: tuple[str, str]) -> Answer:
     view, evidence = item
-    text = prompt("mass_answer", view=view, evidence=evidence, question=question.render())
+    text = prompt("mass_answer", view=view, evidence=evidence, question=question.render(), **lengths.reader.words())
     reply = ctx.ask(messages(prompt("mass_system"), text), stage="candidate answers", agent="Answer Agent",
-                    role=f"answerer ({view})", schema=answer_schema(question), max_tokens=params.max_tokens)
+                    role=f"answerer ({view})", schema=answer_schema(question, reader=lengths.reader),
+                    max_tokens=params.max_tokens or lengths.max_tokens)
     return to_answer(reply.parsed, question)
 
 
-def synthesis_schema(question: Question, views: list[str], order: AnswerFormat = "reasoning first") -> type[BaseModel]:
+def synthesis_schema(question: Question, views: list[str], order: AnswerFormat,
+                     reader: ReaderLengths) -> type[BaseModel]:
     followed = Literal[tuple(v.title() for v in views) + ("combined",)]
-    return create_model("Synthesis", __base__=answer_schema(question, cite=True, order=order), followed_view=(followed, ...))
+    return create_model("Synthesis", __base__=answer_schema(question, cite=True, order=order, reader=reader),
+                        followed_view=(followed, ...))
 
 
 def synthesize(question: Question, views: dict[str, str], candidates: dict[str, Answer], used: set[str],
-               params: MassParams, ctx: RunContext) -> Answer:
+               params: MassParams, lengths: MassLengths, ctx: RunContext) -> Answer:
     """Reconcile the views (and their candidate answers, when the Answer Agent ran) into one answer."""
     lines = [f"- {v.title()} view: {a.choice or a.text} ({a.rationale})" for v, a in candidates.items()]
     text = prompt("mass_synthesize", views="\n\n".join(f"{v.title()} view:\n{t}" for v, t in views.items()),
                   candidates="\nCandidate answers:\n" + "\n".join(lines) + "\n" if lines else "",
-                  question=question.render(), compared="views and candidate answers" if lines else "views")
+                  question=question.render(), compared="views and candidate answers" if lines else "views",
+                  **lengths.reader.words())
     reply = ctx.ask(messages(prompt("mass_system"), text), stage="synthesis", agent="Synthesis Agent",
-                    role="synthesizer", schema=synthesis_schema(question, list(views), params.answer_format),
-                    max_tokens=params.max_tokens)
+                    role="synthesizer",
+                    schema=synthesis_schema(question, list(views), params.answer_format, lengths.reader),
+                    max_tokens=params.max_tokens or lengths.max_tokens)
     followed = reply.parsed.followed_view
     note = "combined the views" if followed == "combined" else f"followed the {followed} view"
     if candidates:
@@ -151,18 +209,21 @@ def synthesize(question: Question, views: dict[str, str], candidates: dict[str, 
 
 
 def run(question: Question, params: MassParams, ctx: RunContext) -> Answer:
+    lengths = LENGTHS[ctx.llm.lengths]
     hits = ctx.retrieve(question.text, params.k, stage="retrieval", agent="Retriever")
     if not hits:
         raise RuntimeError("retrieval returned no documents for this question, so there is nothing to filter")
-    reply_tokens = max(view_tokens(view, params) for view in params.views)
+    reply_tokens = max(view_tokens(view, params, lengths) for view in params.views)
     budget = ctx.reading_chars(params.max_doc_chars, tokens_of(question.render()) + reply_tokens)
     documents, shown = read_docs(hits, budget)
     read = [h for h in hits if h.snippet_id in shown]
-    outputs = ctx.parallel(partial(filter_view, question, documents, shown, len(hits), params, ctx), params.views)
+    outputs = ctx.parallel(partial(filter_view, question, documents, shown, len(hits), params, lengths, ctx),
+                           params.views)
     rendered, used = evidence_from_views(params.views, outputs, read, ctx)
     with_answers = params.answer_agent if params.answer_agent is not None else not question.is_multiple_choice
-    candidates = ctx.parallel(partial(answer_view, question, params, ctx), rendered.items()) if with_answers else []
-    return synthesize(question, rendered, dict(zip(rendered, candidates)), used, params, ctx)
+    candidates = ctx.parallel(partial(answer_view, question, params, lengths, ctx), rendered.items()) \
+        if with_answers else []
+    return synthesize(question, rendered, dict(zip(rendered, candidates)), used, params, lengths, ctx)
 
 
 SPEC = MethodSpec(

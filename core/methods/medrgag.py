@@ -14,13 +14,15 @@ re-scored top candidates on with no integrator.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from core.methods.base import (MethodParams, MethodSpec, RunContext, messages, one_of, prompt, read_docs, sample_seed,
-    tokens_of)
+from core.llm.profiles import Lengths
+from core.methods.base import (OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, MethodParams, MethodSpec, ReaderLengths,
+    RunContext, at_most, bounded, in_at_most, messages, one_of, prompt, read_docs, sample_seed, tokens_of)
 from core.methods.discuss import answer_from_documents
 from core.question import Question
 from core.stages import Stage
@@ -28,7 +30,51 @@ from core.trace import Answer, GeneratedDoc, Hit, Query, Verdict, VerdictItem
 
 GENERATED = "generated"  # the corpus name of generated documents; their ids are gen-1, gen-2, ...
 FROM_QUESTION = "(none: written from the question alone)"
-SUMMARY_TOKENS = 160  # three sentences
+
+
+@dataclass(frozen=True)
+class MedRGAGLengths:
+    """What each agent reads and writes: characters of each candidate, sentences a prompt asks for, characters the
+    grammar allows (None: no bound) and the tokens a call may take."""
+
+    reader: ReaderLengths
+    max_tokens: int  # the reader
+    commit: str  # how the reader is told to commit to an answer the documents do not give
+    doc_chars: int | None  # each candidate as an agent reads it (None: whole)
+    summary_sentences: int | None
+    summary_chars: int | None
+    summary_tokens: int
+    explore_reasoning: bool  # the explorer reasons before it names the missing points
+    point_chars: int | None
+    explore_tokens: int  # plus ``explore_tokens_each`` per point
+    explore_tokens_each: int
+    requirements: int | None  # the integrator: most knowledge points it lists
+    requirement_chars: int | None
+    covers_chars: int | None
+    select_tokens: int  # plus ``select_tokens_each`` per candidate read
+    select_tokens_each: int
+
+
+LENGTHS: dict[Lengths, MedRGAGLengths] = {
+    # On the embedded model's 8,192-token slot 10 candidates of 1,600 characters (about 4,000 tokens) leave room for
+    # the question and the integrator's reply; 1,600 characters hold a whole 256-word generated document and most
+    # corpus chunks. Every text is bounded in the grammar, and each budget fits the longest reply its schema allows.
+    "compact": MedRGAGLengths(
+        reader=READER["compact"], max_tokens=320, commit=OWN_KNOWLEDGE, doc_chars=1600, summary_sentences=3,
+        summary_chars=400, summary_tokens=160, explore_reasoning=False, point_chars=160, explore_tokens=60,
+        explore_tokens_each=55, requirements=4, requirement_chars=120, covers_chars=80, select_tokens=240,
+        select_tokens_each=55),
+    # The authors' code (ll0ruc/MedRGAG): whole documents (src/llm_by_gpt.py read_data); a summary with no length
+    # but "avoid unnecessary details" (src/template.py knowledge_summary_template); the explorer's "- Reasoning:
+    # [Detailed explanation]" before its points (knowledge_explore_template); the integrator's requirements as many
+    # as the question needs (llm_selection_prompt); no max_tokens for those three (src/llm_by_gpt.py GPT.call); the
+    # reader's 512 tokens (src/medrgag.py vllm_answer) and "rely on your own medical knowledge" (rag_template).
+    "paper": MedRGAGLengths(
+        reader=READER["paper"], max_tokens=512, commit=OWN_KNOWLEDGE, doc_chars=None, summary_sentences=None,
+        summary_chars=None, summary_tokens=PAPER_REPLY_TOKENS, explore_reasoning=True, point_chars=None,
+        explore_tokens=PAPER_REPLY_TOKENS, explore_tokens_each=0, requirements=None, requirement_chars=None,
+        covers_chars=None, select_tokens=PAPER_REPLY_TOKENS, select_tokens_each=55),
+}
 
 
 class MedRGAGParams(MethodParams):
@@ -47,22 +93,40 @@ class MedRGAGParams(MethodParams):
     n_selected: int = Field(5, ge=1, le=16, description="documents the selection passes to the reader")
     kgcc: bool = Field(True, description="off: generate from the question alone (ablation w/o KGCC)")
     kads: bool = Field(True, description="off: pass the re-scored top candidates to the reader (ablation w/o KADS)")
-    max_doc_chars: int = Field(1600, ge=200, le=4000, description="characters of each candidate an agent reads")
-    max_tokens: int = Field(320, ge=64, le=4096, description="budget for the final answer")
+    max_doc_chars: int | None = Field(None, ge=200, le=4000, description="characters of each candidate an agent "
+                                      f"reads; empty = the backend's ({LENGTHS['compact'].doc_chars:,} on the "
+                                      "embedded model, whole documents on an endpoint)")
+    max_tokens: int | None = Field(None, ge=64, le=4096, description="budget for the final answer; empty = the "
+                                   f"backend's ({LENGTHS['compact'].max_tokens} on the embedded model, "
+                                   f"{LENGTHS['paper'].max_tokens} on an endpoint, the authors' reader)")
     seed: int = Field(0, ge=0, description="sampling seed of the agents above temperature 0 (each document from the "
                                            "question alone its own): the same seed replays a saved run from the "
                                            "response cache, another draws new documents")
 
 
-def _reading(hits: list[Hit], params: MedRGAGParams, ctx: RunContext, reserved_tokens: int) -> tuple[list[Hit], int]:
-    """Each document cut to ``max_doc_chars`` and a budget that fits them all, so that generated documents are
-    never squeezed out by long snippets; within the backend's context window once ``reserved_tokens`` are set aside."""
-    return [h.model_copy(update={"text": h.text[: params.max_doc_chars]}) for h in hits], \
-        min(len(hits) * (params.max_doc_chars + 200), ctx.window_chars(reserved_tokens))
+def _reading(hits: list[Hit], cut: int | None, ctx: RunContext, reserved_tokens: int) -> tuple[list[Hit], int]:
+    """Each document cut to ``cut`` characters and a budget that fits them all, so that generated documents are never
+    squeezed out by long snippets, within the backend's context window once ``reserved_tokens`` are set aside (the
+    embedded server's reading cap does not bind here: 10 candidates of 1,600 characters read past it); whole
+    documents, as the authors read them, within what the backend reads per call."""
+    if cut is None:
+        return hits, ctx.reading_chars(None, reserved_tokens)
+    return [h.model_copy(update={"text": h.text[:cut]}) for h in hits], \
+        min(len(hits) * (cut + 200), ctx.window_chars(reserved_tokens))
 
 
-def _documents(hits: list[Hit], params: MedRGAGParams, ctx: RunContext, reserved_tokens: int) -> tuple[str, list[str]]:
-    return read_docs(*_reading(hits, params, ctx, reserved_tokens))
+def _documents(hits: list[Hit], cut: int | None, ctx: RunContext, reserved_tokens: int) -> tuple[str, list[str]]:
+    return read_docs(*_reading(hits, cut, ctx, reserved_tokens))
+
+
+def cut(params: MedRGAGParams, lengths: MedRGAGLengths) -> int | None:
+    """Characters of each candidate an agent reads: the knob's, else the backend's (None: whole documents)."""
+    return params.max_doc_chars or lengths.doc_chars
+
+
+def select_tokens(n: int, lengths: MedRGAGLengths) -> int:
+    """The integrator's budget: its requirements, then a line per candidate it reads."""
+    return lengths.select_tokens + lengths.select_tokens_each * n
 
 
 def with_options(question: Question) -> str:
@@ -94,41 +158,51 @@ def retrieve(question: Question, params: MedRGAGParams, ctx: RunContext) -> list
 # -- stage 2: knowledge-guided context completion ----------------------------------------------
 
 
-def summary_schema(doc_id: str) -> type[BaseModel]:
+def summary_schema(doc_id: str, lengths: MedRGAGLengths) -> type[BaseModel]:
     """A document judged of no use ends there (the reference's "No useful information"); a useful one is summarized.
     Two shapes, as a small model told to leave the summary of a useless document empty still writes one. doc_id is a
     constant, so the summary in the trace says which document it condenses."""
     said = Field(description="false when the document is irrelevant to the question")
     useless = create_model("NoUsefulInformation", doc_id=(Literal[doc_id], ...), useful=(Literal[False], said))
-    useful = create_model("UsefulDocument", doc_id=(Literal[doc_id], ...), useful=(Literal[True], said), summary=(
-        str, Field(description="at most three sentences", json_schema_extra={"maxLength": 400})))
+    sentences = at_most(lengths.summary_sentences) if lengths.summary_sentences else "the useful information"
+    useful = create_model("UsefulDocument", doc_id=(Literal[doc_id], ...), useful=(Literal[True], said),
+                          summary=(str, bounded(lengths.summary_chars, sentences)))
     return one_of("DocumentSummary", useless, useful)
 
 
-def missing_schema(n: int) -> type[BaseModel]:
-    return create_model("MissingKnowledge", missing=(list[str], Field(
+def missing_schema(n: int, lengths: MedRGAGLengths) -> type[BaseModel]:
+    """Exactly n missing knowledge points, after the reasoning that finds them where the lengths have it (a reply
+    without it still parses)."""
+    point = {"type": "string", "maxLength": lengths.point_chars} if lengths.point_chars else {"type": "string"}
+    reasoning = {"reasoning": (str, Field("", description="the knowledge points the question needs, and which the "
+                                                          "information lacks"))} if lengths.explore_reasoning else {}
+    return create_model("MissingKnowledge", **reasoning, missing=(list[str], Field(
         min_length=n, max_length=n, description="short knowledge points, most critical first",
-        json_schema_extra={"items": {"type": "string", "maxLength": 160}})))
+        json_schema_extra={"items": point})))
 
 
-def summarize(question: Question, params: MedRGAGParams, ctx: RunContext, hit: Hit) -> BaseModel:
+def summarize(question: Question, params: MedRGAGParams, lengths: MedRGAGLengths, ctx: RunContext,
+              hit: Hit) -> BaseModel:
     # The question comes first in every agent's prompt: it is what all of them share (each reads other documents).
-    document, shown = _documents([hit], params, ctx, tokens_of(question.render()) + SUMMARY_TOKENS)
-    text = prompt("medrgag_summarize", question=question.render(), document=document)
+    reserved = tokens_of(question.render()) + lengths.summary_tokens
+    document, shown = _documents([hit], cut(params, lengths), ctx, reserved)
+    limit = f",{in_at_most(lengths.summary_sentences)}" if lengths.summary_sentences else ""
+    text = prompt("medrgag_summarize", question=question.render(), document=document, within=limit)
     return ctx.ask(messages(prompt("medrgag_system"), text), stage="KGCC: summarize", agent="Summarizer",
-                   role="summarizer", schema=summary_schema(hit.snippet_id), temperature=params.agent_temperature,
-                   seed=sample_seed(params.agent_temperature, params.seed), max_tokens=SUMMARY_TOKENS, read=shown,
-                   offered=1).parsed
+                   role="summarizer", schema=summary_schema(hit.snippet_id, lengths),
+                   temperature=params.agent_temperature, seed=sample_seed(params.agent_temperature, params.seed),
+                   max_tokens=lengths.summary_tokens, read=shown, offered=1).parsed
 
 
-def explore(question: Question, summaries: list[BaseModel], n: int, params: MedRGAGParams,
+def explore(question: Question, summaries: list[BaseModel], n: int, params: MedRGAGParams, lengths: MedRGAGLengths,
             ctx: RunContext) -> list[str]:
     useful = "\n".join(f"[{s.doc_id}] {s.summary.strip()}" for s in summaries if s.useful and s.summary.strip())
     text = prompt("medrgag_explore", summaries=useful or "(no retrieved document had useful information)",
                   question=question.render(), n=n)
     reply = ctx.ask(messages(prompt("medrgag_system"), text), stage="KGCC: explore", agent="Explorer",
-                    role="explorer", schema=missing_schema(n), temperature=params.agent_temperature,
-                    seed=sample_seed(params.agent_temperature, params.seed), max_tokens=60 + 55 * n)
+                    role="explorer", schema=missing_schema(n, lengths), temperature=params.agent_temperature,
+                    seed=sample_seed(params.agent_temperature, params.seed),
+                    max_tokens=lengths.explore_tokens + lengths.explore_tokens_each * n)
     return [m.strip() for m in reply.parsed.missing if m.strip()]
 
 
@@ -158,13 +232,14 @@ def generate(question: Question, points: list[str], stage: str, params: MedRGAGP
     return docs
 
 
-def complete_context(question: Question, retrieved: list[Hit], params: MedRGAGParams, ctx: RunContext) -> list[Hit]:
+def complete_context(question: Question, retrieved: list[Hit], params: MedRGAGParams, lengths: MedRGAGLengths,
+                     ctx: RunContext) -> list[Hit]:
     if not params.n_generated:
         return []
     if not params.kgcc:
         return generate(question, [], "generation", params, ctx)
-    summaries = ctx.parallel(partial(summarize, question, params, ctx), retrieved)
-    points = explore(question, summaries, n_points(question, params), params, ctx)
+    summaries = ctx.parallel(partial(summarize, question, params, lengths, ctx), retrieved)
+    points = explore(question, summaries, n_points(question, params), params, lengths, ctx)
     return generate(question, points, "KGCC: generate", params, ctx)
 
 
@@ -177,14 +252,17 @@ def anonymous(candidates: list[Hit]) -> list[Hit]:
     return [h.model_copy(update={"snippet_id": str(i), "corpus": ""}) for i, h in enumerate(candidates, 1)]
 
 
-def selection_schema(ids: list[str], n: int) -> type[BaseModel]:
+def selection_schema(ids: list[str], n: int, lengths: MedRGAGLengths) -> type[BaseModel]:
     candidate_id = Literal[tuple(ids)]  # an enum: the integrator can only name candidates
-    mapping = create_model("KnowledgeMapping", doc_id=(candidate_id, ...), covers=(str, Field(
-        description="the knowledge point it covers, or none", json_schema_extra={"maxLength": 80})))
+    mapping = create_model("KnowledgeMapping", doc_id=(candidate_id, ...), covers=(
+        str, bounded(lengths.covers_chars, "the knowledge point it covers, or none")))
+    point = {"type": "string", "maxLength": lengths.requirement_chars} if lengths.requirement_chars else \
+        {"type": "string"}
     return create_model(
         "Selection",
-        requirements=(list[str], Field(min_length=1, max_length=4, description="knowledge points the question needs",
-                                       json_schema_extra={"items": {"type": "string", "maxLength": 120}})),
+        requirements=(list[str], Field(min_length=1, max_length=lengths.requirements,
+                                       description="knowledge points the question needs",
+                                       json_schema_extra={"items": point})),
         mapping=(list[mapping], Field(min_length=len(ids), max_length=len(ids))),
         selected=(list[candidate_id], Field(min_length=1, max_length=n)),
     )
@@ -206,18 +284,20 @@ def rescore(question: Question, hits: list[Hit], ctx: RunContext) -> list[tuple[
     return sorted(zip(hits, scores), key=lambda pair: -pair[1])
 
 
-def select(question: Question, candidates: list[Hit], params: MedRGAGParams, ctx: RunContext) -> list[Hit]:
+def select(question: Question, candidates: list[Hit], params: MedRGAGParams, lengths: MedRGAGLengths,
+           ctx: RunContext) -> list[Hit]:
     """KADS: requirements → candidate-to-requirement map → a compact, non-redundant selection, re-scored so the
     reader reads the best first."""
     stage, agent = "KADS: select", "Integrator"
     neutral = anonymous(candidates)
     real = {n.snippet_id: h for n, h in zip(neutral, candidates)}
-    reply_tokens = 240 + 55 * len(neutral)  # requirements, then a line per candidate read
-    documents, shown = _documents(neutral, params, ctx, tokens_of(question.render()) + reply_tokens)
+    documents, shown = _documents(neutral, cut(params, lengths), ctx,
+                                  tokens_of(question.render()) + select_tokens(len(neutral), lengths))
     text = prompt("medrgag_integrate", documents=documents, question=question.render(), n=params.n_selected)
     reply = ctx.ask(messages(prompt("medrgag_system"), text), stage=stage, agent=agent, role="integrator",
-                    schema=selection_schema(shown, params.n_selected), temperature=params.agent_temperature,
-                    seed=sample_seed(params.agent_temperature, params.seed), max_tokens=240 + 55 * len(shown),
+                    schema=selection_schema(shown, params.n_selected, lengths), temperature=params.agent_temperature,
+                    seed=sample_seed(params.agent_temperature, params.seed),
+                    max_tokens=select_tokens(len(shown), lengths),
                     read=[real[i].snippet_id for i in shown], offered=len(candidates))
     covers: dict[str, str] = {}
     for m in reply.parsed.mapping:
@@ -255,27 +335,31 @@ def _mix(selected: list[Hit], candidates: list[Hit]) -> str:
 
 
 def read(question: Question, selected: list[Hit], candidates: list[Hit], params: MedRGAGParams,
-         ctx: RunContext) -> Answer:
+         lengths: MedRGAGLengths, ctx: RunContext) -> Answer:
     """The reader answers from the selection in its re-scored order, under the ids the integrator saw them by;
     its citations are mapped back to the documents' own ids."""
     neutral = {h.snippet_id: n for n, h in zip(anonymous(candidates), candidates)}
     shown = [neutral[h.snippet_id] for h in selected]
     real = {n.snippet_id: h.snippet_id for n, h in zip(shown, selected)}
-    clipped, budget = _reading(shown, params, ctx, tokens_of(question.render()) + params.max_tokens)
+    max_tokens = params.max_tokens or lengths.max_tokens
+    clipped, budget = _reading(shown, cut(params, lengths), ctx, tokens_of(question.render()) + max_tokens)
     answer = answer_from_documents(question, clipped, ctx, system=prompt("medrgag_system"), budget=budget,
-                                   max_tokens=params.max_tokens, note=_mix(selected, candidates),
-                                   order=params.answer_format, real_ids=real)
+                                   max_tokens=max_tokens, reader=lengths.reader, commit=lengths.commit,
+                                   note=_mix(selected, candidates), order=params.answer_format, real_ids=real)
     return answer.model_copy(update={"cited": [real[i] for i in answer.cited if i in real]})
 
 
 def run(question: Question, params: MedRGAGParams, ctx: RunContext) -> Answer:
+    lengths = LENGTHS[ctx.llm.lengths]
     retrieved = retrieve(question, params, ctx)
-    candidates = retrieved + complete_context(question, retrieved, params, ctx)
-    if candidates:
-        selected = (select if params.kads else rank)(question, candidates, params, ctx)
-    else:
+    candidates = retrieved + complete_context(question, retrieved, params, lengths, ctx)
+    if not candidates:
         selected = []
-    return read(question, selected, candidates, params, ctx)
+    elif params.kads:
+        selected = select(question, candidates, params, lengths, ctx)
+    else:
+        selected = rank(question, candidates, params, ctx)
+    return read(question, selected, candidates, params, lengths, ctx)
 
 
 SPEC = MethodSpec(

@@ -10,17 +10,58 @@ report alone. Each agent can be switched off, as in the paper's ablation.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import partial
 from itertools import zip_longest
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from core.methods.base import (MethodParams, MethodSpec, RunContext, answer_schema, messages, one_of, prompt, read_docs,
-    reading_knob, sample_seed, to_answer, tokens_of)
+from core.llm.profiles import Lengths
+from core.methods.base import (PAPER_REPLY_TOKENS, READER, MethodParams, MethodSpec, ReaderLengths, RunContext,
+    answer_schema, bounded, messages, one_of, prompt, read_docs, reading_knob, sample_seed, to_answer, tokens_of)
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer, Hit, Query, Report, Sufficiency, Verdict, VerdictItem
+
+
+MAX_IDS_PER_CLAIM = 4  # unbounded, a small model can list ids until its token budget runs out mid-reply
+
+
+@dataclass(frozen=True)
+class SemaLengths:
+    """What each agent writes: characters of each text and most items of each list, as the grammar bounds them
+    (None: no bound), and the tokens each call may take."""
+
+    reader: ReaderLengths  # the answer
+    max_tokens: int  # every agent's call
+    intent_chars: int | None = None  # the I-Agent's clinical schema
+    entities: int | None = None
+    entity_chars: int | None = None
+    constraints: int | None = None
+    constraint_chars: int | None = None
+    query_chars: int | None = None
+    gaps: int | None = None  # the E-Agent's judgment
+    gap_chars: int | None = None
+    follow_up_chars: int | None = None
+    claims: int | None = None  # the A-Agent's report: supporting and refuting claims each
+    claim_chars: int | None = None
+    ids_per_claim: int | None = None
+    conflicts: int | None = None
+    conflict_chars: int | None = None
+    summary_chars: int | None = None
+
+
+LENGTHS: dict[Lengths, SemaLengths] = {
+    # Every text and list bounded in the grammar, so a small model cannot run on; the longest reply the schemas allow
+    # (the report) fits the budget.
+    "compact": SemaLengths(READER["compact"], 512, intent_chars=150, entities=8, entity_chars=60, constraints=5,
+                           constraint_chars=100, query_chars=150, gaps=3, gap_chars=120, follow_up_chars=120,
+                           claims=3, claim_chars=150, ids_per_claim=MAX_IDS_PER_CLAIM, conflicts=2,
+                           conflict_chars=150, summary_chars=200),
+    # The paper (arXiv 2605.17101) bounds none of its agents' replies.
+    "paper": SemaLengths(READER["paper"], PAPER_REPLY_TOKENS),
+}
 
 
 class SemaParams(MethodParams):
@@ -36,25 +77,24 @@ class SemaParams(MethodParams):
     use_e_agent: bool = Field(True, description="off: one retrieval, no sufficiency loop (ablation w/o E-Agent)")
     use_a_agent: bool = Field(True, description="off: answer straight from the evidence (ablation w/o A-Agent)")
     max_doc_chars: int | None = reading_knob("the E- and A-Agent each")
-    max_tokens: int = Field(512, ge=64, le=4096, description="budget for each agent's reply (the schemas' length "
-                                                             "limits keep replies within it)")
+    max_tokens: int | None = Field(None, ge=64, le=4096, description="budget for each agent's reply; empty = the "
+                                   f"backend's ({LENGTHS['compact'].max_tokens} on the embedded model, where the "
+                                   "schemas' length limits keep replies within it; "
+                                   f"{LENGTHS['paper'].max_tokens:,} on an endpoint)")
 
 
-def _text(limit: int, description: str) -> Any:
-    # maxLength reaches the server's grammar only, so a long reply from another backend still parses.
-    return Field(description=description, json_schema_extra={"maxLength": limit})
+def _texts(most: int | None, limit: int | None, description: str, least: int = 0) -> Any:
+    """A list of at most ``most`` texts of at most ``limit`` characters each (None: no bound); as with every bound
+    here, only the server's grammar holds to it, so a longer list or text from another backend still parses."""
+    item = {"type": "string", "maxLength": limit} if limit else {"type": "string"}
+    return Field(min_length=least, max_length=most, description=description, json_schema_extra={"items": item})
 
 
-def _texts(most: int, limit: int, description: str, least: int = 0) -> Any:
-    return Field(min_length=least, max_length=most, description=description,
-                 json_schema_extra={"items": {"type": "string", "maxLength": limit}})
-
-
-class ClinicalSchema(BaseModel):
-    intent: str = _text(150, "what the question asks for")
-    entities: list[str] = _texts(8, 60, "key findings, conditions, drugs, tests")
-    constraints: list[str] = _texts(5, 100, "facts given in the question that narrow the answer")
-    initial_query: str = _text(150, "one search query for a medical knowledge base")
+class Schema(BaseModel):  # the I-Agent's clinical schema, whatever lengths it was written to
+    intent: str
+    entities: list[str]
+    constraints: list[str]
+    initial_query: str
 
     def linearize(self) -> str:
         """The retrieval entry point: the schema's parts joined into one query."""
@@ -65,34 +105,42 @@ class ClinicalSchema(BaseModel):
                 f"constraints: {', '.join(self.constraints) or 'none'}")
 
 
-def judgment_schema(m: int) -> type[BaseModel]:
+def clinical_schema(lengths: SemaLengths) -> type[Schema]:
+    return create_model(
+        "ClinicalSchema", __base__=Schema, __doc__=None,
+        intent=(str, bounded(lengths.intent_chars, "what the question asks for")),
+        entities=(list[str], _texts(lengths.entities, lengths.entity_chars, "key findings, conditions, drugs, tests")),
+        constraints=(list[str], _texts(lengths.constraints, lengths.constraint_chars,
+                                       "facts given in the question that narrow the answer")),
+        initial_query=(str, bounded(lengths.query_chars, "one search query for a medical knowledge base")),
+    )
+
+
+def judgment_schema(m: int, lengths: SemaLengths = LENGTHS["compact"]) -> type[BaseModel]:
     """The E-Agent's reply: the gaps and whether the evidence suffices; when it does not, exactly m follow-up queries
     (the paper's m). One of two shapes, so a reply that judges the evidence sufficient ends there: a small model
     asked for queries it will not need writes them anyway. On the last turn (m=0) there is nothing left to query."""
-    gaps = (list[str], _texts(3, 120, "facts still missing; empty when the evidence suffices"))
+    gaps = (list[str], _texts(lengths.gaps, lengths.gap_chars, "facts still missing; empty when the evidence suffices"))
     said = Field(description="the evidence is enough to answer with confidence")
     if not m:
         return create_model("SufficiencyJudgment", gaps=gaps, sufficient=(bool, said))
     enough = create_model("Sufficient", gaps=gaps, sufficient=(Literal[True], said))
     short = create_model("Insufficient", gaps=gaps, sufficient=(Literal[False], said), follow_up_queries=(
-        list[str], _texts(m, 120, f"{m} search queries that fill the gaps", least=m)))
+        list[str], _texts(m, lengths.follow_up_chars, f"{m} search queries that fill the gaps", least=m)))
     return one_of("SufficiencyJudgment", enough, short)
 
 
-MAX_IDS_PER_CLAIM = 4  # unbounded, a small model can list ids until its token budget runs out mid-reply
-
-
-def report_schema(shown: list[str]) -> type[BaseModel]:
+def report_schema(shown: list[str], lengths: SemaLengths = LENGTHS["compact"]) -> type[BaseModel]:
     ids: Any = list[Literal[tuple(shown)]] if shown else list[str]  # enum: only ids the Arbiter was shown
-    claim = create_model("Claim", claim=(str, _text(150, "one claim, naming the option it bears on")),
-                         ids=(ids, Field(description="ids of the documents behind it",
-                                         json_schema_extra={"maxItems": MAX_IDS_PER_CLAIM})))
+    claim = create_model("Claim", claim=(str, bounded(lengths.claim_chars, "one claim, naming the option it bears on")),
+                         ids=(ids, Field(description="ids of the documents behind it", json_schema_extra={
+                             "maxItems": lengths.ids_per_claim} if lengths.ids_per_claim else None)))
     return create_model(
         "EvidenceReport",
-        supporting=(list[claim], Field(max_length=3, description="claims that support an answer")),
-        refuting=(list[claim], Field(max_length=3, description="claims that rule an answer out")),
-        conflicts=(list[str], _texts(2, 150, "where documents disagree")),
-        summary=(str, _text(200, "one sentence")),
+        supporting=(list[claim], Field(max_length=lengths.claims, description="claims that support an answer")),
+        refuting=(list[claim], Field(max_length=lengths.claims, description="claims that rule an answer out")),
+        conflicts=(list[str], _texts(lengths.conflicts, lengths.conflict_chars, "where documents disagree")),
+        summary=(str, bounded(lengths.summary_chars, "one sentence")),
     )
 
 
@@ -127,24 +175,30 @@ def deduplicate(evidence: list[Hit]) -> tuple[list[Hit], list[VerdictItem]]:
 # -- the three agents ----------------------------------------------------------------
 
 
-def interpret(question: Question, params: SemaParams, ctx: RunContext) -> ClinicalSchema:
+def interpret(question: Question, params: SemaParams, lengths: SemaLengths, ctx: RunContext) -> Schema:
     reply = ctx.ask(messages(prompt("sema_system"), prompt("sema_interpret", question=question.render())),
-                    stage="interpretation", agent="I-Agent", role="interpreter", schema=ClinicalSchema,
+                    stage="interpretation", agent="I-Agent", role="interpreter", schema=clinical_schema(lengths),
                     temperature=params.temperature_i, seed=sample_seed(params.temperature_i, params.seed),
-                    max_tokens=params.max_tokens)
+                    max_tokens=reply_tokens(params, lengths))
     return reply.parsed
 
 
-def reading_budget(question: Question, schema_text: str, params: SemaParams, ctx: RunContext) -> int:
+def reply_tokens(params: SemaParams, lengths: SemaLengths) -> int:
+    return params.max_tokens or lengths.max_tokens
+
+
+def reading_budget(question: Question, schema_text: str, params: SemaParams, lengths: SemaLengths,
+                   ctx: RunContext) -> int:
     """Characters of evidence an agent reads beside the question, the clinical schema and its reply."""
-    return ctx.reading_chars(params.max_doc_chars, tokens_of(question.render() + schema_text) + params.max_tokens)
+    return ctx.reading_chars(params.max_doc_chars,
+                             tokens_of(question.render() + schema_text) + reply_tokens(params, lengths))
 
 
-def explore(question: Question, schema_text: str, results: list[list[Hit]], params: SemaParams,
+def explore(question: Question, schema_text: str, results: list[list[Hit]], params: SemaParams, lengths: SemaLengths,
             ctx: RunContext) -> list[list[Hit]]:
     """The self-evolving loop: judge the evidence, and while it falls short, retrieve for its gaps."""
     known = 0
-    budget = reading_budget(question, schema_text, params, ctx)
+    budget = reading_budget(question, schema_text, params, lengths, ctx)
     for turn in range(1, params.t_max + 1):
         evidence = merge(results)
         documents, shown = read_docs(evidence, budget)
@@ -153,8 +207,9 @@ def explore(question: Question, schema_text: str, results: list[list[Hit]], para
         reply = ctx.ask(messages(prompt("sema_system"), prompt("sema_explore", documents=documents,
                                                                question=question.render(), schema=schema_text, task=task)),
                         stage=f"exploration turn {turn}", agent="E-Agent", role="explorer",
-                        schema=judgment_schema(0 if last else params.m), temperature=params.temperature_e,
-                        seed=sample_seed(params.temperature_e, params.seed), max_tokens=params.max_tokens, turn=turn,
+                        schema=judgment_schema(0 if last else params.m, lengths), temperature=params.temperature_e,
+                        seed=sample_seed(params.temperature_e, params.seed), max_tokens=reply_tokens(params, lengths),
+                        turn=turn,
                         read=shown, offered=len(evidence))
         judged = reply.parsed
         follow_ups = [] if judged.sufficient or last else [q.strip() for q in judged.follow_up_queries if q.strip()]
@@ -173,10 +228,10 @@ def explore(question: Question, schema_text: str, results: list[list[Hit]], para
     return results
 
 
-def arbitrate(question: Question, schema_text: str, evidence: list[Hit], params: SemaParams,
+def arbitrate(question: Question, schema_text: str, evidence: list[Hit], params: SemaParams, lengths: SemaLengths,
               ctx: RunContext) -> Answer:
     unique, dropped = deduplicate(evidence)
-    documents, shown = read_docs(unique, reading_budget(question, schema_text, params, ctx))
+    documents, shown = read_docs(unique, reading_budget(question, schema_text, params, lengths, ctx))
     read = set(shown)
     ctx.emit("arbitration", "A-Agent", Verdict(
         items=[VerdictItem(doc_id=h.snippet_id, keep=h.snippet_id in read,
@@ -186,15 +241,18 @@ def arbitrate(question: Question, schema_text: str, evidence: list[Hit], params:
     system = prompt("sema_system")
     reply = ctx.ask(messages(system, prompt("sema_arbitrate", documents=documents, question=question.render(),
                                             schema=schema_text)),
-                    stage="arbitration", agent="A-Agent", role="arbiter", schema=report_schema(shown),
-                    temperature=params.temperature_a, max_tokens=params.max_tokens, read=shown, offered=len(evidence))
+                    stage="arbitration", agent="A-Agent", role="arbiter", schema=report_schema(shown, lengths),
+                    temperature=params.temperature_a, max_tokens=reply_tokens(params, lengths), read=shown,
+                    offered=len(evidence))
     r = reply.parsed
     report = Report(supporting=[_cited(c) for c in r.supporting], refuting=[_cited(c) for c in r.refuting],
                     conflicts=r.conflicts, summary=r.summary)
     ctx.emit("arbitration", "A-Agent", report)
-    reply = ctx.ask(messages(system, prompt("sema_answer", question=question.render(), report=render_report(report))),
-                    stage="answer selection", agent="A-Agent", role="arbiter", schema=answer_schema(question, cite=True, order=params.answer_format),
-                    temperature=params.temperature_a, max_tokens=params.max_tokens)
+    reply = ctx.ask(messages(system, prompt("sema_answer", question=question.render(), report=render_report(report),
+                                            **lengths.reader.words())),
+                    stage="answer selection", agent="A-Agent", role="arbiter",
+                    schema=answer_schema(question, cite=True, order=params.answer_format, reader=lengths.reader),
+                    temperature=params.temperature_a, max_tokens=reply_tokens(params, lengths))
     return to_answer(reply.parsed, question, valid_ids={i for c in (*r.supporting, *r.refuting) for i in c.ids})
 
 
@@ -211,21 +269,24 @@ def render_report(report: Report) -> str:
 
 
 def run(question: Question, params: SemaParams, ctx: RunContext) -> Answer:
-    schema = interpret(question, params, ctx) if params.use_i_agent else None
+    lengths = LENGTHS[ctx.llm.lengths]
+    schema = interpret(question, params, lengths, ctx) if params.use_i_agent else None
     schema_text = schema.render() if schema else "Clinical schema: not interpreted"
     query = schema.linearize() if schema else question.text
     ctx.emit("exploration turn 1", "E-Agent", Query(text=query, purpose="initial", round=1))
     results = [ctx.retrieve(query, params.k, stage="exploration turn 1", agent="E-Agent", round=1)]
     if params.use_e_agent:
-        results = explore(question, schema_text, results, params, ctx)
+        results = explore(question, schema_text, results, params, lengths, ctx)
     evidence = merge(results)
     if params.use_a_agent:
-        return arbitrate(question, schema_text, evidence, params, ctx)
-    documents, shown = read_docs(evidence, reading_budget(question, schema_text, params, ctx))
+        return arbitrate(question, schema_text, evidence, params, lengths, ctx)
+    documents, shown = read_docs(evidence, reading_budget(question, schema_text, params, lengths, ctx))
     reply = ctx.ask(messages(prompt("sema_system"), prompt("sema_read", documents=documents, question=question.render(),
-                                                           schema=schema_text)),
-                    stage="answer", agent="Reader", role="reader", schema=answer_schema(question, cite=True, order=params.answer_format),
-                    temperature=params.temperature_a, max_tokens=params.max_tokens, read=shown, offered=len(evidence))
+                                                           schema=schema_text, **lengths.reader.words())),
+                    stage="answer", agent="Reader", role="reader",
+                    schema=answer_schema(question, cite=True, order=params.answer_format, reader=lengths.reader),
+                    temperature=params.temperature_a, max_tokens=reply_tokens(params, lengths), read=shown,
+                    offered=len(evidence))
     return to_answer(reply.parsed, question, valid_ids=shown)
 
 
