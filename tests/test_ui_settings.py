@@ -106,7 +106,7 @@ def test_knob_defaults_are_kept_for_ask_and_compare_and_can_be_reset():
     assert "Changed from the paper: `max_tokens=128`" in everything_shown(at)
     at.button(key="settings.reset").click().run()
     assert at.session_state[KNOB_DEFAULTS] == {"cot": {}}
-    assert at.number_input(key="settings.knobs.cot.max_tokens").value == 256
+    assert at.number_input(key="settings.knobs.cot.max_tokens").value is None  # back to "the backend's"
 
 
 def test_corpora_are_listed_limited_and_added_by_path(tmp_path):
