@@ -118,7 +118,8 @@ def test_openai_refuses_an_unknown_field_and_json_mode_without_the_word(openai_s
 
 
 def test_azure_refuses_every_type_specific_keyword_and_large_schemas():
-    """https://learn.microsoft.com/azure/ai-foundry/openai/how-to/structured-outputs#json-schema-support-and-limitations:
+    """Azure's strict subset
+    (https://learn.microsoft.com/azure/ai-foundry/openai/how-to/structured-outputs#json-schema-support-and-limitations):
     minItems/maxItems are "Unsupported type-specific keywords" (OpenAI takes them); "up to 100 object properties"."""
     with AzureServer() as azure, OpenAIServer() as openai:
         assert post(openai, response_format=json_schema(STRICT))[0] == 200
@@ -154,7 +155,8 @@ def test_a_reasoning_model_refuses_max_tokens_and_sampling_and_spends_hidden_tok
 
 
 def test_geminis_layer_refuses_unknown_fields_in_its_own_error_shape():
-    """https://ai.google.dev/gemini-api/docs/openai; the error users meet: https://github.com/Vali-98/ChatterUI/issues/227;
+    """https://ai.google.dev/gemini-api/docs/openai; the error users meet:
+    https://github.com/Vali-98/ChatterUI/issues/227;
     an unsupported schema field is ignored (https://firebase.google.com/docs/ai-logic/generate-structured-output)."""
     with GeminiServer() as server:
         status, body = post(server, seed=7)

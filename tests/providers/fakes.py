@@ -169,7 +169,8 @@ def openai_error(message: str, param: str | None = None, code: str | None = None
 class FakeServer:
     """One backend family's server. ``family``: the client profile it stands for (``MEDRAG_PROVIDER``); ``docs``:
     the pages its rules come from. ``requests``/``headers``: everything received; ``refused``: the error bodies it
-    sent; ``answered``: the requests it took; ``ignored``: the request fields it dropped without a word, as its documentation says it does."""
+    sent; ``answered``: the requests it took; ``ignored``: the request fields it dropped without a word, as its
+    documentation says it does."""
 
     family = ""
     label = ""
@@ -181,10 +182,12 @@ class FakeServer:
     max_output: int | None = None  # the model's output limit (its model page), hidden reasoning included
     shown_reasoning = ""  # what it shows of its reasoning, streamed before the reply
 
-    def __init__(self, model: str | None = None, *, hidden_reasoning: int | None = None):
+    def __init__(self, model: str | None = None, *, hidden_reasoning: int | None = None, max_output: int | None = None):
         self.model = model or self.model
         if hidden_reasoning is not None:
             self.hidden_reasoning = hidden_reasoning
+        if max_output is not None:
+            self.max_output = max_output
         self.refused: list[Any] = []
         self.answered: list[dict[str, Any]] = []
         self.ignored: list[str] = []
@@ -564,20 +567,11 @@ class GeminiServer(FakeServer):
     max_output = 65_536
 
     def too_large(self, name: str, value: int) -> Refused:
-        return Refused(
-            400,
-            [
-                {
-                    "error": {
-                        "code": 400,
-                        "status": "INVALID_ARGUMENT",
-                        "message": f"Unable to submit request because it has a maxOutputTokens value of {value} but the supported "
-                        f"range is from 1 (inclusive) to {self.max_output + 1} (exclusive). Update the value and try "
-                        "again.",
-                    }
-                }
-            ],
+        said = (
+            f"Unable to submit request because it has a maxOutputTokens value of {value} but the supported range is "
+            f"from 1 (inclusive) to {self.max_output + 1} (exclusive). Update the value and try again."
         )
+        return Refused(400, [{"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": said}}])
 
     def check(self, request: dict[str, Any]) -> None:
         unknown = [name for name in request if name not in GEMINI_FIELDS]
@@ -650,17 +644,9 @@ class AnthropicServer(FakeServer):
     max_output = 64_000
 
     def too_large(self, name: str, value: int) -> Refused:
-        return Refused(
-            400,
-            {
-                "type": "error",
-                "error": {
-                    "type": "invalid_request_error",
-                    "message": f"max_tokens: {value} > {self.max_output}, which is the maximum allowed number of output "
-                    f"tokens for {self.model}",
-                },
-            },
-        )
+        said = f"max_tokens: {value} > {self.max_output}, which is the maximum allowed number of output tokens for "
+        said += self.model
+        return Refused(400, {"type": "error", "error": {"type": "invalid_request_error", "message": said}})
 
     def check(self, request: dict[str, Any]) -> None:
         if request.get("n", 1) != 1:
