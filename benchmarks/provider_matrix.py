@@ -110,7 +110,7 @@ def page(results: dict[str, Any]) -> str:
         "",
         "The studio talks to every backend through one OpenAI-compatible client; what differs between backend "
         "families is declared in a profile (`core/llm/profiles.py`), picked from the base URL and the model name, or "
-        "named with `MEDRAG_PROVIDER` (Settings has the same picker). A structured reply is asked for in the "
+        "named with `MEDRAG_PROVIDER`. A structured reply is asked for in the "
         "strongest form the family takes, and a refused form steps down: strict `json_schema` → `json_schema` → "
         "`json_object` with the schema in the prompt → the schema in the prompt alone. The trace says which mode "
         "answered every call, and what could not be sent as asked.",
