@@ -59,7 +59,8 @@ def requests_during(server, action):
     return result, server.requests[seen:], server.refused[refused:], server.ignored[ignored:]
 
 
-# Cells the client gets wrong, each described in the reason; the test fails again (xfail strict) once it is fixed.
+# Cells the client gets wrong, each with the reason. Once the client is fixed the cell passes, which xfail(strict)
+# reports as a failure: then it comes off this list.
 KNOWN_FAILURES = {
     ("gemini", "imedrag"): "i-MedRAG sizes its follow-up answers from Gemini's 1,048,576-token window, so max_tokens "
     "(answer + reasoning room) passes Gemini 2.5 Flash's 65,536 output tokens and is refused "
