@@ -99,6 +99,14 @@ def shortened(request: dict[str, Any] | None, keep: int = 160) -> dict[str, Any]
     return {**request, "messages": messages}
 
 
+def said(outcome: dict[str, Any]) -> str:
+    """What the run's error says, and what the server said where that is not the same."""
+    refusal = outcome.get("refusal", "")
+    if not refusal or refusal in outcome["error"]:
+        return f"{outcome['method']}: {outcome['error']}"
+    return f"{outcome['method']}: {outcome['error']} (the server said: {refusal})"
+
+
 def page(results: dict[str, Any]) -> str:
     before, after = results["before"], results["after"]
     ok_before, ok_after = tally(before["families"]), tally(after["families"])
@@ -147,11 +155,11 @@ def page(results: dict[str, Any]) -> str:
     failures = [(f["label"], o) for f in after["families"].values() for o in f["outcomes"] if o["status"] != "ok"]
     if failures:
         lines += ["", "What still fails after:", ""]
-        lines += [f"- {label}, {o['method']}: {o['error']}" for label, o in failures]
+        lines += [f"- {label}, {said(o)}" for label, o in failures]
     lines += ["", "Why runs failed before (the first error of each family):", ""]
     for name, family in before["families"].items():
-        error = next((o["error"] for o in family["outcomes"] if o["status"] != "ok"), "")
-        lines.append(f"- {after['families'][name]['label']}: {error or 'none failed'}")
+        failed = next((o for o in family["outcomes"] if o["status"] != "ok"), None)
+        lines.append(f"- {after['families'][name]['label']}: {said(failed) if failed else 'none failed'}")
     lines += [
         "",
         "The fake Anthropic model writes JSON only when the prompt carries a schema; before profiles no prompt did, "

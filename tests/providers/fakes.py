@@ -162,6 +162,12 @@ class Refused(Exception):
         self.status, self.body = status, body
 
 
+def refusal_message(body: Any) -> str:
+    """The message of an error body in any family's shape (OpenAI's object, Google's list, Anthropic's object)."""
+    error = (body[0] if isinstance(body, list) and body else body).get("error", {})
+    return error.get("message", "") if isinstance(error, dict) else str(error)
+
+
 def openai_error(message: str, param: str | None = None, code: str | None = None) -> Refused:
     return Refused(400, {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}})
 

@@ -19,7 +19,7 @@ from core.question import Question
 from core.runner import execute
 from core.trace import Run
 from tests.fakes import ListRetriever, make_hits
-from tests.providers.fakes import FAMILIES, FakeServer
+from tests.providers.fakes import FAMILIES, FakeServer, refusal_message
 
 METHODS = ("cot", "medrag", "imedrag", "discuss", "sema", "medrgag", "mass")
 QUESTION = Question(
@@ -92,7 +92,8 @@ class Outcome:
     requests: int  # requests the server received (refused ones included)
     refused: int
     modes: list[str] = field(default_factory=list)
-    error: str = ""
+    error: str = ""  # what the run's error event says
+    refusal: str = ""  # what the server said when it first refused a request of the run
 
 
 def run_family(name: str, methods: tuple[str, ...] = METHODS) -> tuple[list[Outcome], dict[str, Any] | None]:
@@ -105,6 +106,7 @@ def run_family(name: str, methods: tuple[str, ...] = METHODS) -> tuple[list[Outc
             seen, refused = len(server.requests), len(server.refused)
             result = run(method, llm)
             modes = sorted({m.mode for m in agent_messages(result) if getattr(m, "mode", None)})
+            refusals = [refusal_message(body) for body in server.refused[refused:]]
             outcomes.append(
                 Outcome(
                     name,
@@ -115,6 +117,7 @@ def run_family(name: str, methods: tuple[str, ...] = METHODS) -> tuple[list[Outc
                     len(server.refused) - refused,
                     modes,
                     error_of(result),
+                    next(iter(refusals), ""),
                 )
             )
         structured = [r for r in server.answered if "response_format" in r or "JSON schema" in str(r["messages"])]
