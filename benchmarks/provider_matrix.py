@@ -59,7 +59,8 @@ def git(*args: str) -> str:
 
 
 def describe(rev: str) -> str:
-    return git("log", "-1", "--format=%h %s", rev)
+    """The last commit at ``rev`` that changed the client (``core``)."""
+    return git("log", "-1", "--format=%h %s", rev, "--", "core")
 
 
 def matrix_at(rev: str) -> dict[str, Any]:
