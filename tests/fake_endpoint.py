@@ -25,6 +25,10 @@ class Step:
     body: bytes = b""
     content_type: str = "application/json"
     delay: float = 0.0
+    # What a reasoning model shows of its reasoning, streamed before the reply under ``reasoning_field`` (DeepSeek's
+    # and vLLM's reasoning parsers' ``reasoning_content``).
+    reasoning: str = ""
+    reasoning_field: str = "reasoning_content"
 
 
 def streams(text: str, **kw) -> Step:
@@ -50,16 +54,29 @@ def sse_event(data: object) -> bytes:
 
 def completion(text: str, finish_reason: str | None = "stop", usage: tuple[int, int] | None = (11, 7)) -> dict:
     prompt, completion_tokens = usage or (0, 0)
-    return {"id": "x", "object": "chat.completion", "created": 0, "model": "fake",
-            "choices": [{"index": 0, "finish_reason": finish_reason, "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt + completion_tokens}}
+    return {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "fake",
+        "choices": [{"index": 0, "finish_reason": finish_reason, "message": {"role": "assistant", "content": text}}],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt + completion_tokens,
+        },
+    }
 
 
-def chunk(content: str | None = None, finish_reason: str | None = None) -> dict:
-    delta = {} if content is None else {"content": content}
-    return {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "fake",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+def chunk(content: str | None = None, finish_reason: str | None = None, **side: str) -> dict:
+    delta = {**side, **({} if content is None else {"content": content})}
+    return {
+        "id": "x",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "fake",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+    }
 
 
 class FakeEndpoint:
@@ -99,8 +116,11 @@ class FakeEndpoint:
                 with outer._lock:
                     outer.requests.append(request)
                     outer.headers.append(dict(self.headers))
-                    step = outer.script(request) if outer.script else \
-                        (outer.steps.pop(0) if len(outer.steps) > 1 else outer.steps[0])
+                    step = (
+                        outer.script(request)
+                        if outer.script
+                        else (outer.steps.pop(0) if len(outer.steps) > 1 else outer.steps[0])
+                    )
                 try:
                     outer._answer(self, step, bool(request.get("stream")))
                 except (BrokenPipeError, ConnectionResetError):
@@ -129,8 +149,10 @@ class FakeEndpoint:
         handler.send_header("Content-Type", "text/event-stream")
         handler.send_header("Connection", "close")
         handler.end_headers()
+        if step.reasoning:
+            handler.wfile.write(sse_event(chunk(**{step.reasoning_field: step.reasoning})))
         size = max(1, -(-len(step.text) // step.pieces))
-        parts = [step.text[i:i + size] for i in range(0, len(step.text), size)] or [""]
+        parts = [step.text[i : i + size] for i in range(0, len(step.text), size)] or [""]
         for i, part in enumerate(parts):
             last = i == len(parts) - 1
             handler.wfile.write(sse_event(chunk(part, step.finish_reason if last else None)))
@@ -139,8 +161,19 @@ class FakeEndpoint:
                 time.sleep(step.chunk_delay)
         if step.usage:
             prompt, written = step.usage
-            handler.wfile.write(sse_event({**chunk(), "choices": [], "usage": {
-                "prompt_tokens": prompt, "completion_tokens": written, "total_tokens": prompt + written}}))
+            handler.wfile.write(
+                sse_event(
+                    {
+                        **chunk(),
+                        "choices": [],
+                        "usage": {
+                            "prompt_tokens": prompt,
+                            "completion_tokens": written,
+                            "total_tokens": prompt + written,
+                        },
+                    }
+                )
+            )
         handler.wfile.write(b"data: [DONE]\n\n")
         handler.wfile.flush()
         handler.close_connection = True
@@ -148,4 +181,3 @@ class FakeEndpoint:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
-
