@@ -31,6 +31,8 @@ SOURCES = {
 
 # prose page -> the module whose ``tables()`` draws its marked tables
 TABLES_IN = {REPO_ROOT / "docs" / "retrieval-at-scale.md": "benchmarks.qdrant_docs"}
+# whole prose page -> (its results file stem, the module whose ``page(data)`` draws all of it)
+WHOLE = {REPO_ROOT / "docs" / "providers.md": ("provider_matrix", "benchmarks.provider_matrix")}
 
 
 def with_tables(page: str, tables: Callable[[], dict[str, str]]) -> str:
@@ -61,6 +63,9 @@ def expected() -> dict[Path, str]:
     pages[PAGES / "README.md"] = index()
     for path, module in TABLES_IN.items():
         pages[path] = with_tables(path.read_text(encoding="utf-8"), importlib.import_module(module).tables)
+    for path, (stem, module) in WHOLE.items():
+        data = json.loads((RESULTS / f"{stem}.json").read_text(encoding="utf-8"))
+        pages[path] = importlib.import_module(module).page(data)
     return pages
 
 
@@ -77,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     PAGES.mkdir(parents=True, exist_ok=True)
     for path, text in expected().items():
         path.write_text(text, encoding="utf-8")
-    print(f"wrote {len(SOURCES) + 1} pages in {PAGES.relative_to(REPO_ROOT)} and the tables of {len(TABLES_IN)}")
+    print(f"wrote {len(SOURCES) + 1} pages in {PAGES.relative_to(REPO_ROOT)} the tables of {len(TABLES_IN)} and {len(WHOLE)} whole pages")
     return 0
 
 

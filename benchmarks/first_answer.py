@@ -9,7 +9,7 @@
 Packages install from a local wheel folder (``--wheels``, made once with
 ``pip download -d DIR -r requirements-dev.txt pip``) with no index, so the figure is the studio's own setup
 rather than the network. On a shared machine run it under the heavy-job lock:
-``flock /tmp/heavy.lock .venv/bin/python -m benchmarks.first_answer --ref main --wheels DIR``.
+``.venv/bin/python -m benchmarks.first_answer --ref main --wheels DIR``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Time from a click on Run to the first token of a reply visible on the Ask page, in headless chromium, on the
 embedded model with the response cache off. Prints each repetition and the median per method.
 
-    flock /tmp/heavy.lock .venv/bin/python -m benchmarks.first_token --methods cot,sema --repeats 3
+    .venv/bin/python -m benchmarks.first_token --methods cot,sema --repeats 3
 
-Hold the heavy lock: the figure is only meaningful on an otherwise idle machine. A first run of each method loads the
+Run it on an otherwise idle machine: the figure means nothing on a busy one. A first run of each method loads the
 model and the corpus and is not counted. Each run is stopped as soon as its first token shows, so a repetition costs seconds.
 """
 

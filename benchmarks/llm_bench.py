@@ -12,7 +12,7 @@ reading and writing rates (an estimate; for a method whose work is identical in 
 
 Runs are saved one by one to a results file and skipped when already there, so a long benchmark runs in
 pieces (``--methods``/``--questions`` pick a piece; ``--report`` only prints the table). On a shared machine,
-hold the heavy-job lock for each piece: ``flock /tmp/heavy.lock .venv/bin/python -m benchmarks.llm_bench ...``.
+hold the heavy-job lock for each piece: ``.venv/bin/python -m benchmarks.llm_bench ...``.
 """
 
 from __future__ import annotations

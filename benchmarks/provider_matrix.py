@@ -1,7 +1,7 @@
 """Provider x method matrix, before and after: how many runs end ok when every method runs against each backend
 family's fake server (tests/providers/fakes.py: each holds requests to its family's documented rules).
 
-    flock /work/heavy.lock .venv/bin/python -m benchmarks.provider_matrix [--before f174f17] [--report]
+    .venv/bin/python -m benchmarks.provider_matrix [--before f174f17] [--report]
 
 "after" is the client in this checkout; "before" the client at ``--before`` (the commit before backend profiles),
 taken out of git into a temporary folder and run in a subprocess against the same fakes, matrix and knobs
@@ -32,7 +32,7 @@ from tests.providers.matrix import KNOBS, METHODS, QUESTION, run_family
 RESULTS = REPO_ROOT / "benchmarks" / "results" / "provider_matrix.json"
 PAGE = REPO_ROOT / "docs" / "providers.md"
 BEFORE = "f174f17"
-COMMAND = "flock /work/heavy.lock .venv/bin/python -m benchmarks.provider_matrix --before f174f17"
+COMMAND = ".venv/bin/python -m benchmarks.provider_matrix --before f174f17"
 
 
 def matrix() -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Equivalence: the Qdrant backend against today's in-process index, on the teaching cases and MIRAGE dev questions.
 
-    flock /work/heavy.lock .venv/bin/python -m benchmarks.qdrant_equivalence [--questions 50] [--answer-minutes 30]
+    .venv/bin/python -m benchmarks.qdrant_equivalence [--questions 50] [--answer-minutes 30]
 
 - The 22 teaching cases search the default corpus (HPO definitions + the teaching pack) as today's index holds it
   (the one ``make setup`` builds); Qdrant gets the same vectors from it (``index --engine qdrant --from-index``,

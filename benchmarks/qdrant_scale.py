@@ -1,6 +1,6 @@
 """Scale: today's in-process index beside Qdrant's engine (qdrant-edge-py) on one corpus of N snippets.
 
-    flock /work/heavy.lock .venv/bin/python -m benchmarks.qdrant_scale --size 1000000 --engines in-process,edge
+    .venv/bin/python -m benchmarks.qdrant_scale --size 1000000 --engines in-process,edge
 
 Results go to ``benchmarks/results/qdrant_scale.json``; ``python -m benchmarks.docs`` writes the tables of
 ``docs/retrieval-at-scale.md`` from it.

@@ -1,11 +1,11 @@
 """How many tokens a second the embedded server writes for one call alone and for three calls at once, and how fast it
 reads a prompt, under llama.cpp settings that might change either on a few CPU cores. Prints one line per setting.
 
-    flock /tmp/heavy.lock .venv/bin/python -m benchmarks.slot_decode_bench
+    .venv/bin/python -m benchmarks.slot_decode_bench
 
 Calls made together (MASS-RAG's three views, Discuss-RAG's experts) save time only as far as slots writing at once
 write more tokens a second than one slot; this measures that factor. Each setting starts its own server, so the
-settings are compared in one sitting; hold the heavy lock, the figures only mean something on an idle machine.
+settings are compared in one sitting; run it on an idle machine, the figures only mean something there.
 """
 
 from __future__ import annotations

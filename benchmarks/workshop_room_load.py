@@ -1,6 +1,6 @@
 """Load on a live workshop room: N participants follow a presenter through a replay on one studio server.
 
-    flock /tmp/heavy.lock .venv/bin/python -m benchmarks.workshop_room_load [--participants 30] [--steps 20]
+    .venv/bin/python -m benchmarks.workshop_room_load [--participants 30] [--steps 20]
 
 The real app is started (``streamlit run``) on a fresh state folder. Each participant is a client speaking
 Streamlit's own websocket protocol, as a browser tab does: it opens the Workshop page with its room token in the

@@ -15,6 +15,7 @@ import pytest
 from core import paths
 from core.llm.ladder import MODE_NAMES, TEXT_MODE
 from core.llm.request import REASONING_ROOM
+from core.methods.cot import LENGTHS as COT_LENGTHS
 from core.runfiles.exchange import export_to
 from core.store import RunStore
 from tests.providers import fakes
@@ -61,11 +62,7 @@ def requests_during(server, action):
 
 # Cells the client gets wrong, each with the reason. Once the client is fixed the cell passes, which xfail(strict)
 # reports as a failure: then it comes off this list.
-KNOWN_FAILURES = {
-    ("gemini", "imedrag"): "i-MedRAG sizes its follow-up answers from Gemini's 1,048,576-token window, so max_tokens "
-    "(answer + reasoning room) passes Gemini 2.5 Flash's 65,536 output tokens and is refused "
-    f"({fakes.GEMINI_MODEL_LIMITS}); the profile knows no output limit",
-}
+KNOWN_FAILURES: dict[tuple[str, str], str] = {}
 MATRIX = [
     pytest.param(
         family,
@@ -146,7 +143,7 @@ def test_a_reasoning_model_whose_hidden_reasoning_eats_the_budget_is_asked_again
     with OpenAIReasoningServer(hidden_reasoning=REASONING_ROOM[None] + 4000) as server:
         result, sent, refused, _ = requests_during(server, lambda: run("cot", client(server)))
         assert result.status == "ok", error_of(result)
-        budget = knobs("cot").get("max_tokens", 256)
+        budget = knobs("cot").get("max_tokens") or COT_LENGTHS["paper"].max_tokens
         assert [r["max_completion_tokens"] for r in sent] == [
             budget + REASONING_ROOM[None],
             budget + 2 * REASONING_ROOM[None],
@@ -166,7 +163,10 @@ def test_a_reasoning_model_is_sent_the_effort_asked_for_and_room_for_it():
         assert result.status == "ok", error_of(result)
         [request] = sent
         assert request["reasoning_effort"] == "low"
-        assert request["max_completion_tokens"] == knobs("cot").get("max_tokens", 256) + REASONING_ROOM["low"]
+        assert (
+            request["max_completion_tokens"] == knobs("cot").get("max_tokens")
+            or COT_LENGTHS["paper"].max_tokens + REASONING_ROOM["low"]
+        )
 
 
 @pytest.mark.parametrize(
@@ -222,11 +222,6 @@ def test_anthropic_is_sent_nothing_it_would_drop_and_the_trace_says_what_could_n
             assert all(any(said in note for note in m.notes) for m in generators), said
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="client.py drops an error body that is a JSON list (Gemini's shape), so the "
-    "refused field's name never reaches the ladder; see the report",
-)
 def test_a_field_refused_in_geminis_error_shape_is_left_out_and_said():
     """Behind a gateway whose URL names no provider the client sends Gemini every sampling field; Gemini's layer
     refuses the unknown ones by name, in a JSON list (https://github.com/Vali-98/ChatterUI/issues/227), and a refusal
@@ -238,22 +233,20 @@ def test_a_field_refused_in_geminis_error_shape_is_left_out_and_said():
         assert "seed" not in sent[-1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ladder._learn takes a 400 that names the token-limit field for its value for "
-    "a refusal of the field, and swaps max_tokens and max_completion_tokens until "
-    "it gives up; see the report",
-)
-def test_a_token_limit_refused_for_its_size_is_reported_not_swapped_for_the_other_field():
+def test_a_token_limit_refused_for_its_size_is_learned_not_swapped_for_the_other_field():
     """OpenAI refuses a token limit above the model's output limit naming the field, for its value: "max_tokens is
     too large: 20480. This model supports at most 16384 completion tokens"
     (https://github.com/tailcallhq/forgecode/issues/1185; each model's limit:
-    https://platform.openai.com/docs/models/gpt-4.1-mini). The field is known, so the client keeps it, and the run says
-    what the server said."""
+    https://platform.openai.com/docs/models/gpt-4.1-mini). The field is known, so the client keeps it, asks again
+    within the limit the server named, and the trace says so."""
     with OpenAIServer(max_output=100) as server:
-        result, sent, _, _ = requests_during(server, lambda: run("cot", client(server)))
+        result, sent, refused, _ = requests_during(server, lambda: run("cot", client(server)))
+        assert refused and "at most 100 completion tokens" in json.dumps(refused[0])
         assert all("max_completion_tokens" in r and "max_tokens" not in r for r in sent)
-        assert "supports at most 100 completion tokens" in error_of(result)
+        assert result.status == "ok", error_of(result)
+        assert sent[-1]["max_completion_tokens"] <= 100
+        notes = [n for m in agent_messages(result) for n in m.notes]
+        assert any("takes at most 100 output tokens" in n for n in notes), notes
 
 
 def test_no_key_reaches_the_database_a_log_or_an_exported_run_file(caplog, tmp_path):
