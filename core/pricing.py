@@ -61,8 +61,12 @@ class Billed:
     cached_calls: int = 0  # answered from the response cache: not billed
 
     def __add__(self, other: Billed) -> Billed:
-        return Billed(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens,
-                      self.calls + other.calls, self.cached_calls + other.cached_calls)
+        return Billed(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.calls + other.calls,
+            self.cached_calls + other.cached_calls,
+        )
 
 
 def billed_usage(usage: Usage) -> Billed:
@@ -107,8 +111,9 @@ class Cost:
             return 0.0
         if self.price is None:
             return None
-        return (self.billed.prompt_tokens * self.price.input_per_m
-                + self.billed.completion_tokens * self.price.output_per_m) / PER
+        return (
+            self.billed.prompt_tokens * self.price.input_per_m + self.billed.completion_tokens * self.price.output_per_m
+        ) / PER
 
     @property
     def currency(self) -> str | None:
@@ -126,14 +131,19 @@ class Cost:
         """The figure with what it was computed from: ``$0.0123 · 12,345 in / 2,345 out at $2.50/$10.00 per M``,
         and the calls the cache answered for free, if any."""
         b = self.billed
-        cached = (f" · {b.cached_calls} call{'s' if b.cached_calls != 1 else ''} answered from the response cache, "
-                  "not billed") if b.cached_calls else ""
+        cached = (
+            (
+                f" · {b.cached_calls} call{'s' if b.cached_calls != 1 else ''} answered from the response cache, "
+                "not billed"
+            )
+            if b.cached_calls
+            else ""
+        )
         if self.state == "free":
             return f"{FREE_LOCAL}: the embedded model runs on this machine"
         if self.price is None:
             return f"no price set for {self.model or 'this model'}"
-        return (f"{self.short()} · {b.prompt_tokens:,} in / {b.completion_tokens:,} out at {self.price.rates}"
-                f"{cached}")
+        return f"{self.short()} · {b.prompt_tokens:,} in / {b.completion_tokens:,} out at {self.price.rates}{cached}"
 
 
 def cost_of(model: str, spent: Billed, prices: Mapping[str, Price]) -> Cost:

@@ -15,8 +15,20 @@ from core.__main__ import main
 from core.eval.money import mean_interval, money_lines
 from core.eval.report import summarize
 from core.llm.cache import ResponseCache
-from core.pricing import (EMBEDDED_MODEL, Billed, Price, billed, billed_by_run, cost_of, money, prices, rate,
-                          remove_price, run_cost, save_price)
+from core.pricing import (
+    EMBEDDED_MODEL,
+    Billed,
+    Price,
+    billed,
+    billed_by_run,
+    cost_of,
+    money,
+    prices,
+    rate,
+    remove_price,
+    run_cost,
+    save_price,
+)
 from core.question import Question
 from core.runner import execute
 from core.store import RunStore
@@ -37,31 +49,47 @@ def test_a_run_pays_for_what_the_provider_answered_and_nothing_for_cached_calls(
     table = {"scripted": MINI}
     first, second = run_cost(fresh, table), run_cost(again, table)
     assert first.amount == pytest.approx((usage.prompt_tokens * 2.5 + usage.completion_tokens * 10.0) / 1e6)
-    assert first.basis() == (f"{money(first.amount, 'USD')} · {usage.prompt_tokens} in / {usage.completion_tokens} "
-                             "out at $2.50/$10.00 per M")
+    assert first.basis() == (
+        f"{money(first.amount, 'USD')} · {usage.prompt_tokens} in / {usage.completion_tokens} out at $2.50/$10.00 per M"
+    )
     assert second.amount == 0.0 and again.totals.tokens == fresh.totals.tokens  # the trace still counts its tokens
     assert second.basis().endswith("· 1 call answered from the response cache, not billed")
     # many runs read from the store at once: the same figures as from the runs in hand
-    assert billed_by_run(store, [fresh.id, again.id, "gone"]) == {fresh.id: billed(fresh.events),
-                                                                  again.id: billed(again.events)}
+    assert billed_by_run(store, [fresh.id, again.id, "gone"]) == {
+        fresh.id: billed(fresh.events),
+        again.id: billed(again.events),
+    }
 
 
 def test_a_mixed_run_prices_input_and_output_apart_and_skips_cached_calls_and_retrievals():
     def event(seq: int, **usage) -> Event:
-        return Event(run_id="r", seq=seq, stage="s", agent="a", usage=Usage(**usage),
-                     payload=AgentMessage(text="x") if usage.get("calls") else Retrieval(query="q", hits=[]))
+        return Event(
+            run_id="r",
+            seq=seq,
+            stage="s",
+            agent="a",
+            usage=Usage(**usage),
+            payload=AgentMessage(text="x") if usage.get("calls") else Retrieval(query="q", hits=[]),
+        )
 
-    run = Run(id="r", method="medrag", question="q", model="gpt-4o", events=[
-        event(0, calls=1, prompt_tokens=12_000, completion_tokens=2_000),
-        event(1, retrievals=1, seconds=0.3),
-        event(2, calls=1, prompt_tokens=345, completion_tokens=345, cached=True),
-        event(3, calls=2, prompt_tokens=345, completion_tokens=0),  # a refused attempt and its retry
-    ])
+    run = Run(
+        id="r",
+        method="medrag",
+        question="q",
+        model="gpt-4o",
+        events=[
+            event(0, calls=1, prompt_tokens=12_000, completion_tokens=2_000),
+            event(1, retrievals=1, seconds=0.3),
+            event(2, calls=1, prompt_tokens=345, completion_tokens=345, cached=True),
+            event(3, calls=2, prompt_tokens=345, completion_tokens=0),  # a refused attempt and its retry
+        ],
+    )
     assert billed(run.events) == Billed(prompt_tokens=12_345, completion_tokens=2_000, calls=3, cached_calls=1)
     cost = run_cost(run, {"gpt-4o": Price(model="gpt-4o", input_per_m=2.5, output_per_m=10.0)})
     assert cost.amount == pytest.approx(12_345 * 2.5e-6 + 2_000 * 10e-6)
-    assert cost.basis() == ("$0.0509 · 12,345 in / 2,000 out at $2.50/$10.00 per M · 1 call answered from the "
-                            "response cache, not billed")
+    assert cost.basis() == (
+        "$0.0509 · 12,345 in / 2,000 out at $2.50/$10.00 per M · 1 call answered from the response cache, not billed"
+    )
 
 
 def test_no_price_gives_no_figure_and_the_embedded_model_is_free():
@@ -77,21 +105,49 @@ def test_no_price_gives_no_figure_and_the_embedded_model_is_free():
 
 def test_figures_carry_their_currency_and_enough_digits():
     assert [money(a, "USD") for a in (0.0123, 0.000042, 1.234, 1234.5678, 0.0)] == [
-        "$0.0123", "$0.0000420", "$1.23", "$1,234.57", "$0.00"]
+        "$0.0123",
+        "$0.0000420",
+        "$1.23",
+        "$1,234.57",
+        "$0.00",
+    ]
     assert money(0.5, "EUR") == "€0.500" and money(2, "CHF") == "CHF 2.00"
     assert [rate(p, "USD") for p in (2.5, 0.075, 10, 0.00015)] == ["$2.50", "$0.075", "$10.00", "$0.00015"]
     assert Price(model=" gpt-4o ", input_per_m=1, output_per_m=2, currency="GBP").rates == "£1.00/£2.00 per M"
-    for bad in ({"input_per_m": -1}, {"output_per_m": math.inf}, {"currency": "usd"}, {"model": "  "},
-                {"input_per_m": 1e6}):
+    for bad in (
+        {"input_per_m": -1},
+        {"output_per_m": math.inf},
+        {"currency": "usd"},
+        {"model": "  "},
+        {"input_per_m": 1e6},
+    ):
         with pytest.raises(ValidationError):
             Price.model_validate({"model": "m", "input_per_m": 1, "output_per_m": 1, **bad})
 
 
 def test_benchmark_arms_get_a_mean_cost_with_its_interval_or_say_why_not():
-    rows = [{"arm": "cot", "dataset": d, "qid": str(i), "run_id": f"c{i}", "model": "scripted", "prompt_tokens": 0,
-             "completion_tokens": 0, "calls": 0, "correct": 1, "status": "ok", "error_type": "", "method": "cot",
-             "retrievals": 0, "seconds": 1.0} for i, d in enumerate(["a", "a", "b"])]
-    rows += [{**r, "arm": "medrag", "method": "medrag", "run_id": f"m{i}", "model": "gpt-4o"} for i, r in enumerate(rows)]
+    rows = [
+        {
+            "arm": "cot",
+            "dataset": d,
+            "qid": str(i),
+            "run_id": f"c{i}",
+            "model": "scripted",
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "calls": 0,
+            "correct": 1,
+            "status": "ok",
+            "error_type": "",
+            "method": "cot",
+            "retrievals": 0,
+            "seconds": 1.0,
+        }
+        for i, d in enumerate(["a", "a", "b"])
+    ]
+    rows += [
+        {**r, "arm": "medrag", "method": "medrag", "run_id": f"m{i}", "model": "gpt-4o"} for i, r in enumerate(rows)
+    ]
     rows += [{**r, "arm": "local", "run_id": f"e{i}", "model": EMBEDDED_MODEL} for i, r in enumerate(rows[:3])]
     spent = {"c0": Billed(1000, 100, 1), "c1": Billed(2000, 300, 1), "c2": Billed(0, 0, 0, cached_calls=1)}
     # c2's run was a cache hit; e-runs are absent (deleted): their rows' totals stand in
@@ -143,8 +199,21 @@ def test_the_command_line_sets_lists_and_removes_prices(capsys):
     assert main(["prices"]) == 0
     assert capsys.readouterr().out == "scripted: €0.15 per M input, €0.60 per M output (1 runs)\n"
     assert main(["prices", "set", "x", "--input", "-1", "--output", "nan"]) == 2
-    assert capsys.readouterr().err == ("error: --input: Input should be greater than or equal to 0; --output: Input "
-                                       "should be a finite number\n")
+    assert capsys.readouterr().err == (
+        "error: --input: Input should be greater than or equal to 0; --output: Input should be a finite number\n"
+    )
     assert main(["prices", "remove", "scripted"]) == 0 and main(["prices", "remove", "scripted"]) == 2
     assert prices(RunStore()) == {}
 
+
+def test_ask_on_the_command_line_ends_with_the_runs_cost(capsys, monkeypatch):
+    monkeypatch.setattr("core.cli.ask.LLM", lambda: ScriptedLLM().enqueue({"reasoning": "r", "answer": "A"}))
+    save_price(RunStore(), MINI)
+    assert main(["ask", MC.text, "--option", "A=aspirin", "--option", "B=metformin"]) == 0
+    run = RunStore().load_run(RunStore().list_runs()[0]["id"])
+    spent = billed(run.events)
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert last == (
+        f"cost: {money(run_cost(run, {'scripted': MINI}).amount, 'USD')} · {spent.prompt_tokens} in / "
+        f"{spent.completion_tokens} out at $2.50/$10.00 per M"
+    )

@@ -21,16 +21,33 @@ Label = Callable[[str], str]
 
 
 def _notes(shown: list[ArmMoney], left_out: list[ArmMoney], label: Label) -> list[str]:
-    notes = [f"**{md(label(m.arm))}**: not plotted, no price is set for {md(', '.join(m.unpriced))} "
-             "\\(Settings → Model prices\\)" for m in left_out if m.state == "unpriced"]
-    notes += [f"**{md(label(m.arm))}**: not plotted, its questions are priced in more than one currency"
-              for m in left_out if m.state == "currencies"]
-    notes += [f"**{md(label(m.arm))}**: not plotted, priced in {m.currency}, not in the currency of the others"
-              for m in left_out if m.state == "priced"]
-    notes += [f"**{md(label(m.arm))}**: the embedded model, free \\(local\\): plotted at 0" for m in shown
-              if m.state == "free"]
-    notes += [f"**{md(label(m.arm))}**: {m.cached_calls} of {m.calls + m.cached_calls} calls were answered from the "
-              "response cache and not billed, so a fresh run would cost more" for m in shown if m.cached_calls]
+    notes = [
+        f"**{md(label(m.arm))}**: not plotted, no price is set for {md(', '.join(m.unpriced))} "
+        "\\(Settings → Model prices\\)"
+        for m in left_out
+        if m.state == "unpriced"
+    ]
+    notes += [
+        f"**{md(label(m.arm))}**: not plotted, its questions are priced in more than one currency"
+        for m in left_out
+        if m.state == "currencies"
+    ]
+    notes += [
+        f"**{md(label(m.arm))}**: not plotted, priced in {m.currency}, not in the currency of the others"
+        for m in left_out
+        if m.state == "priced"
+    ]
+    notes += [
+        f"**{md(label(m.arm))}**: the embedded model, free \\(local\\): plotted at 0"
+        for m in shown
+        if m.state == "free"
+    ]
+    notes += [
+        f"**{md(label(m.arm))}**: {m.cached_calls} of {m.calls + m.cached_calls} calls were answered from the "
+        "response cache and not billed, so a fresh run would cost more"
+        for m in shown
+        if m.cached_calls
+    ]
     return notes
 
 
@@ -43,18 +60,26 @@ def money_plot(summary: list[dict[str, Any]], rows: list[dict[str, Any]], label:
     left_out = [m for m in here if m not in shown]
     if not any(m.state == "priced" for m in shown):
         free = all(m.state == "free" for m in here)
-        st.info("These runs used the embedded model, which costs nothing: there is no money to plot." if free else
-                "No arm here can be priced yet: set a price for its model under Settings → Model prices (what "
-                "your provider charges per million tokens) and the arms appear here.")
+        st.info(
+            "These runs used the embedded model, which costs nothing: there is no money to plot."
+            if free
+            else "No arm here can be priced yet: set a price for its model under Settings → Model prices (what "
+            "your provider charges per million tokens) and the arms appear here."
+        )
         if not free:
             st.markdown("\n".join(f"- {note}" for note in _notes([], left_out, label)))
         return
     lines = {(s["arm"], s["dataset"]): s for s in summary}
     points = [{**lines[(m.arm, m.dataset)], **m.as_fields()} for m in shown]
     title = f"cost per question, {currency} (95% t-interval)"
-    st.plotly_chart(front_figure(points, label, "mean_money", title, x_format=",.6~f"), key="bench.plot.money",
-                    config={"displayModeBar": False})
-    st.caption("Cost: each question's run at its model's price, for the tokens the provider billed; the horizontal "
-               "bars are 95% t-intervals of the mean over the questions.")
+    st.plotly_chart(
+        front_figure(points, label, "mean_money", title, x_format=",.6~f"),
+        key="bench.plot.money",
+        config={"displayModeBar": False},
+    )
+    st.caption(
+        "Cost: each question's run at its model's price, for the tokens the provider billed; the horizontal "
+        "bars are 95% t-intervals of the mean over the questions."
+    )
     if notes := _notes(shown, left_out, label):
         st.markdown("\n".join(f"- {note}" for note in notes))

@@ -15,8 +15,10 @@ from core.trace import Run
 from ui import state
 from ui.text import md
 
-COLUMN_HELP = ("What the run cost at its model's price (Settings → Model prices), for the tokens the provider "
-               "billed; calls answered from the response cache are free. \"no price\": none is set for its model.")
+COLUMN_HELP = (
+    "What the run cost at its model's price (Settings → Model prices), for the tokens the provider "
+    'billed; calls answered from the response cache are free. "no price": none is set for its model.'
+)
 
 
 def current_prices() -> dict[str, Price]:
@@ -29,8 +31,10 @@ def cost_line(run: Run) -> None:
     if cost.state == "free":
         return
     if cost.state == "unpriced":
-        st.caption(f":material/payments: No price is set for {md(run.model or 'this model')}, so no cost is shown: "
-                   "add one under Settings → Model prices.")
+        st.caption(
+            f":material/payments: No price is set for {md(run.model or 'this model')}, so no cost is shown: "
+            "add one under Settings → Model prices."
+        )
         return
     st.caption(f":material/payments: Cost {md(cost.basis())} \\({md(run.model)}\\)")
 

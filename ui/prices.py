@@ -47,20 +47,32 @@ def _table(table: dict[str, Price], used: dict[str, int]) -> None:
     if not table:
         st.caption("No price is set yet.")
         return
-    st.dataframe([{"model": p.model, "input per M tokens": rate(p.input_per_m, p.currency),
-                   "output per M tokens": rate(p.output_per_m, p.currency), "runs": used.get(p.model, 0)}
-                  for p in table.values()], hide_index=True, key="prices.table")
+    st.dataframe(
+        [
+            {
+                "model": p.model,
+                "input per M tokens": rate(p.input_per_m, p.currency),
+                "output per M tokens": rate(p.output_per_m, p.currency),
+                "runs": used.get(p.model, 0),
+            }
+            for p in table.values()
+        ],
+        hide_index=True,
+        key="prices.table",
+    )
 
 
 def prices_section(editable: bool = True) -> None:
     """The price list, and (``editable``) a form to set or remove a model's price."""
     store = state.store()
     table, used = prices(store), model_runs(store)
-    st.caption("What your provider charges per million tokens of each model, as you pay it: the studio ships no "
-               "price. Runs then show their cost on their trace, in Compare, History and on the Benchmark page, for "
-               "the tokens the provider billed (calls answered from the response cache cost nothing). A model "
-               f"with no price shows no money figure; the embedded model ({EMBEDDED_MODEL}) is free. From the "
-               "command line: `python -m core prices`.")
+    st.caption(
+        "What your provider charges per million tokens of each model, as you pay it: the studio ships no "
+        "price. Runs then show their cost on their trace, in Compare, History and on the Benchmark page, for "
+        "the tokens the provider billed (calls answered from the response cache cost nothing). A model "
+        f"with no price shows no money figure; the embedded model ({EMBEDDED_MODEL}) is free. From the "
+        "command line: `python -m core prices`."
+    )
     _table(table, used)
     missing = [m for m in used if m not in table and m != EMBEDDED_MODEL]
     if missing:
@@ -70,26 +82,68 @@ def prices_section(editable: bool = True) -> None:
     if not editable:
         return
     configured = state.endpoint_settings()
-    offered = list(dict.fromkeys([*missing, *table, *([configured["model"].strip()] if not configured["embedded"]
-                                                      and configured["model"].strip() else [])]))
-    model = st.selectbox("Model", offered, index=0 if offered else None, key="prices.model",
-                         accept_new_options=True, placeholder="type a model name, as your endpoint calls it",
-                         help="The model name a run records (History shows it under each run).")
+    offered = list(
+        dict.fromkeys(
+            [
+                *missing,
+                *table,
+                *([configured["model"].strip()] if not configured["embedded"] and configured["model"].strip() else []),
+            ]
+        )
+    )
+    model = st.selectbox(
+        "Model",
+        offered,
+        index=0 if offered else None,
+        key="prices.model",
+        accept_new_options=True,
+        placeholder="type a model name, as your endpoint calls it",
+        help="The model name a run records (History shows it under each run).",
+    )
     if not model:
         return
     model = model.strip()
     current = table.get(model)
     inp, out, currency = _inputs(model)
     left, middle, right = st.columns([2, 2, 1])
-    left.number_input("Input, per million tokens", min_value=0.0, max_value=MAX_PRICE, step=0.05, format="%.4f",
-                      value=current.input_per_m if current else None, key=inp, placeholder="e.g. 0.15")
-    middle.number_input("Output, per million tokens", min_value=0.0, max_value=MAX_PRICE, step=0.05, format="%.4f",
-                        value=current.output_per_m if current else None, key=out, placeholder="e.g. 0.60")
+    left.number_input(
+        "Input, per million tokens",
+        min_value=0.0,
+        max_value=MAX_PRICE,
+        step=0.05,
+        format="%.4f",
+        value=current.input_per_m if current else None,
+        key=inp,
+        placeholder="e.g. 0.15",
+    )
+    middle.number_input(
+        "Output, per million tokens",
+        min_value=0.0,
+        max_value=MAX_PRICE,
+        step=0.05,
+        format="%.4f",
+        value=current.output_per_m if current else None,
+        key=out,
+        placeholder="e.g. 0.60",
+    )
     currencies = list(dict.fromkeys([*CURRENCIES, *([current.currency] if current else [])]))  # one set elsewhere
     right.selectbox("Currency", currencies, index=currencies.index(current.currency) if current else 0, key=currency)
     save, remove, _ = st.columns([1, 1, 2])
-    save.button("Save price", type="primary", icon=":material/save:", key="prices.save", on_click=_save, args=(model,),
-                width="stretch")
+    save.button(
+        "Save price",
+        type="primary",
+        icon=":material/save:",
+        key="prices.save",
+        on_click=_save,
+        args=(model,),
+        width="stretch",
+    )
     if current is not None:
-        remove.button("Remove price", icon=":material/delete:", key="prices.remove", on_click=_remove, args=(model,),
-                      width="stretch")
+        remove.button(
+            "Remove price",
+            icon=":material/delete:",
+            key="prices.remove",
+            on_click=_remove,
+            args=(model,),
+            width="stretch",
+        )

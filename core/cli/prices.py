@@ -12,16 +12,23 @@ from core.store.prices import model_runs
 
 
 def register(commands) -> None:
-    p = commands.add_parser("prices", help="list, set or remove the price per million tokens of a model (entered by "
-                                           "you; runs then show what they cost)")
+    p = commands.add_parser(
+        "prices",
+        help="list, set or remove the price per million tokens of a model (entered by "
+        "you; runs then show what they cost)",
+    )
     p.set_defaults(handler=handle_list)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
     put = actions.add_parser("set", help="set a model's price per million input and output tokens")
     put.add_argument("model", help="the model name, as runs record it (History shows it; `prices` lists them)")
     put.add_argument("--input", type=float, required=True, metavar="PRICE", help="per million input tokens")
     put.add_argument("--output", type=float, required=True, metavar="PRICE", help="per million output tokens")
-    put.add_argument("--currency", default="USD", type=str.upper,
-                     help=f"a three-letter code (default USD; e.g. {', '.join(CURRENCIES[1:4])})")
+    put.add_argument(
+        "--currency",
+        default="USD",
+        type=str.upper,
+        help=f"a three-letter code (default USD; e.g. {', '.join(CURRENCIES[1:4])})",
+    )
     put.set_defaults(handler=handle_set)
     drop = actions.add_parser("remove", help="remove a model's price (its runs then show no cost)")
     drop.add_argument("model")
@@ -32,8 +39,10 @@ def handle_list(args) -> int:
     store = RunStore()
     table, used = prices(store), model_runs(store)
     for price in table.values():
-        print(f"{price.model}: {rate(price.input_per_m, price.currency)} per M input, "
-              f"{rate(price.output_per_m, price.currency)} per M output ({used.get(price.model, 0)} runs)")
+        print(
+            f"{price.model}: {rate(price.input_per_m, price.currency)} per M input, "
+            f"{rate(price.output_per_m, price.currency)} per M output ({used.get(price.model, 0)} runs)"
+        )
     missing = [m for m in used if m not in table and m != EMBEDDED_MODEL]
     if not table:
         print("no price is set")

@@ -56,8 +56,9 @@ def question_cost(row: dict[str, Any], billed: Mapping[str, Billed], prices: Map
     return cost_of(row["model"], spent, prices)
 
 
-def money_lines(summary: list[dict[str, Any]], rows: list[dict[str, Any]], billed: Mapping[str, Billed],
-                prices: Mapping[str, Price]) -> list[ArmMoney]:
+def money_lines(
+    summary: list[dict[str, Any]], rows: list[dict[str, Any]], billed: Mapping[str, Billed], prices: Mapping[str, Price]
+) -> list[ArmMoney]:
     """One line per summary line (arm × dataset, and ``all``), in its order."""
     costs = [(row, question_cost(row, billed, prices)) for row in rows]
     lines = []

@@ -20,8 +20,16 @@ def price_rows(store: RunStore) -> list[dict[str, Any]]:
 
 def put_price(store: RunStore, model: str, input_per_m: float, output_per_m: float, currency: str) -> None:
     with store._lock, store.db.conn:
-        store.db[TABLE].upsert({"model": model, "input_per_m": input_per_m, "output_per_m": output_per_m,
-                                "currency": currency, "updated": time.time()}, pk="model")
+        store.db[TABLE].upsert(
+            {
+                "model": model,
+                "input_per_m": input_per_m,
+                "output_per_m": output_per_m,
+                "currency": currency,
+                "updated": time.time(),
+            },
+            pk="model",
+        )
 
 
 def delete_price(store: RunStore, model: str) -> bool:
@@ -33,8 +41,9 @@ def delete_price(store: RunStore, model: str) -> bool:
 def model_runs(store: RunStore) -> dict[str, int]:
     """Model name -> how many saved runs it answered, the most recently used first."""
     with store._lock:
-        found = store.db.execute("SELECT model, count(*) FROM runs WHERE model != '' GROUP BY model "
-                                 "ORDER BY max(started) DESC").fetchall()
+        found = store.db.execute(
+            "SELECT model, count(*) FROM runs WHERE model != '' GROUP BY model ORDER BY max(started) DESC"
+        ).fetchall()
     return dict(found)
 
 
@@ -44,8 +53,10 @@ def call_usages(store: RunStore, run_ids: Iterable[str]) -> list[tuple[str, str]
     found: list[tuple[str, str]] = []
     with store._lock:
         for start in range(0, len(ids), CHUNK):
-            part = ids[start:start + CHUNK]
+            part = ids[start : start + CHUNK]
             found += store.db.execute(
                 f"SELECT run_id, usage FROM events WHERE run_id IN ({', '.join('?' for _ in part)}) "
-                "AND json_extract(usage, '$.calls') > 0", part).fetchall()
+                "AND json_extract(usage, '$.calls') > 0",
+                part,
+            ).fetchall()
     return found
