@@ -14,6 +14,7 @@ from core.runner import execute
 from core.store import RunStore
 from core.trace import Run
 from tests.fakes import ScriptedLLM
+from ui.state import LLM_OVERRIDE
 from tests.test_ui_benchmark import answering, bench, finish, no_jobs, page  # noqa: F401 (fixtures)
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
@@ -138,3 +139,13 @@ def test_the_benchmark_plots_accuracy_against_money_once_its_model_has_a_price(b
     assert [p["x"] for p in points] == [[sum(each) / len(each)]] and [p["y"] for p in points] == [[0.6]]
     assert points[0]["error_x"]["array"][0] > 0  # the mean's interval, beside the accuracy's
     assert "cost per question, USD (95% t-interval)" in charts[0].proto.spec
+
+
+def test_the_model_runs_will_use_is_offered_before_any_run_but_never_the_embedded_one():
+    at = AppTest.from_string("from ui.prices import prices_section\nprices_section()", default_timeout=20)
+    at.run()  # the embedded model answers: nothing to price yet
+    assert at.selectbox(key="prices.model").options == [] and not at.number_input
+    at = AppTest.from_string("from ui.prices import prices_section\nprices_section()", default_timeout=20)
+    at.session_state[LLM_OVERRIDE] = ScriptedLLM()
+    at.run()
+    assert at.selectbox(key="prices.model").options == ["scripted"] and len(at.number_input) == 2

@@ -81,16 +81,8 @@ def prices_section(editable: bool = True) -> None:
         (st.success if said[0] == "success" else st.error)(said[1])
     if not editable:
         return
-    configured = state.endpoint_settings()
-    offered = list(
-        dict.fromkeys(
-            [
-                *missing,
-                *table,
-                *([configured["model"].strip()] if not configured["embedded"] and configured["model"].strip() else []),
-            ]
-        )
-    )
+    upcoming = state.llm().model_name  # what the next run will record as its model
+    offered = list(dict.fromkeys([*missing, *table, *([upcoming] if upcoming and upcoming != EMBEDDED_MODEL else [])]))
     model = st.selectbox(
         "Model",
         offered,
