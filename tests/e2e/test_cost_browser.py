@@ -18,15 +18,16 @@ from playwright.sync_api import expect
 
 from core.pricing import Price, money, prices, run_cost
 from core.store import RunStore
-from tests.e2e.conftest import CHROMIUM, MODEL_SECONDS, button, open_page, settle, snap
+from tests.e2e.conftest import CHROMIUM, button, open_page, settle, snap
 from tests.e2e.serve import REPO, serve_app
 from tests.e2e.test_benchmark_browser import choose, tiny_bench  # noqa: F401 (a fixture)
 from tests.fake_endpoint import FakeEndpoint, Step
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 MODEL = "gpt-4o-mini"
 PRICE = Price(model=MODEL, input_per_m=0.15, output_per_m=0.60)
 WIDTHS = (1440, 1024)
+RUN_MS = 180_000  # the endpoint answers at once: four runs take seconds
 
 
 def billing_endpoint(golds: dict[str, str]) -> FakeEndpoint:
@@ -77,6 +78,7 @@ def shots(page, name: str) -> None:
 def test_money_on_the_benchmark_axis_on_the_trace_and_in_compare(page, app, tiny_bench):  # noqa: F811
     url, home = app
     open_page(page, f"{url}/benchmark", "Benchmark")
+    page.get_by_text("Default corpus index ready").wait_for(timeout=RUN_MS)  # built in the background at start
     page.get_by_text("A path", exact=True).click()
     settle(page)
     path = page.get_by_label("Path", exact=True)
@@ -85,8 +87,9 @@ def test_money_on_the_benchmark_axis_on_the_trace_and_in_compare(page, app, tiny
     settle(page)
     choose(page, "stMultiSelect", "Methods", "MedRAG")
     expect(page.get_by_text("2 questions × 2 arm(s) = 4 runs, 0 finished.")).to_be_visible()
+    snap(page, "cost_benchmark_setup", width=WIDTHS[0])
     page.get_by_role("button", name="Start", exact=True).click()
-    page.get_by_text("finished", exact=True).wait_for(timeout=MODEL_SECONDS)
+    page.get_by_text("finished", exact=True).wait_for(timeout=RUN_MS)
     settle(page)
 
     store = RunStore(home / "studio.sqlite")
