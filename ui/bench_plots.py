@@ -50,7 +50,21 @@ def accuracy_figure(summary: list[dict[str, Any]], label: Label) -> go.Figure:
 def cost_figure(summary: list[dict[str, Any]], label: Label, cost: str, dataset: str = ALL) -> go.Figure:
     """Accuracy against a mean cost per question; arms that no other arm beats on both are joined as the front."""
     field, title = COSTS[cost]
-    lines = [s for s in summary if s["dataset"] == dataset] or summary
+    return front_figure([s for s in summary if s["dataset"] == dataset] or summary, label, field, title)
+
+
+def _x_errors(lines: list[dict[str, Any]], field: str) -> dict[str, Any] | None:
+    """Horizontal bars where the lines carry an interval of their cost (``<field>_low``/``_high``)."""
+    if not any(s.get(f"{field}_low") is not None for s in lines):
+        return None
+    low = [s[field] - s[f"{field}_low"] if s.get(f"{field}_low") is not None else 0 for s in lines]
+    high = [s[f"{field}_high"] - s[field] if s.get(f"{field}_high") is not None else 0 for s in lines]
+    return dict(type="data", symmetric=False, array=high, arrayminus=low, thickness=1.5, width=5)
+
+
+def front_figure(lines: list[dict[str, Any]], label: Label, field: str, title: str,
+                 x_format: str = ",.1f") -> go.Figure:
+    """One point per line at (its ``field``, its accuracy), with the Pareto front joined."""
     points = {s["arm"]: (s[field], s["accuracy"]) for s in lines}
     front = pareto_front(points)
     fig = go.Figure()
@@ -63,10 +77,10 @@ def cost_figure(summary: list[dict[str, Any]], label: Label, cost: str, dataset:
             continue
         fig.add_scatter(x=[s[field] for s in chosen], y=[s["accuracy"] for s in chosen], mode="markers+text",
                         name="on the front" if on else "beaten on both", text=[label(s["arm"]) for s in chosen],
-                        textposition="top center", error_y=_errors(chosen),
+                        textposition="top center", error_y=_errors(chosen), error_x=_x_errors(chosen, field),
                         marker=dict(size=12 if on else 9, symbol="diamond" if on else "circle",
                                     color=FRONT if on else OFF_FRONT),
-                        hovertemplate="%{text}<br>" + title + " %{x:,.1f}<br>accuracy %{y:.1%}<extra></extra>")
+                        hovertemplate=f"%{{text}}<br>{title} %{{x:{x_format}}}<br>accuracy %{{y:.1%}}<extra></extra>")
     fig.update_yaxes(title="accuracy (95% Wilson CI)", tickformat=".0%", range=[0, 1.05], gridcolor="#e5e7eb")
     fig.update_xaxes(title=title, gridcolor="#e5e7eb", rangemode="tozero")
     return _layout(fig, 420)

@@ -14,6 +14,7 @@ from core.eval import BenchItem
 from core.eval.answers import answer_shares, leans_found
 from core.eval.report import ACCURACY_NOTE, ALL, pairwise, summarize
 from core.eval.stats import overall_reading
+from ui.bench_money import MONEY, money_plot
 from ui.bench_plots import COSTS, accuracy_figure, cost_figure, mcnemar_figure
 from ui.text import short
 
@@ -133,11 +134,14 @@ def results(rows: list[dict[str, Any]], items: list[BenchItem], label: Label) ->
         st.plotly_chart(accuracy_figure(summary, label), key="bench.plot.accuracy", config={"displayModeBar": False})
     with cost:
         left, right = st.columns(2)
-        measure = left.segmented_control("Cost per question", list(COSTS), default="tokens", key="bench.cost")
+        measure = left.segmented_control("Cost per question", [*COSTS, MONEY], default="tokens", key="bench.cost")
         datasets = list(dict.fromkeys(s["dataset"] for s in summary))
         dataset = right.selectbox("Dataset", datasets, index=len(datasets) - 1, key="bench.cost_dataset")
-        st.plotly_chart(cost_figure(summary, label, measure or "tokens", dataset), key="bench.plot.cost",
-                        config={"displayModeBar": False})
+        if measure == MONEY:
+            money_plot(summary, rows, label, dataset)
+        else:
+            st.plotly_chart(cost_figure(summary, label, measure or "tokens", dataset), key="bench.plot.cost",
+                            config={"displayModeBar": False})
         st.caption("Diamonds joined by the dotted line are the Pareto front: no other arm is both cheaper (or as "
                    "cheap) and more accurate (or as accurate). Bars are 95% Wilson intervals.")
     with paired:

@@ -9,6 +9,7 @@ from core.consistency import check_answer
 from core.methods.base import REASONING_CHARS, reasoning_cut
 from core.trace import AgentMessage, Error, Run
 from ui.event_view import CUT_NOTE
+from ui.money import cost_line
 from ui.snippet_cards import Evidence, cards, doc_card
 from ui.teaching_view import case_line
 from ui.text import esc, md
@@ -86,3 +87,4 @@ def render_totals(run: Run) -> None:
         ("Tokens", f"{t.tokens:,}"), ("Seconds", f"{t.seconds:.1f}"),
     )):
         column.metric(label, value)
+    cost_line(run)

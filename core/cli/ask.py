@@ -13,6 +13,7 @@ from core.cli.knobs import knob_errors, param_value
 from core.cli.render import describe, totals_line
 from core.llm import LLM
 from core.methods import get, registry
+from core.pricing import prices, run_cost
 from core.question import Question
 from core.runner import execute
 from core.store import RunStore
@@ -82,6 +83,8 @@ def handle(args) -> int:
         run = execute(spec.name, question, params.model_dump(), llm=llm, retriever=retriever, store=store,
                       sinks=[lambda event: print(describe(event), flush=True)], cancel=stop.event)
     print(totals_line(run))
+    if (cost := run_cost(run, prices(store))).state == "priced":
+        print(f"cost: {cost.basis()}")
     if args.json:
         print(run.model_dump_json(indent=2))
     if run.status == "cancelled":

@@ -125,6 +125,14 @@ def _m007_workshop(db: sqlite_utils.Database) -> None:
         db.execute(sql)
 
 
+def _m009_model_prices(db: sqlite_utils.Database) -> None:
+    # What the user pays their provider per million tokens of a model (keyed by the model name a run records), so a
+    # run's cost can be shown in money. Entered by the user, never shipped; a model with no row has no price.
+    db.execute("""CREATE TABLE model_prices (model TEXT PRIMARY KEY, input_per_m REAL NOT NULL CHECK (input_per_m >= 0),
+                  output_per_m REAL NOT NULL CHECK (output_per_m >= 0), currency TEXT NOT NULL DEFAULT 'USD',
+                  updated REAL NOT NULL)""")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, events, annotations", _m001_initial),
     (2, "benchmark items", _m002_eval_items),
@@ -133,6 +141,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (5, "graded labels per question, snippet and annotator; adjudications; label history", _m005_labels),
     (6, "benchmark results keyed by what was asked; ablation presets", _m006_eval_asked_and_presets),
     (7, "run provenance, workshop rooms and votes", _m007_workshop),
+    (9, "model prices per million tokens", _m009_model_prices),
 ]
 
 

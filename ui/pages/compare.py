@@ -17,6 +17,7 @@ from ui.knobs import knob_inputs, method_label
 from ui.launch import start
 from ui.live import live_runs
 from ui.live_panel import follow, live_box, stop_button
+from ui.money import COLUMN_HELP, cost_cell
 from ui.question_form import question_form
 from ui.run_display import load
 from ui.swimlanes import swimlanes
@@ -57,7 +58,9 @@ def summary(runs: list[Run]) -> None:
     st.dataframe([{
         "method": method_label(r.method), "status": r.status, "answer": _answer(r), "calls": r.totals.calls,
         "retrievals": r.totals.retrievals, "tokens": r.totals.tokens, "seconds": round(r.totals.seconds, 1),
-    } for r in runs], hide_index=True, key="compare-summary")
+        "cost": cost_cell(r),
+    } for r in runs], hide_index=True, key="compare-summary", column_config={"cost": st.column_config.TextColumn(
+        help=COLUMN_HELP)})
 
 
 def shown_run_ids() -> list[str]:

@@ -16,6 +16,7 @@ from ui import state
 from ui.chrome import header
 from ui.history_lists import comparisons, running_now
 from ui.knobs import method_label
+from ui.money import COLUMN_HELP, run_costs
 from ui.runfile_panel import files_panel
 from ui.run_display import show_run
 from ui.text import short
@@ -34,12 +35,14 @@ def _answer(row: dict[str, Any]) -> str:
 
 
 def _table(rows: list[dict[str, Any]]) -> None:
+    costs = run_costs(rows)
     st.dataframe([{
         "started": _when(r["started"]), "method": method_label(r["method"]), "status": r["status"],
         "question": short(r["question"], 90), "answer": _answer(r), "LLM calls": r["totals"].get("calls", 0),
         "tokens": r["totals"].get("prompt_tokens", 0) + r["totals"].get("completion_tokens", 0),
-        "seconds": round(r["totals"].get("seconds", 0.0), 1), "run": r["id"],
-    } for r in rows], hide_index=True, key="history-table", height=min(38 + 35 * len(rows), 320))
+        "seconds": round(r["totals"].get("seconds", 0.0), 1), "cost": costs[r["id"]].short(), "run": r["id"],
+    } for r in rows], hide_index=True, key="history-table", height=min(38 + 35 * len(rows), 320),
+        column_config={"cost": st.column_config.TextColumn(help=COLUMN_HELP)})
 
 
 def _ask_to_delete(run_id: str) -> None:
