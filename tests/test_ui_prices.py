@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from streamlit.testing.v1 import AppTest
 
 from core.llm.cache import ResponseCache
@@ -136,7 +138,7 @@ def test_the_benchmark_plots_accuracy_against_money_once_its_model_has_a_price(b
     store = RunStore()
     each = [run_cost(store.load_run(r["id"]), {"scripted": MINI}).amount for r in store.list_runs()]
     points = [t for t in json.loads(charts[0].proto.spec)["data"] if t.get("mode") == "markers+text"]
-    assert [p["x"] for p in points] == [[sum(each) / len(each)]] and [p["y"] for p in points] == [[0.6]]
+    assert [p["x"] for p in points] == [[pytest.approx(sum(each) / len(each))]] and [p["y"] for p in points] == [[0.6]]
     assert points[0]["error_x"]["array"][0] > 0  # the mean's interval, beside the accuracy's
     assert "cost per question, USD (95% t-interval)" in charts[0].proto.spec
 

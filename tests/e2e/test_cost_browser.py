@@ -126,3 +126,11 @@ def test_money_on_the_benchmark_axis_on_the_trace_and_in_compare(page, app, tiny
     open_page(page, f"{url}/compare?runs={other},{run_id}", "Compare")
     expect(page.get_by_role("columnheader", name="cost")).to_be_visible()
     shots(page, "compare")
+
+    open_page(page, f"{url}/settings", "Settings")
+    page.get_by_role("tab", name="Model prices").click()
+    settle(page)
+    expect(page.get_by_text("What your provider charges per million tokens")).to_be_visible()
+    expect(page.get_by_test_id("stDataFrame").first).to_be_visible()  # the table draws on a canvas: see the shot
+    expect(page.get_by_text("Used without a price")).to_have_count(0)
+    shots(page, "settings_prices")

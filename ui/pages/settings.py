@@ -1,4 +1,4 @@
-"""Settings: the model endpoint, the embedded model, the corpora and each method's default knobs.
+"""Settings: the model endpoint, the embedded model, model prices, the corpora and each method's default knobs.
 
 They are this browser session's settings (``st.session_state``); API keys are never shown or saved (see
 ``ui.endpoint_settings``).
@@ -15,6 +15,7 @@ from ui.corpora import corpora_section
 from ui.endpoint_settings import endpoint_section
 from ui.knobs import check_knobs, knob_inputs, method_picker
 from ui.launch import embedded_server, start_model
+from ui.prices import prices_section
 from ui.server_info import benchmark_section, server_section
 
 
@@ -67,7 +68,7 @@ def _reset(method: str) -> None:
 
 def page() -> None:
     header("Settings", "Where answers come from, what the methods read, and how they start.")
-    model, corpora, knobs = st.tabs(["Model", "Corpora", "Method defaults"])
+    model, money, corpora, knobs = st.tabs(["Model", "Model prices", "Corpora", "Method defaults"])
     with model:
         left, right = st.columns(2, gap="large")
         with left:
@@ -77,6 +78,8 @@ def page() -> None:
             st.subheader("Embedded model")
             model_section()
         benchmark_section()
+    with money:
+        prices_section()
     with corpora:
         corpora_section()
     with knobs:
