@@ -7,7 +7,15 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.labels import GRADES, PoolQuestion
-from core.labels.metrics import MetricSettings, compare_methods, run_metrics, summarize, to_csv
+from core.labels.metrics import (
+    MetricSettings,
+    compare_methods,
+    questions_by_method,
+    run_metrics,
+    shared_only,
+    summarize,
+    to_csv,
+)
 from ui.annotator import label_store
 from ui.knobs import method_label
 
@@ -41,6 +49,21 @@ def _figure(summary: list[dict]) -> go.Figure:
     return figure
 
 
+def _same_questions(rows: list[dict]) -> list[dict]:
+    """Says when the methods were scored on different questions, and offers the questions they share."""
+    by_method = questions_by_method(rows)
+    if len({frozenset(q) for q in by_method.values()}) <= 1:
+        return rows
+    shared = set.intersection(*by_method.values())
+    each = ", ".join(f"{method_label(m)} {len(q)}" for m, q in sorted(by_method.items()))
+    st.warning(f"The methods were judged on different questions ({each}; {len(shared)} shared by all), so their "
+               "means below are over different questions and do not compare like for like.", icon=":material/rule:")
+    if st.toggle(f"Shared questions only ({len(shared)})", key="annotate.shared_only", disabled=not shared,
+                 help="Every method scored on the same questions: those all of them have judged runs on"):
+        return shared_only(rows)
+    return rows
+
+
 def metrics_view(questions: list[PoolQuestion], settings: MetricSettings) -> None:
     store = label_store()
     ids = [q.question_id for q in questions]
@@ -48,9 +71,12 @@ def metrics_view(questions: list[PoolQuestion], settings: MetricSettings) -> Non
     if not rows:
         st.info("No run in this queue has a judged snippet yet: judge some passages first.")
         return
+    rows = _same_questions(rows)
     names = [m for m in settings.names() if not m.startswith("judged")]
     summary = summarize(rows, [*names, "judged_share"])
-    st.markdown(f"**{len(rows)} runs scored** over {len({r['question_id'] for r in rows})} questions; relevant = "
+    scored = len({r["question_id"] for r in rows})
+    st.markdown(f"**{len(rows)} run{'s' if len(rows) != 1 else ''} scored** over {scored} "
+                f"question{'s' if scored != 1 else ''}; relevant = "
                 f"grade {settings.relevant}+; unjudged snippets count as not relevant. Each question weighs the same; "
                 "intervals are 95% t-intervals over questions (none below two).")
     st.plotly_chart(_figure([s for s in summary if s["measure"] in names]), key="annotate.metrics_chart")
