@@ -14,7 +14,7 @@ from ui.chrome import header
 from ui.knobs import method_label
 from ui.replay import TICK_SECONDS, controls, player, show, tick
 from ui.text import short
-from ui.workshop_data import PACK, STORE, Chosen, case_of_question, load, pack
+from ui.workshop_data import PACK, STORE, Chosen, load, pack
 
 MAX_RUNS = 3
 PICKS, TRUST = "workshop.picks", "workshop.trust"
@@ -118,7 +118,6 @@ def page() -> None:
     chosen = choose_saved() if where == "Saved and imported runs" else choose_from_pack()
     if chosen is None:
         return
-    chosen.case = chosen.case or case_of_question(chosen.runs[0].question)
     replay = Replay(chosen.runs)
     title = chosen.case.title if chosen.case else short(chosen.runs[0].question, 60)
     if st.button("Open a live room with these runs", icon=":material/co_present:", key="workshop.open_room",
