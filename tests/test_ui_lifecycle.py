@@ -24,26 +24,28 @@ def medrag_page(llm, retrieval_seconds: float) -> AppTest:
 
 
 def buttons(at: AppTest) -> dict[str, bool]:
-    """Label -> disabled, for the Run and Stop buttons on screen."""
-    return {b.label: b.disabled for b in at.button if b.label in ("Run", "Stop", "Stopping…")}
+    """Label -> disabled, for the Run, Ask again and Stop buttons on screen."""
+    return {b.label: b.disabled for b in at.button if b.label in ("Run", "Ask again", "Stop", "Stopping…")}
 
 
 def test_stop_is_there_at_once_and_the_buttons_come_back_when_the_run_ends():
     llm = ScriptedLLM(delay=0.5).on("Documents:", REPLY)
     at = medrag_page(llm, 1.5)
     at = at.button(key="ask.go").click().run()
-    assert buttons(at) == {"Run": True, "Stop": False}  # the redraw after the click: the run is going
+    assert buttons(at) == {"Ask again": False, "Stop": False}  # the redraw after the click: the run is going
     run_id = at.query_params["run"]
     assert live_runs().get(run_id) is not None and at.status[0].label.startswith("MedRAG: running")
     at = until_runs_end(at)
-    assert buttons(at) == {"Run": False}
+    assert buttons(at) == {"Ask again": False}
     assert '<span class="letter">A</span>Insulin' in text_of(at)
     # a second run: the first one's answer is not drawn while it goes
+    at = at.button(key="ask.again").click().run()
+    assert buttons(at) == {"Run": False} and "Insulin lowers" not in text_of(at)
     at = at.button(key="ask.go").click().run()
     assert at.query_params["run"] != run_id and "Insulin lowers" not in text_of(at)
     at = at.button(key="ask.stop").click().run()
     # Stop waits a moment for the run to end (here within the 1.5 s retrieval), so the page drawn next has it ended
-    assert not live_runs().running() and buttons(at) == {"Run": False}
+    assert not live_runs().running() and buttons(at) == {"Ask again": False}
     assert at.status[0].label.startswith("MedRAG: stopped after")
     assert [r["status"] for r in RunStore().list_runs()] == ["cancelled", "ok"]
 
@@ -86,7 +88,7 @@ def test_a_reply_shows_field_by_field_while_written_and_stop_ends_it_mid_call():
     stopped = time.time()
     at = until_runs_end(at)
     assert time.time() - stopped < 2.5  # the call itself is cut, not waited for
-    assert at.status[0].label.startswith("CoT: stopped after") and buttons(at) == {"Run": False}
+    assert at.status[0].label.startswith("CoT: stopped after") and buttons(at) == {"Ask again": False}
     assert RunStore().load_run(run_id).status == "cancelled"
 
 
