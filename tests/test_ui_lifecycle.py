@@ -108,3 +108,41 @@ def test_a_run_another_process_is_writing_is_followed_through_the_store():
     assert not [b for b in at.button if b.label == "Stop"]  # this server cannot stop it
     assert at.status[0].label.startswith("SEMA-RAG: running, after exploration turn 1 · E-Agent · 1 event")
     assert "Started by another process" in "\n".join(c.value for c in at.caption)
+
+
+def test_a_run_behind_another_says_it_waits_and_behind_what_and_its_map_lights_the_waiting_stage(monkeypatch):
+    """One slot: the second run's only call waits for the first's; its box says so, each step's icon says what it
+    is doing, and the map lights the Clinician's stage, not nothing."""
+    monkeypatch.setattr("core.methods.base.slots_of", lambda llm: 1)
+    llm = ScriptedLLM(delay=6).on("Think step by step", REPLY)  # the first words after 2 s
+    first = fill(ask_page(llm), "Which hormone lowers blood glucose?", ["Insulin", "Glucagon"])
+    first = first.button(key="ask.go").click().run()
+    time.sleep(0.2)
+    first.run()
+    assert first.status[0].label.startswith("CoT: Clinician reading the prompt")
+    assert ":material/menu_book: **Clinician** :gray[reasoning] — reading the prompt" in text_of(first)
+    second = fill(ask_page(llm), "Which hormone raises blood glucose?", ["Insulin", "Glucagon"])
+    second = second.button(key="ask.go").click().run()
+    time.sleep(0.3)
+    second.run()
+    where = "the LLM endpoint at http://scripted.invalid/v1"
+    assert second.status[0].label.startswith(f"CoT: Clinician waiting: 1 run ahead on {where}")
+    text = text_of(second).replace("\\", "")
+    assert f":material/hourglass_top: **Clinician** :gray[reasoning] — waiting: 1 run ahead on {where}" in text
+    assert "now: **Clinician reasons step by step and answers**" in "\n".join(c.value for c in second.caption)
+    second = until_runs_end(second)
+    assert ":material/check_circle: **Clinician**" in text_of(second)  # done: a tick, only now
+
+
+def test_a_reply_whose_first_field_is_being_named_shows_no_raw_brace():
+    from streamlit.testing.v1 import AppTest
+
+    def draw():
+        from core.trace import Partial
+        from ui.live_panel import partial_reply
+
+        partial_reply(Partial(run_id="r", stage="reasoning", agent="Clinician", role="r", text='{ "', started=0))
+
+    at = AppTest.from_function(draw).run()
+    assert not [m for m in at.markdown if '{ "' in m.value.replace("\\", "")]
+    assert any("starting its reply" in m.value for m in at.markdown)
