@@ -90,13 +90,15 @@ def stage(chosen: Chosen, replay: Replay) -> None:
     tick(replay, p)
     controls(replay, p, key="workshop")
     revealed = replay.steps[p.step].reveal
-    if not revealed:
+    seen = f"workshop.revealed.{','.join(chosen.ids)}"  # once revealed, predictions stay closed for these runs
+    if revealed:  # at the top: the replay above it runs to thousands of pixels
+        predict.reveal(replay, chosen.case, picks=st.session_state.get(PICKS, {}), once_key=seen)
+    else:
         with st.container(border=True):
             predict.predictions(replay, p.step, key="workshop", picks=st.session_state.get(PICKS, {}),
-                                trusted=st.session_state.get(TRUST, set()), on_pick=_pick, on_trust=_trust)
+                                trusted=st.session_state.get(TRUST, set()), on_pick=_pick, on_trust=_trust,
+                                locked=bool(st.session_state.get(seen)))
     show(replay, p.step, key="solo")
-    if revealed:
-        predict.reveal(replay, chosen.case, picks=st.session_state.get(PICKS, {}))
     with st.expander("What if… drop or pin a snippet and re-run (needs the model)", icon=":material/science:"):
         whatif_view.panel(chosen, replay, p.step, key="workshop.whatif")
 
