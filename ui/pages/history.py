@@ -16,11 +16,17 @@ from ui import state
 from ui.chrome import header
 from ui.history_lists import comparisons, running_now
 from ui.knobs import method_label
-from ui.runfile_panel import files_panel
 from ui.run_display import show_run
+from ui.runfile_panel import files_panel
 from ui.text import short
 
 STATUSES = ("ok", "error", "cancelled", "interrupted", "running")
+# the long texts get set widths (cut with an ellipsis, whole on hover), so the figures after them stay in view at
+# 1024 and 1440 px
+COLUMNS = {"question": st.column_config.TextColumn(width="large"), "answer": st.column_config.TextColumn(width="medium"),
+           "LLM calls": st.column_config.NumberColumn(width="small"), "tokens": st.column_config.NumberColumn(width="small"),
+           "seconds": st.column_config.NumberColumn(width="small", format="%.1f"),
+           "run": st.column_config.TextColumn(width="small")}
 CONFIRM = "history.confirm_delete"
 
 
@@ -39,7 +45,8 @@ def _table(rows: list[dict[str, Any]]) -> None:
         "question": short(r["question"], 90), "answer": _answer(r), "LLM calls": r["totals"].get("calls", 0),
         "tokens": r["totals"].get("prompt_tokens", 0) + r["totals"].get("completion_tokens", 0),
         "seconds": round(r["totals"].get("seconds", 0.0), 1), "run": r["id"],
-    } for r in rows], hide_index=True, key="history-table", height=min(38 + 35 * len(rows), 320))
+    } for r in rows], hide_index=True, key="history-table", height=min(38 + 35 * len(rows), 320),
+        column_config=COLUMNS)
 
 
 def _ask_to_delete(run_id: str) -> None:
