@@ -15,8 +15,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, MODEL_SECONDS, SHOTS, open_page, settle, snap
-from tests.e2e.serve import serve_app
+from tests.e2e.conftest import MODEL_SECONDS, SHOTS, choose, open_page, settle, snap
 from tests.e2e.truth_seed import BENCH_QUESTION, mini_benchmark, seed
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(1200)]
@@ -25,33 +24,10 @@ PAGES = ("ask", "compare", "benchmark", "workshop", "history", "annotate", "sett
 
 
 @pytest.fixture(scope="module")
-def studio(tmp_path_factory):
-    if not CHROMIUM.exists():
-        pytest.skip(f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium, or `make browser`)")
-    home = tmp_path_factory.mktemp("truth-home")
-    ids = seed(home)
-    try:
-        with serve_app(home) as (url, _):
-            yield url, home, ids
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
-
-
-@pytest.fixture(scope="module")
-def browser(studio):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture(scope="module")
-def page(browser):
-    page = browser.new_page(viewport={"width": 1440, "height": 1000})
-    page.set_default_timeout(60_000)
-    return page
+def studio(app):
+    """The served app's folder, filled as a team leaves it (the server reads its store on each page)."""
+    url, home = app
+    return url, home, seed(home)
 
 
 def shot(page, name: str, width: int) -> None:
@@ -143,11 +119,7 @@ def test_the_reveal_comes_on_top_with_a_personal_tally_and_closes_the_prediction
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 1000})
         open_page(page, f"{url}/workshop", "Workshop")
-        box = page.locator('[data-testid="stMultiSelect"]', has_text="Methods")
-        box.locator("input").click()
-        page.get_by_role("option", name="MedRAG", exact=True).click()
-        page.keyboard.press("Escape")
-        settle(page)
+        choose(page, page.locator('[data-testid="stMultiSelect"]', has_text="Methods"), "MedRAG")
         page.get_by_text("A. High-flow oxygen", exact=False).first.click()
         settle(page)
         page.get_by_role("button", name="Next", exact=True).click()
@@ -170,18 +142,14 @@ def test_the_reveal_comes_on_top_with_a_personal_tally_and_closes_the_prediction
         page.reload()  # a fresh session for the next width
 
 
-def test_the_benchmark_checks_its_corpora_and_a_waiting_run_says_behind_what(page, studio, browser, tmp_path):
+def test_the_benchmark_checks_its_corpora_and_a_waiting_run_says_behind_what(page, studio, tmp_path):
     """On the embedded model: the default corpora checked against MIRAGE questions, then four benchmark questions fill
     the model's four slots and a run asked meanwhile says it waits behind them; the benchmark gives an estimate
     before its first question ends."""
     url, _, _ = studio
     page.set_viewport_size({"width": 1440, "height": 1000})
     open_page(page, f"{url}/benchmark", "Benchmark")
-    methods = page.locator('[data-testid="stMultiSelect"]', has_text="Methods")
-    methods.locator("input").click()
-    page.get_by_role("option", name="MedRAG", exact=True).click()
-    page.keyboard.press("Escape")
-    settle(page)
+    choose(page, page.locator('[data-testid="stMultiSelect"]', has_text="Methods"), "MedRAG")
     corpora = page.locator(".st-key-bench-corpora")
     expect(corpora).to_contain_text("The default corpora are the HPO phenotype definitions")
     page.get_by_role("button", name=re.compile("Check them on")).click()
@@ -207,7 +175,7 @@ def test_the_benchmark_checks_its_corpora_and_a_waiting_run_says_behind_what(pag
         timeout=MODEL_SECONDS)  # an estimate before the first question ends
     shot(page, "benchmark_estimate", 1440)
 
-    asker = browser.new_page(viewport={"width": 1440, "height": 1000})
+    asker = page.context.browser.new_page(viewport={"width": 1440, "height": 1000})  # another session
     asker.set_default_timeout(60_000)
     try:
         open_page(asker, f"{url}/ask", "Ask")
