@@ -209,3 +209,16 @@ def test_history_offers_run_files_and_marks_imported_runs(tmp_path):
     assert at.expander[0].label == "Run files: download runs, or import a file"
     at.selectbox(key="history.open").set_value(run.id).run()
     assert f"Run {run.id} was imported from **one\\.json\\.gz**" in text_of(at)
+
+
+def test_a_method_that_never_retrieves_is_not_counted_against_the_cases_passages(no_model):
+    at = workshop()  # CoT and MedRAG on the recorded STEMI case, straight to the reveal
+    at.multiselect(key="workshop.methods.stemi").set_value(["cot", "medrag"]).run()
+    at.button(key="workshop.next").click().run()
+    at.button(key="workshop.next").click().run()
+    text = text_of(at)
+    assert "**Where CoT met the case's passages:** retrieved nothing, so it met none of the case's passages" in \
+        text.replace("\\", "")
+    cot = [line for line in text.splitlines() if "CoT" in line and "passages" in line]
+    assert cot and not any("met 0 of" in line for line in cot)
+    assert "**Where MedRAG met the case's passages:** met 5 of 5 key passages" in text  # MedRAG's own tally stays

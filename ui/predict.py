@@ -12,7 +12,7 @@ import streamlit.components.v1 as components
 
 from core.rooms import Tally
 from core.teaching import ROLE_WORDS, TeachingCase
-from core.workshop.marks import marks_line, teaching_marks
+from core.workshop.marks import marks_line, retrieved, teaching_marks
 from core.workshop.replay import Replay
 from ui.knobs import method_label
 from ui.text import md, short
@@ -144,6 +144,7 @@ def reveal(replay: Replay, case: TeachingCase | None, *, picks: dict[str, str] |
             for index, run in enumerate(replay.runs):
                 st.markdown(f"**Where {md(method_label(run.method))} met the case's passages:** "
                             f"{md(marks_line(run, case))}")
-                st.markdown("\n".join(_mark_rows(replay, index, case)))
+                if retrieved(run):
+                    st.markdown("\n".join(_mark_rows(replay, index, case)))
     if once_key:
         scroll_to_reveal(once_key)

@@ -7,6 +7,7 @@ import streamlit as st
 
 from core.teaching import TeachingPack, TeachingPackError, tally
 from core.trace import Run
+from core.workshop.marks import NO_RETRIEVAL, retrieved
 from ui.snippet_cards import Evidence, Marks
 from ui.text import md
 
@@ -39,7 +40,7 @@ def case_line(run: Run, evidence: Evidence) -> None:
     case = found.case_for(run.question, run.options) if found else None
     if case is None:
         return
-    line = tally(case, list(evidence.hits), evidence.cited).line()
+    line = tally(case, list(evidence.hits), evidence.cited).line() if retrieved(run) else NO_RETRIEVAL
     st.markdown(f":material/school: **Teaching case** “{md(case.title)}”: {md(line)}")
 
 
