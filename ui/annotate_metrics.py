@@ -50,16 +50,24 @@ def _figure(summary: list[dict]) -> go.Figure:
 
 
 def _same_questions(rows: list[dict]) -> list[dict]:
-    """Says when the methods were scored on different questions, and offers the questions they share."""
+    """Says when the methods were scored on different questions, and offers the questions they share: among all of
+    them, or among the methods chosen (one judged on other questions can be left out)."""
     by_method = questions_by_method(rows)
     if len({frozenset(q) for q in by_method.values()}) <= 1:
         return rows
-    shared = set.intersection(*by_method.values())
     each = ", ".join(f"{method_label(m)} {len(q)}" for m, q in sorted(by_method.items()))
-    st.warning(f"The methods were judged on different questions ({each}; {len(shared)} shared by all), so their "
-               "means below are over different questions and do not compare like for like.", icon=":material/rule:")
-    if st.toggle(f"Shared questions only ({len(shared)})", key="annotate.shared_only", disabled=not shared,
-                 help="Every method scored on the same questions: those all of them have judged runs on"):
+    shared_by_all = set.intersection(*by_method.values())
+    st.warning(f"The methods were judged on different questions ({each}; {len(shared_by_all)} shared by all), so "
+               "their means below are over different questions and do not compare like for like.",
+               icon=":material/rule:")
+    left, right = st.columns([3, 2], vertical_alignment="bottom")
+    chosen = left.multiselect("Methods to compare", sorted(by_method), default=sorted(by_method),
+                              format_func=method_label, key="annotate.metric_methods")
+    shared = set.intersection(*(by_method[m] for m in chosen)) if chosen else set()
+    rows = [r for r in rows if r["method"] in chosen]
+    if right.toggle(f"Shared questions only ({len(shared)})", key="annotate.shared_only", disabled=not shared,
+                    help="The chosen methods scored on the same questions: those every one of them has judged "
+                         "runs on"):
         return shared_only(rows)
     return rows
 
@@ -72,6 +80,9 @@ def metrics_view(questions: list[PoolQuestion], settings: MetricSettings) -> Non
         st.info("No run in this queue has a judged snippet yet: judge some passages first.")
         return
     rows = _same_questions(rows)
+    if not rows:
+        st.info("Choose at least one method to compare.")
+        return
     names = [m for m in settings.names() if not m.startswith("judged")]
     summary = summarize(rows, [*names, "judged_share"])
     scored = len({r["question_id"] for r in rows})
