@@ -127,6 +127,7 @@ def test_a_run_behind_another_says_it_waits_and_behind_what_and_its_map_lights_t
     second.run()
     where = "the LLM endpoint at http://scripted.invalid/v1"
     assert second.status[0].label.startswith(f"CoT: Clinician waiting: 1 run ahead on {where}")
+    assert second.status[0].state == "running"  # not ticked complete while it goes
     text = text_of(second).replace("\\", "")
     assert f":material/hourglass_top: **Clinician** :gray[reasoning] — waiting: 1 run ahead on {where}" in text
     assert "now: **Clinician reasons step by step and answers**" in "\n".join(c.value for c in second.caption)

@@ -43,6 +43,13 @@ def status_label(label: str, run: Run | None, events: list[Event], done: bool, e
     return f"{label}: done in {seconds} · {_count(t.calls, 'call')} · {t.tokens:,} tokens"
 
 
+def status_box(label: str, state: str, *, expanded: bool):
+    """A status box that keeps the state it is given. Streamlit's ``with st.status(...)`` marks a box still
+    "running" complete when its block ends (a tick on a run that is still going), so the block writes into a
+    container inside the box instead."""
+    return st.status(label, state=state, expanded=expanded).container()
+
+
 def _state(run: Run | None, done: bool) -> str:
     if not done:
         return "running"
@@ -97,7 +104,7 @@ def live_box(live: LiveRun) -> None:
         label = f"{live.spec.label}: {pending[0].agent} {pending[0].line()} · {live.elapsed:.0f} s"
     if live.stop_requested and not live.done:
         label = f"{live.spec.label}: stopping · {live.elapsed:.0f} s"
-    with st.status(label, state=_state(live.run, live.done), expanded=not live.done):
+    with status_box(label, _state(live.run, live.done), expanded=not live.done):
         for event in events:
             st.markdown(done_line(event))
         for call in pending:
@@ -112,7 +119,7 @@ def saved_box(run: Run) -> None:
     """A run another process is writing, followed through the store."""
     quiet = time.time() - (run.events[-1].time if run.events else run.started)
     label = status_label(get(run.method).label, run, run.events, False, time.time() - run.started)
-    with st.status(f"{label} · last step {quiet:.0f} s ago", state="running", expanded=True):
+    with status_box(f"{label} · last step {quiet:.0f} s ago", "running", expanded=True):
         st.caption("Started by another process (the command line, or another server); followed here through the "
                    "store. Stop it where it was started.")
         for event in run.events:
