@@ -198,6 +198,9 @@ def test_the_benchmark_checks_its_corpora_and_a_waiting_run_says_behind_what(pag
         expect(asker.get_by_text(re.compile(r"waiting: \d runs? ahead on the embedded model")).first).to_be_visible(
             timeout=MODEL_SECONDS)
         expect(asker.get_by_text(":material/hourglass_top:")).to_have_count(0)  # drawn as an icon, not as text
+        box = asker.locator('[data-testid="stExpander"]', has_text="waiting:")
+        expect(box.locator('[data-testid="stExpanderIconSpinner"]')).to_have_count(1)  # running: no tick yet
+        expect(box.locator('[data-testid="stExpanderIconCheck"]')).to_have_count(0)
         shot(asker, "ask_waiting", 1440)
         shot(asker, "ask_waiting", 1024)
         lit = asker.locator('[data-testid="stGraphVizChart"] g.node', has_text="Clinician reasons")
