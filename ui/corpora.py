@@ -75,7 +75,7 @@ def known_corpora() -> list[CorpusInfo]:
     """Every corpus this studio knows of besides the default: those added in Settings, and the shared corpora
     folder beside a development checkout; each with whether its index is built."""
     shared = REPO_ROOT.parent / "shared" / "data" / "corpora"
-    paths = [Path(p) for p in st.session_state.get(ADDED, [])] + ([shared] if shared.is_dir() else [])
+    paths = [Path(p) for p in st.session_state.get(ADDED, [])] + sorted(shared.glob("*.jsonl*"))
     found, _ = _describe(paths) if paths else ([], None)
     return list({str(info.path): info for info in found}.values())
 
