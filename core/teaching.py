@@ -217,8 +217,11 @@ class TeachingPack:
     def load(cls, path: Path = PACK_DIR / CASES_FILE) -> TeachingPack:
         return cls(load_cases(path), load_passages(Path(path).with_name(PASSAGES_FILE)))
 
-    def mark(self, snippet_id: str) -> PassageMark | None:
-        return self.marks.get(snippet_id)
+    def case_marks(self, question: str, options: dict[str, str]) -> dict[str, PassageMark]:
+        """The marks of the case this question is, by passage id; none for any other question. A passage's role
+        belongs to its own case: a benchmark question that retrieves it, or another case, learns nothing from it."""
+        case = self.case_for(question, options)
+        return {} if case is None else {i: m for i, m in self.marks.items() if m.case_id == case.id}
 
     def case_for(self, question: str, options: dict[str, str]) -> TeachingCase | None:
         """The case whose question this is (same text and options, spacing aside)."""

@@ -26,3 +26,30 @@ def test_time_left_follows_each_arms_pace_at_the_measured_parallelism(monkeypatc
     p.end()
     now[0] += 100.0
     assert p.elapsed == pytest.approx(30.0)  # the clock stops when the evaluation ends
+
+
+def test_before_the_first_question_ends_the_estimate_is_each_methods_recorded_pace():
+    from core.eval.progress import recorded_seconds
+    from core.question import Question
+    from core.runner import execute
+    from core.store import RunStore
+    from tests.fakes import ScriptedLLM
+
+    store = RunStore()
+    assert recorded_seconds(store, "cot", "scripted") is None  # nothing recorded: no estimate yet
+    llm = ScriptedLLM(delay=0.3).enqueue(*[{"reasoning": "r", "answer": "A"}] * 3)
+    for _ in range(3):
+        execute("cot", Question(text="Which hormone lowers glucose?", options={"A": "insulin", "B": "glucagon"}),
+                llm=llm, store=store)
+    pace = recorded_seconds(store, "cot", "scripted")
+    assert pace == pytest.approx(0.3, abs=0.2) and recorded_seconds(store, "cot", "another model") is None
+    p = EvalProgress()
+    p.plan("cot", "CoT", total=10, before=2, recorded=pace)
+    p.plan("medrag", "MedRAG", total=10, before=0, recorded=None)
+    assert p.from_record and p.seconds_left(p.arms()[0]) == pytest.approx(8 * pace)
+    from core.llm.embedded import MODEL_NAME
+
+    assert recorded_seconds(store, "sema", MODEL_NAME) > 30  # none stored: the embedded model's measured pace
+    assert p.seconds_left() is None  # an arm with no record: no estimate for the whole
+    p.record("cot", {"status": "ok", "correct": 1, "seconds": 5.0})
+    assert not p.from_record  # from now on, this evaluation's own pace

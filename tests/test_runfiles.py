@@ -14,8 +14,7 @@ import pytest
 
 from core.__main__ import main
 from core.question import Question
-from core.runfiles import RunFileError, export_runs, export_to, import_file, read, write
-from core.runfiles import provenance
+from core.runfiles import RunFileError, export_runs, export_to, import_file, provenance, read, write
 from core.runfiles.format import CorpusRef
 from core.runner import execute
 from core.store import RunStore
@@ -105,6 +104,25 @@ def test_no_credential_is_ever_written(stores, tmp_path, monkeypatch):
 def test_an_unknown_run_id_is_named():
     with pytest.raises(RunFileError, match="no saved run has the id nope"):
         export_runs(RunStore(), ["nope"])
+
+
+def test_a_run_still_going_is_refused_and_history_leaves_it_out_of_the_download():
+    from streamlit.testing.v1 import AppTest
+
+    from core.trace import Run
+
+    store = RunStore()
+    going = Run(method="cot", question="Which hormone lowers blood glucose?")
+    store.create_run(going)  # as a run in another process would be, with no events yet
+    done = cot_run(store)
+    with pytest.raises(RunFileError, match=f"run {going.id} is still running: export it once it has ended"):
+        export_runs(store, [done.id, going.id])
+    at = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=20).run()
+    assert at.multiselect(key="history.files.runs").options == [f"CoT · Which drug treats disease 1? · {done.id}"]
+    assert "Left out until it ends: 1 run still going." in [c.value for c in at.caption]
+    assert at.get("download_button")[0].proto.disabled  # nothing chosen yet
+    at.multiselect(key="history.files.runs").set_value([done.id]).run()
+    assert not at.get("download_button")[0].proto.disabled and not at.exception
 
 
 # -- bad files: each refused with its own message, the store untouched --------------------------------

@@ -8,12 +8,20 @@ from core.teaching import TeachingPack, tally
 def test_every_pack_passage_has_a_mark_with_its_role_and_the_case_note():
     pack = TeachingPack.load()
     asthma = next(c for c in pack.cases if c.id == "asthma")
-    mark = pack.mark("tp-asthma-o1")
+    mark = pack.marks["tp-asthma-o1"]
     assert mark.role == "outdated" and mark.word == "outdated" and mark.case_id == "asthma"
     assert mark.note == asthma.teaching_note and "2019" in mark.superseded_by
-    assert pack.mark("tp-asthma-k1").word == "key passage" and pack.mark("tp-asthma-n1").word == "near miss"
-    assert pack.mark("hpo-HP:0000001") is None
+    assert pack.marks["tp-asthma-k1"].word == "key passage" and pack.marks["tp-asthma-n1"].word == "near miss"
+    assert "hpo-HP:0000001" not in pack.marks
     assert len(pack.marks) == sum(len(c.passage_ids(r)) for c in pack.cases for r in ("key", "near_miss", "outdated"))
+
+
+def test_a_run_carries_only_its_own_cases_marks():
+    pack = TeachingPack.load()
+    asthma = next(c for c in pack.cases if c.id == "asthma")
+    own = pack.case_marks(asthma.question, asthma.options)
+    assert set(own) == set(asthma.key_passages + asthma.near_miss_passages + asthma.outdated_passages)
+    assert pack.case_marks("A 23-year-old woman at 6 weeks' gestation has a headache.", {"A": "x", "B": "y"}) == {}
 
 
 def test_the_case_of_a_question_is_found_by_its_text_and_options_only():

@@ -93,9 +93,9 @@ def test_an_unreachable_endpoint_is_named_and_the_app_keeps_working(monkeypatch)
     assert any(f"could not reach the LLM endpoint at http://127.0.0.1:{port}/v1" in e.value for e in at.error)
     assert at.status[0].state == "error"
     assert RunStore().list_runs()[0]["status"] == "error"
-    # the page still works: the next run, with a model that answers, succeeds
+    # the page still works: asked again (the form filled with the same question), a model that answers succeeds
     at.session_state[LLM_OVERRIDE] = ScriptedLLM().on("Think step by step", {"reasoning": "r", "answer": "A"})
-    at = click_run(at)
+    at = click_run(at.button(key="ask.again").click().run())
     assert '<span class="letter">A</span>Insulin' in text_of(at)
 
 
@@ -130,6 +130,8 @@ def test_the_answer_format_knob_starts_automatic_and_a_run_records_the_backends_
     assert knob.value is None and knob.options == ["automatic", "reasoning first", "answer first", "answer only"]
     at = click_run(fill(at, "Which hormone lowers blood glucose?", ["Insulin", "Glucagon"]))
     assert RunStore().load_run(RunStore().list_runs()[0]["id"]).answer.answer_format == "reasoning first"
+    at = at.button(key="ask.again").click().run()  # the form again, with the knobs the run had
+    assert at.selectbox(key="ask.knobs.cot.answer_format").value == "reasoning first"
     at.selectbox(key="ask.knobs.cot.answer_format").set_value("answer only").run()
     at = click_run(at)
     assert RunStore().load_run(RunStore().list_runs()[0]["id"]).params["answer_format"] == "answer only"

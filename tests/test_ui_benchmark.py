@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 from core.__main__ import main
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
-from tests.test_eval_presets import mass_llm
 from tests.test_eval import BENCH, IDS
+from tests.test_eval_presets import mass_llm
 from ui.bench_run import jobs
 from ui.state import LLM_OVERRIDE, RETRIEVER_OVERRIDE
 
@@ -85,7 +85,7 @@ def test_a_benchmark_runs_in_the_background_and_shows_results_with_intervals(ben
 
 
 def test_stop_then_resume_and_the_command_line_picks_up_the_rest(bench, monkeypatch, capsys):
-    path, ids = bench
+    path, _ = bench
     llm = answering("A", delay=0.3)
     at = page(path, llm, **{"bench.concurrency": 1})
     at.button(key="bench.start").click().run()
@@ -180,8 +180,8 @@ def test_a_cell_opens_its_questions_with_links_to_history_and_compare(bench):
 
 
 @pytest.mark.parametrize("content, message", [
-    ("{broken", "mini.json is not readable JSON: Expecting property name enclosed in double quotes at line 1, "
-                "column 2"),
+    ("{broken", ("mini.json is not readable JSON: Expecting property name enclosed in double quotes at line 1, "
+                 "column 2")),
     (json.dumps({"medqa": {"q1": {"question": "Q?", "options": {"A": "x", "B": "y"}, "answer": "E"}}}),
      "medqa/q1: the answer 'E' is not one of the options ['A', 'B']"),
 ])
@@ -189,7 +189,7 @@ def test_bad_input_is_said_in_place_and_nothing_starts(bench, content, message):
     path, _ = bench
     path.write_text(content)
     at = page(path, ScriptedLLM())
-    assert not at.exception and message in [e.value for e in at.error][0]
+    assert not at.exception and message in next(e.value for e in at.error)
     assert not [b for b in at.button if b.key == "bench.start"]
 
 
@@ -200,3 +200,28 @@ def test_an_upload_that_is_not_json_and_a_folder_are_named(bench):
     assert not at.exception and at.error[0].value.startswith("notes.json is not readable JSON")
     at = page(path.parent, ScriptedLLM())
     assert at.error[0].value == f"{path.parent} is a folder, not a file: name the .json or .json.gz file inside it"
+
+
+def test_the_corpora_are_checked_on_a_few_questions_and_a_miss_offers_others(bench):
+    from core.trace import Hit
+
+    path, _ = bench
+
+    def corpus(*texts: str) -> ListRetriever:
+        return ListRetriever([Hit(snippet_id=f"s{i}", corpus="notes", title="", text=t, rank=i + 1, score=1.0)
+                              for i, t in enumerate(texts)])
+
+    at = page(path, answering(), **{"bench.methods": ["cot"]})
+    assert not at.get("button_group") and not [b for b in at.button if b.key == "bench.check_corpora"]  # no retrieval
+    at = page(path, answering(), **{"bench.methods": ["medrag"]})
+    assert any("default corpora are the HPO phenotype definitions" in i.value for i in at.info)  # said up front
+    off = page(path, answering(), **{"bench.methods": ["medrag"], RETRIEVER_OVERRIDE: corpus("spring weather")})
+    assert "**Corpora searched** · notes" in "\n".join(m.value for m in off.markdown)
+    off.button(key="bench.check_corpora").click().run()
+    assert not off.exception
+    assert off.warning[0].value.startswith("The corpora hold little on this benchmark's topics: 0 of 5 questions")
+    assert off.text_input(key="bench.new_corpus")  # another corpus offered: a folder to add, or those indexed
+    on = page(path, answering(), **{"bench.methods": ["medrag"], RETRIEVER_OVERRIDE: corpus(
+        *(q["question"] for d in json.loads(path.read_text()).values() for q in d.values()))})
+    on.button(key="bench.check_corpora").click().run()
+    assert on.success[0].value.startswith("On topic: 5 of 5 questions found a passage on their topic")

@@ -24,26 +24,28 @@ def medrag_page(llm, retrieval_seconds: float) -> AppTest:
 
 
 def buttons(at: AppTest) -> dict[str, bool]:
-    """Label -> disabled, for the Run and Stop buttons on screen."""
-    return {b.label: b.disabled for b in at.button if b.label in ("Run", "Stop", "Stopping…")}
+    """Label -> disabled, for the Run, Ask again and Stop buttons on screen."""
+    return {b.label: b.disabled for b in at.button if b.label in ("Run", "Ask again", "Stop", "Stopping…")}
 
 
 def test_stop_is_there_at_once_and_the_buttons_come_back_when_the_run_ends():
     llm = ScriptedLLM(delay=0.5).on("Documents:", REPLY)
     at = medrag_page(llm, 1.5)
     at = at.button(key="ask.go").click().run()
-    assert buttons(at) == {"Run": True, "Stop": False}  # the redraw after the click: the run is going
+    assert buttons(at) == {"Ask again": False, "Stop": False}  # the redraw after the click: the run is going
     run_id = at.query_params["run"]
     assert live_runs().get(run_id) is not None and at.status[0].label.startswith("MedRAG: running")
     at = until_runs_end(at)
-    assert buttons(at) == {"Run": False}
+    assert buttons(at) == {"Ask again": False}
     assert '<span class="letter">A</span>Insulin' in text_of(at)
     # a second run: the first one's answer is not drawn while it goes
+    at = at.button(key="ask.again").click().run()
+    assert buttons(at) == {"Run": False} and "Insulin lowers" not in text_of(at)
     at = at.button(key="ask.go").click().run()
     assert at.query_params["run"] != run_id and "Insulin lowers" not in text_of(at)
     at = at.button(key="ask.stop").click().run()
     # Stop waits a moment for the run to end (here within the 1.5 s retrieval), so the page drawn next has it ended
-    assert not live_runs().running() and buttons(at) == {"Run": False}
+    assert not live_runs().running() and buttons(at) == {"Ask again": False}
     assert at.status[0].label.startswith("MedRAG: stopped after")
     assert [r["status"] for r in RunStore().list_runs()] == ["cancelled", "ok"]
 
@@ -86,7 +88,7 @@ def test_a_reply_shows_field_by_field_while_written_and_stop_ends_it_mid_call():
     stopped = time.time()
     at = until_runs_end(at)
     assert time.time() - stopped < 2.5  # the call itself is cut, not waited for
-    assert at.status[0].label.startswith("CoT: stopped after") and buttons(at) == {"Run": False}
+    assert at.status[0].label.startswith("CoT: stopped after") and buttons(at) == {"Ask again": False}
     assert RunStore().load_run(run_id).status == "cancelled"
 
 
@@ -106,3 +108,42 @@ def test_a_run_another_process_is_writing_is_followed_through_the_store():
     assert not [b for b in at.button if b.label == "Stop"]  # this server cannot stop it
     assert at.status[0].label.startswith("SEMA-RAG: running, after exploration turn 1 · E-Agent · 1 event")
     assert "Started by another process" in "\n".join(c.value for c in at.caption)
+
+
+def test_a_run_behind_another_says_it_waits_and_behind_what_and_its_map_lights_the_waiting_stage(monkeypatch):
+    """One slot: the second run's only call waits for the first's; its box says so, each step's icon says what it
+    is doing, and the map lights the Clinician's stage, not nothing."""
+    monkeypatch.setattr("core.methods.base.slots_of", lambda llm: 1)
+    llm = ScriptedLLM(delay=6).on("Think step by step", REPLY)  # the first words after 2 s
+    first = fill(ask_page(llm), "Which hormone lowers blood glucose?", ["Insulin", "Glucagon"])
+    first = first.button(key="ask.go").click().run()
+    time.sleep(0.2)
+    first.run()
+    assert first.status[0].label.startswith("CoT: Clinician reading the prompt")
+    assert ":material/menu_book: **Clinician** :gray[reasoning] — reading the prompt" in text_of(first)
+    second = fill(ask_page(llm), "Which hormone raises blood glucose?", ["Insulin", "Glucagon"])
+    second = second.button(key="ask.go").click().run()
+    time.sleep(0.3)
+    second.run()
+    where = "the LLM endpoint at http://scripted.invalid/v1"
+    assert second.status[0].label.startswith(f"CoT: Clinician waiting: 1 run ahead on {where}")
+    assert second.status[0].state == "running"  # not ticked complete while it goes
+    text = text_of(second).replace("\\", "")
+    assert f":material/hourglass_top: **Clinician** :gray[reasoning] — waiting: 1 run ahead on {where}" in text
+    assert "now: **Clinician reasons step by step and answers**" in "\n".join(c.value for c in second.caption)
+    second = until_runs_end(second)
+    assert ":material/check_circle: **Clinician**" in text_of(second)  # done: a tick, only now
+
+
+def test_a_reply_whose_first_field_is_being_named_shows_no_raw_brace():
+    from streamlit.testing.v1 import AppTest
+
+    def draw():
+        from core.trace import Partial
+        from ui.live_panel import partial_reply
+
+        partial_reply(Partial(run_id="r", stage="reasoning", agent="Clinician", role="r", text='{ "', started=0))
+
+    at = AppTest.from_function(draw).run()
+    assert not [m for m in at.markdown if '{ "' in m.value.replace("\\", "")]
+    assert any("starting its reply" in m.value for m in at.markdown)

@@ -58,3 +58,15 @@ def test_a_run_cut_after_n_events_reads_as_still_running():
     assert not at.exception
     assert "**Not finished:**" in text_of(at) and at.tabs[0].label == "Trace · 5 events"
     assert run_upto(run, None) is run and run_upto(run, 99) is run
+
+
+def test_a_benchmark_question_that_retrieves_teaching_passages_gets_no_teaching_marks_or_tally():
+    """Marks belong to a case's own question: the same hits under a MedQA question carry none."""
+    run = sema().model_copy(update={"question": "A 23-year-old woman at 6 weeks' gestation asks about asthma "
+                                                "inhalers in pregnancy. Which is safest?"})
+    assert any(h.snippet_id.startswith("tp-") for e in run.events if e.kind == "retrieval" for h in e.payload.hits)
+    at = render(run)
+    assert not at.exception
+    text = text_of(at)
+    assert 'class="tag teach' not in text and "Teaching case" not in text and "key passage" not in text
+    assert not [e for e in at.expander if e.label.startswith("Teaching pack answer")]

@@ -86,13 +86,20 @@ def test_a_pack_run_replays_step_by_step_then_reveals_with_the_key_and_never_sta
     assert len(trust.proto.options) == 5  # the best five of the retrieval shown
     at.button(key="workshop.next").click().run()
     text = text_of(at)
-    assert "**MedRAG** chose **B** · your pick: **A** · :green-badge[matches the key]" in text
+    # the method's choice against the key and against the pick, each said in its own words; a personal tally first
+    assert ("**MedRAG** chose **B** :green-badge[the teaching key] · you predicted **A**: "
+            ":orange-badge[it chose otherwise]") in text
+    assert "Your predictions: right for 0 of 1 method · the teaching key in 0 of your 1 pick." in text
     assert "**Teaching pack key: B.**" in text and "cited the outdated one" in text
     assert "since revised: Oxygen only when saturation is below 90%" in text
+    assert text.index("Your predictions:") < text.index("**Question:**")  # at the top, above the replay
     assert at.button(key="workshop.next").disabled
     at.button(key="workshop.prev").click().run()
     assert "Step 1 of 2" in at.get("progress")[0].proto.text
     assert not at.exception
+    run_id = at.session_state["workshop.player"].runs[0]
+    assert not [r for r in at.radio if r.key == f"workshop.pick.{run_id}"]  # closed after the reveal
+    assert "Predictions are closed: the answer has been revealed. Yours: MedRAG **A**." in text_of(at)
 
 
 def test_two_methods_step_together_aligned_by_stage_and_a_stage_can_be_jumped_to(no_model):
@@ -104,7 +111,7 @@ def test_two_methods_step_together_aligned_by_stage_and_a_stage_can_be_jumped_to
     assert "No step of this stage: waiting for the others." in text_of(at)  # CoT waits while MedRAG retrieves
     assert at.selectbox(key="workshop.whatif.drop").label == "Snippet to drop from every retrieval"  # MedRAG's
     at.button(key="workshop.next").click().run()
-    assert text_of(at).count("matches the key") == 2
+    assert text_of(at).count("the teaching key]") == 2
 
 
 def test_the_pack_cases_say_what_each_teaches():
@@ -153,7 +160,12 @@ def test_a_room_the_presenter_drives_and_a_participant_follows(no_model):
     presenter.button(key=f"room.{code}.next").click().run()  # the reveal
     guest.run()
     text = text_of(guest)
-    assert "your pick: **C** · the room: C 1" in text and "Teaching pack key" in text
+    assert "you predicted **C**: :orange-badge[it chose otherwise] · the room predicted C 1" in text
+    assert "Your predictions: right for 0 of 1 method · the teaching key in 0 of your 1 pick." in text
+    assert "Teaching pack key" in text
+    presenter.button(key=f"room.{code}.prev").click().run()  # the presenter steps back to discuss
+    guest.run()
+    assert "Predictions are closed" in text_of(guest) and not [r for r in guest.radio if r.key.endswith(run_id)]
 
 
 def test_a_wrong_room_code_is_named():
@@ -197,3 +209,16 @@ def test_history_offers_run_files_and_marks_imported_runs(tmp_path):
     assert at.expander[0].label == "Run files: download runs, or import a file"
     at.selectbox(key="history.open").set_value(run.id).run()
     assert f"Run {run.id} was imported from **one\\.json\\.gz**" in text_of(at)
+
+
+def test_a_method_that_never_retrieves_is_not_counted_against_the_cases_passages(no_model):
+    at = workshop()  # CoT and MedRAG on the recorded STEMI case, straight to the reveal
+    at.multiselect(key="workshop.methods.stemi").set_value(["cot", "medrag"]).run()
+    at.button(key="workshop.next").click().run()
+    at.button(key="workshop.next").click().run()
+    text = text_of(at)
+    assert "**Where CoT met the case's passages:** retrieved nothing, so it met none of the case's passages" in \
+        text.replace("\\", "")
+    cot = [line for line in text.splitlines() if "CoT" in line and "passages" in line]
+    assert cot and not any("met 0 of" in line for line in cot)
+    assert "**Where MedRAG met the case's passages:** met 5 of 5 key passages" in text  # MedRAG's own tally stays

@@ -9,6 +9,7 @@ import streamlit as st
 
 from core.labels import GRADES, LabelError, PoolItem, PoolQuestion, resolve
 from ui.annotator import label_store
+from ui.question_names import question_source
 from ui.text import esc, md
 
 POS = "annotate.pos"  # question id -> pool id shown
@@ -82,7 +83,8 @@ def judge(question: PoolQuestion, annotator: str, open_mode: bool) -> None:
     if not order:
         st.info("The runs of this question showed no documents (a method without retrieval).")
         return
-    st.markdown(f"**Question** · {md(question.question_id)}\n\n{md(question.ref.question)}")
+    source = question_source(question.ref)
+    st.markdown(f"**Question**{' · ' + md(source) if source else ''}\n\n{md(question.ref.question)}")
     if question.ref.options:
         st.markdown("\n".join(f"- {md(k)}\\. {md(v)}" for k, v in question.ref.options.items()))
     if open_mode and question.gold:

@@ -7,7 +7,15 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.labels import GRADES, PoolQuestion
-from core.labels.metrics import MetricSettings, compare_methods, run_metrics, summarize, to_csv
+from core.labels.metrics import (
+    MetricSettings,
+    compare_methods,
+    questions_by_method,
+    run_metrics,
+    shared_only,
+    summarize,
+    to_csv,
+)
 from ui.annotator import label_store
 from ui.knobs import method_label
 
@@ -41,6 +49,29 @@ def _figure(summary: list[dict]) -> go.Figure:
     return figure
 
 
+def _same_questions(rows: list[dict]) -> list[dict]:
+    """Says when the methods were scored on different questions, and offers the questions they share: among all of
+    them, or among the methods chosen (one judged on other questions can be left out)."""
+    by_method = questions_by_method(rows)
+    if len({frozenset(q) for q in by_method.values()}) <= 1:
+        return rows
+    each = ", ".join(f"{method_label(m)} {len(q)}" for m, q in sorted(by_method.items()))
+    shared_by_all = set.intersection(*by_method.values())
+    st.warning(f"The methods were judged on different questions ({each}; {len(shared_by_all)} shared by all), so "
+               "their means below are over different questions and do not compare like for like.",
+               icon=":material/rule:")
+    left, right = st.columns([3, 2], vertical_alignment="bottom")
+    chosen = left.multiselect("Methods to compare", sorted(by_method), default=sorted(by_method),
+                              format_func=method_label, key="annotate.metric_methods")
+    shared = set.intersection(*(by_method[m] for m in chosen)) if chosen else set()
+    rows = [r for r in rows if r["method"] in chosen]
+    if right.toggle(f"Shared questions only ({len(shared)})", key="annotate.shared_only", disabled=not shared,
+                    help="The chosen methods scored on the same questions: those every one of them has judged "
+                         "runs on"):
+        return shared_only(rows)
+    return rows
+
+
 def metrics_view(questions: list[PoolQuestion], settings: MetricSettings) -> None:
     store = label_store()
     ids = [q.question_id for q in questions]
@@ -48,9 +79,15 @@ def metrics_view(questions: list[PoolQuestion], settings: MetricSettings) -> Non
     if not rows:
         st.info("No run in this queue has a judged snippet yet: judge some passages first.")
         return
+    rows = _same_questions(rows)
+    if not rows:
+        st.info("Choose at least one method to compare.")
+        return
     names = [m for m in settings.names() if not m.startswith("judged")]
     summary = summarize(rows, [*names, "judged_share"])
-    st.markdown(f"**{len(rows)} runs scored** over {len({r['question_id'] for r in rows})} questions; relevant = "
+    scored = len({r["question_id"] for r in rows})
+    st.markdown(f"**{len(rows)} run{'s' if len(rows) != 1 else ''} scored** over {scored} "
+                f"question{'s' if scored != 1 else ''}; relevant = "
                 f"grade {settings.relevant}+; unjudged snippets count as not relevant. Each question weighs the same; "
                 "intervals are 95% t-intervals over questions (none below two).")
     st.plotly_chart(_figure([s for s in summary if s["measure"] in names]), key="annotate.metrics_chart")

@@ -8,7 +8,8 @@ from core.labels import GRADES, LabelError, PoolQuestion
 from core.labels.agreement import Agreement, alpha, fleiss, pairwise
 from core.labels.review import Conflict, conflicts, judged_items
 from ui.annotator import label_store
-from ui.text import esc, md, short
+from ui.question_names import question_name
+from ui.text import esc, md
 
 SHOWN = 25
 
@@ -59,18 +60,19 @@ def _side(row: dict) -> str:
 
 
 def disagreement_list(questions: list[PoolQuestion], annotator: str | None, relevant: int) -> None:
+    """One row per disputed snippet, with every annotator's grade and note, and its final label."""
     store = label_store()
     ids = [q.question_id for q in questions]
     found = conflicts(questions, store.labels(ids), store.finals(ids), relevant)
     settled = sum(c.final is not None for c in found)
-    st.markdown(f"**Disagreements** · {len(found)} (grades 2 or more apart, or one relevant and one not); "
-                f"{settled} adjudicated.")
+    st.markdown(f"**Disagreements** · {len(found)} snippet{'s' if len(found) != 1 else ''} (grades 2 or more apart, "
+                f"or one relevant and one not); {settled} adjudicated.")
     for n, c in enumerate(found[:SHOWN]):
+        widget = f"annotate.final.{c.question.question_id}.{c.item.pool_id}"
         with st.container(border=True, key=f"annotate-conflict-{n}"):
-            st.markdown(f"**{md(c.question.question_id)}** · {md(short(c.question.ref.question, 140))}")
+            st.markdown(md(question_name(c.question.ref, 140)))
             st.markdown(f'<div class="snip"><div class="full">{esc(c.item.blind_text())}</div></div>'
-                        f'<div class="sides">{_side(c.first)}{_side(c.second)}</div>', unsafe_allow_html=True)
-            widget = f"annotate.final.{c.question.question_id}.{c.item.pool_id}"
+                        f'<div class="sides">{"".join(_side(row) for row in c.given)}</div>', unsafe_allow_html=True)
             if widget not in st.session_state:
                 st.session_state[widget] = c.final["grade"] if c.final else None
             if annotator:

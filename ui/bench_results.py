@@ -84,17 +84,20 @@ def _questions(rows: list[dict[str, Any]], cell: dict[str, Any], items: dict[tup
     for r in mine:
         key = (r["dataset"], r["qid"], r["asked"])
         item = items.get(key)
-        line = {"dataset": r["dataset"], "id": r["qid"], "question": short(item.question.text, 90) if item else "",
+        line = {"dataset": r["dataset"], "id": r["qid"], "trace": history_link(r["run_id"]),
+                "question": short(item.question.text, 90) if item else "",
                 "gold": r["gold"], "answer": r["predicted"] or "—", "correct": bool(r["correct"]),
                 "status": r["status"] if not r["error_type"] else f"{r['status']} ({r['error_type']})",
                 "LLM calls": r["calls"], "tokens": r["prompt_tokens"] + r["completion_tokens"],
-                "seconds": round(r["seconds"], 1), "trace": history_link(r["run_id"])}
+                "seconds": round(r["seconds"], 1)}
         if other is not None:
             mate = theirs.get(key)
             line[f"{label(other)} answer"] = (mate["predicted"] or "—") if mate else "not run"
             line["compare"] = compare_link(r["run_id"], mate["run_id"]) if mate else None
         table.append(line)
+    # the links come first and the question has a set width, so neither is cut off at 1440 or 1024 px
     st.dataframe(table, hide_index=True, key="bench.questions", column_config={
+        "question": st.column_config.TextColumn("question", width="medium"),
         "correct": st.column_config.CheckboxColumn("correct"),
         "trace": st.column_config.LinkColumn("trace", display_text="open in History"),
         "compare": st.column_config.LinkColumn("compare", display_text="open both in Compare"),

@@ -93,13 +93,19 @@ def start(setup: Setup) -> EvalJob | None:
 
 def duration(seconds: float | None) -> str:
     if seconds is None:
-        return "unknown until a question is done"
-    seconds = int(round(seconds))
+        return "unknown until a question is done (no run of this method recorded here yet)"
+    seconds = round(seconds)
     if seconds < 60:
         return f"{seconds} s"
     if seconds < 3600:
         return f"{seconds // 60} min {seconds % 60:02d} s"
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def _paced(progress: EvalProgress) -> str:
+    """Where the estimate comes from while no question of this benchmark has finished."""
+    return " (at the pace recorded for these methods here; updated as questions finish)" \
+        if progress.from_record and progress.seconds_left() is not None else ""
 
 
 def _arm_lines(progress: EvalProgress, running: bool) -> None:
@@ -120,7 +126,7 @@ def _panel(job_id: str) -> None:
     p = job.progress
     if job.running:
         st.markdown(f":blue-badge[{job.status}] {job.title} · {job.concurrency} at once on {job.backend} · "
-                    f"elapsed {duration(p.elapsed)} · about {duration(p.seconds_left())} left")
+                    f"elapsed {duration(p.elapsed)} · about {duration(p.seconds_left())} left{_paced(p)}")
     else:
         badge = {"finished": "green", "stopped": "orange", "failed": "red"}[job.status]
         ran = job.outcome.ran if job.outcome else sum(a.done for a in p.arms())

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from core.paths import REPO_ROOT
 from core.retrieval import CorpusError, CorpusInfo, describe_corpora
 from core.retrieval.default_corpus import ensure_default_corpus
 from core.retrieval.location import SEARCH_URL, InProcess, search_location
@@ -52,14 +53,11 @@ def _describe(paths: list[Path] | None) -> tuple[list[CorpusInfo], str | None]:
         return [], str(exc)
 
 
-def _add_corpus() -> None:
-    typed = st.session_state.get("settings.new_corpus", "").strip()
-    if not typed:
-        return
+def add_corpus(typed: str) -> str | None:
+    """Adds the corpus at ``typed`` to the list, enabled, or says why it cannot."""
     found, problem = _describe([Path(typed)])
     if problem:
-        st.session_state["settings.corpus_problem"] = problem
-        return
+        return problem
     added = st.session_state.setdefault(ADDED, [])
     chosen = st.session_state.get(state.CORPORA)  # None: every listed corpus is on, the new one too
     for path in (str(info.path) for info in found):
@@ -67,6 +65,32 @@ def _add_corpus() -> None:
             added.append(path)
         if chosen is not None and path not in chosen:
             chosen.append(path)
+    return None
+
+
+def use_only(paths: list[str]) -> None:
+    """The methods search these corpora, and only these, from now on (Settings lists them checked)."""
+    added = st.session_state.setdefault(ADDED, [])
+    added.extend(p for p in paths if p not in added)
+    st.session_state[state.CORPORA] = list(paths)
+
+
+def known_corpora() -> list[CorpusInfo]:
+    """Every corpus this studio knows of besides the default: those added in Settings, and the shared corpora
+    folder beside a development checkout; each with whether its index is built."""
+    shared = REPO_ROOT.parent / "shared" / "data" / "corpora"
+    paths = [Path(p) for p in st.session_state.get(ADDED, [])] + sorted(shared.glob("*.jsonl*"))
+    found, _ = _describe(paths) if paths else ([], None)
+    return list({str(info.path): info for info in found}.values())
+
+
+def _add_corpus() -> None:
+    typed = st.session_state.get("settings.new_corpus", "").strip()
+    if not typed:
+        return
+    if problem := add_corpus(typed):
+        st.session_state["settings.corpus_problem"] = problem
+        return
     st.session_state["settings.new_corpus"] = ""
     st.session_state.pop("settings.corpus_problem", None)
 

@@ -70,6 +70,11 @@ def knob_widget(name: str, info: FieldInfo, value: Any, key: str) -> Any:
         return text  # the parameter class says what is wrong with it
 
 
+def _copy_key(widget_key: str, default: Any) -> str:
+    """Where a knob's value is kept across pages: per the starting point (Settings' default) it was changed from."""
+    return f"kept:{widget_key}:{json.dumps(default, default=str)}"
+
+
 def knob_inputs(spec: MethodSpec, *, key: str, defaults: dict[str, Any] | None = None,
                 keep: bool = True) -> dict[str, Any]:
     """A widget per knob, starting from ``defaults`` (the user's) or else the paper's default; with ``keep``, a value
@@ -80,12 +85,29 @@ def knob_inputs(spec: MethodSpec, *, key: str, defaults: dict[str, Any] | None =
         widget_key = f"{key}.{spec.name}.{name}"
         # Streamlit forgets a widget's value while its page is not shown; this copy brings it back on return, as
         # long as the starting point (Settings' default for the knob) is the one it was changed from
-        copy = f"kept:{widget_key}:{json.dumps(defaults.get(name), default=str)}"
+        copy = _copy_key(widget_key, defaults.get(name))
         start = defaults.get(name, info.get_default(call_default_factory=True))
         values[name] = knob_widget(name, info, st.session_state.get(copy, start) if keep else start, key=widget_key)
         if keep:
             st.session_state[copy] = values[name]
     return values
+
+
+def preset_knobs(spec: MethodSpec, *, key: str, defaults: dict[str, Any], values: dict[str, Any]) -> None:
+    """The knob widgets, not on screen now, start from ``values`` next time (a run's knobs, to ask it again)."""
+    for name in spec.params.model_fields:
+        if name in values:
+            widget_key = f"{key}.{spec.name}.{name}"
+            st.session_state.pop(widget_key, None)
+            st.session_state[_copy_key(widget_key, defaults.get(name))] = values[name]
+
+
+def changed_knobs(method: str, params: dict[str, Any]) -> str:
+    """A run's knobs that differ from its method's defaults, e.g. 'k=8, rounds=2'; 'defaults' when none does."""
+    spec = registry().get(method)
+    defaults = spec.params().model_dump() if spec else {}
+    changed = [f"{k}={v}" for k, v in params.items() if k not in defaults or defaults[k] != v]
+    return ", ".join(changed) or "defaults"
 
 
 def check_knobs(spec: MethodSpec, values: dict[str, Any]) -> tuple[MethodParams | None, str | None]:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from core.call_queue import QUEUE, Standing
 from core.methods import get
 from core.partial_reply import partial_fields
 from core.trace import Event, Partial, Run
@@ -42,6 +43,13 @@ def status_label(label: str, run: Run | None, events: list[Event], done: bool, e
     return f"{label}: done in {seconds} · {_count(t.calls, 'call')} · {t.tokens:,} tokens"
 
 
+def status_box(label: str, state: str, *, expanded: bool):
+    """A status box that keeps the state it is given. Streamlit's ``with st.status(...)`` marks a box still
+    "running" complete when its block ends (a tick on a run that is still going), so the block writes into a
+    container inside the box instead."""
+    return st.status(label, state=state, expanded=expanded).container()
+
+
 def _state(run: Run | None, done: bool) -> str:
     if not done:
         return "running"
@@ -54,33 +62,56 @@ def writing_now(partials: list[Partial]) -> str:
     return ", ".join(f"{p.agent} writing for {now - p.started:.0f} s" for p in partials)
 
 
+DONE_ICON, FAILED_ICON = ":material/check_circle:", ":red[:material/error:]"
+STATE_ICONS = {"waiting": ":material/hourglass_top:", "reading": ":material/menu_book:", "writing": ":material/edit:"}
+
+
+def done_line(event: Event) -> str:
+    """A finished step, its icon saying so (an error is not a tick)."""
+    return f"{FAILED_ICON if event.kind == 'error' else DONE_ICON} {step_line(event)}"
+
+
+def pending_line(call: Standing) -> str:
+    """A call still in flight that has written nothing yet: waiting behind other runs, or reading its prompt."""
+    return (f"{STATE_ICONS[call.state]} **{md(call.agent)}** :gray[{md(call.stage)}] — {md(call.line())} "
+            f":gray[· {time.time() - call.since:.0f} s]")
+
+
 def partial_reply(partial: Partial) -> None:
-    """A reply as far as it is written: its fields when it is JSON, else its text."""
+    """A reply as far as it is written: its fields when it is JSON (none yet while the first key is written, never
+    the raw opening brace), else its text."""
     with st.container(border=True, key=f"writing-{partial.agent}-{partial.started}"):
-        st.markdown(f":orange-badge[writing] **{md(partial.agent)}** :gray[{md(partial.role)} · {md(partial.stage)} · "
-                    f"{time.time() - partial.started:.0f} s]")
+        st.markdown(f"{STATE_ICONS['writing']} :orange-badge[writing] **{md(partial.agent)}** :gray[{md(partial.role)} · "
+                    f"{md(partial.stage)} · {time.time() - partial.started:.0f} s]")
         fields = partial_fields(partial.text)
         if fields:
             reply_fields(fields)
+        elif fields is not None or not partial.text.strip():
+            st.markdown(":gray[starting its reply…]")
         else:
-            st.markdown(md(partial.text) if partial.text.strip() else ":gray[reading the prompt…]")
+            st.markdown(md(partial.text))
 
 
 def live_box(live: LiveRun) -> None:
     """One run's box: its label says what it is doing; inside, one readable line per step so far, then each reply
     being written, field by field."""
     events, working = list(live.events), live.working()
+    pending = [c for c in QUEUE.standing(live.id) if c.state != "writing"] if not live.done else []
     label = status_label(live.spec.label, live.run, events, live.done, live.elapsed)
     if working and not live.done:
         label = f"{live.spec.label}: running · now {writing_now(working)} · {live.elapsed:.0f} s"
+    elif pending:
+        label = f"{live.spec.label}: {pending[0].agent} {pending[0].line()} · {live.elapsed:.0f} s"
     if live.stop_requested and not live.done:
         label = f"{live.spec.label}: stopping · {live.elapsed:.0f} s"
-    with st.status(label, state=_state(live.run, live.done), expanded=not live.done):
+    with status_box(label, _state(live.run, live.done), expanded=not live.done):
         for event in events:
-            st.markdown(step_line(event))
+            st.markdown(done_line(event))
+        for call in pending:
+            st.markdown(pending_line(call))
         for partial in working if not live.done else []:
             partial_reply(partial)
-        if not events and not working and not live.done:
+        if not events and not working and not pending and not live.done:
             st.caption("The first step is under way.")
 
 
@@ -88,11 +119,11 @@ def saved_box(run: Run) -> None:
     """A run another process is writing, followed through the store."""
     quiet = time.time() - (run.events[-1].time if run.events else run.started)
     label = status_label(get(run.method).label, run, run.events, False, time.time() - run.started)
-    with st.status(f"{label} · last step {quiet:.0f} s ago", state="running", expanded=True):
+    with status_box(f"{label} · last step {quiet:.0f} s ago", "running", expanded=True):
         st.caption("Started by another process (the command line, or another server); followed here through the "
                    "store. Stop it where it was started.")
         for event in run.events:
-            st.markdown(step_line(event))
+            st.markdown(done_line(event))
 
 
 def follow(run_ids: list[str], *, draw_extra: Callable[[list[LiveRun]], None] | None = None) -> None:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import string
+from collections.abc import Callable
+from typing import Any
 
 import streamlit as st
 from pydantic import ValidationError
 
 from core.question import Question
 from core.teaching import TeachingCase
-from ui.state import kept, set_kept
+from ui.state import kept, preset, set_kept
 from ui.teaching_view import pack, pack_problem
 
 FORMATS = ("Multiple choice", "Free text")
@@ -47,12 +49,12 @@ def _remove_option(key: str, uid: int) -> None:
     st.session_state.pop(f"kept:{key}.opt.{uid}", None)
 
 
-def _fill_options(key: str, texts: list[str]) -> None:
+def _fill_options(key: str, texts: list[str], put: Callable[[str, Any], None] = set_kept) -> None:
     start = st.session_state.get(f"{key}.next", 0)
     st.session_state[f"{key}.options"] = list(range(start, start + len(texts)))
     st.session_state[f"{key}.next"] = start + len(texts)
     for uid, text in zip(st.session_state[f"{key}.options"], texts):
-        set_kept(f"{key}.opt.{uid}", text)
+        put(f"{key}.opt.{uid}", text)
 
 
 def option_editor(key: str) -> dict[str, str]:
@@ -81,6 +83,16 @@ def _load_case(key: str) -> None:
     set_kept(f"{key}.text", case.question)
     set_kept(f"{key}.format", FORMATS[0] if case.options else FORMATS[1])
     _fill_options(key, list(case.options.values()))
+
+
+def preset_question(key: str, text: str, options: dict[str, str]) -> None:
+    """The form, not on screen now, opens next time with this question and its options (to ask it again)."""
+    found = pack()
+    case = found.case_for(text, options) if found else None
+    preset(f"{key}.case", case.id if case else None)
+    preset(f"{key}.text", text)
+    preset(f"{key}.format", FORMATS[0] if options else FORMATS[1])
+    _fill_options(key, list(options.values()) or [""] * START_OPTIONS, preset)
 
 
 def case_picker(key: str) -> None:

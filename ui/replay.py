@@ -16,7 +16,7 @@ from ui.knobs import method_label
 from ui.method_map import method_map
 from ui.run_outcome import render_outcome
 from ui.snippet_cards import Evidence
-from ui.teaching_view import marks
+from ui.teaching_view import marks_for
 from ui.text import md
 from ui.trace_view import render_timeline
 
@@ -124,7 +124,7 @@ def progress_line(replay: Replay, step: int) -> None:
 def _column(replay: Replay, step: int, index: int, key: str) -> None:
     run = replay.runs[index]
     shown = replay.events(step, index)
-    evidence = Evidence.of(shown, marks)  # teaching-pack passages carry their marks, as in a live run
+    evidence = Evidence.of(shown, marks_for(run))  # teaching-pack passages carry their marks, as in a live run
     new: list[Event] = [e for i, e in replay.new_events(step) if i == index]
     spec = registry().get(run.method)
     st.markdown(f"#### {md(method_label(run.method))}")

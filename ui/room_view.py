@@ -15,8 +15,7 @@ from core import paths
 from core.rooms import Member, Room, RoomError, RoomStore
 from core.workshop.replay import Replay
 from ui import predict
-from ui.replay import controls, player, progress_line, show, tick
-from ui.replay import TICK_SECONDS
+from ui.replay import TICK_SECONDS, controls, player, progress_line, show, tick
 from ui.text import md
 from ui.workshop_data import Chosen, load
 
@@ -138,9 +137,9 @@ def _presenter_stage(room: Room, token: str, replay: Replay, chosen: Chosen) -> 
     controls(replay, p, key=f"room.{room.code}")
     if rooms().room(room.code).step != p.step:
         rooms().set_step(room.code, token, p.step)
-    show(replay, p.step, key=f"room-{room.code}")
     if replay.steps[p.step].reveal:
         predict.reveal(replay, chosen.case, tally=rooms().tally(room.code))
+    show(replay, p.step, key=f"room-{room.code}")
 
 
 def _live_tally(code: str, replay: Replay) -> None:
@@ -168,14 +167,16 @@ def participant_view(room: Room, member: Member) -> None:
     st.fragment(_follow, run_every=POLL_SECONDS)(room.code)
     progress_line(replay, room.step)
     picks, trusted = rooms().my_votes(room.code, member.id)
-    if room.revealed:
-        predict.reveal(replay, chosen.case, picks=picks, tally=rooms().tally(room.code))
+    seen = f"room.{room.code}.revealed"  # once revealed, this participant's predictions stay closed
+    if room.revealed:  # at the top, brought into view when it comes
+        predict.reveal(replay, chosen.case, picks=picks, tally=rooms().tally(room.code), once_key=seen)
     else:
         with st.container(border=True):
             predict.predictions(replay, room.step, key=f"room.{room.code}", picks=picks,
                                 trusted={i for i, yes in trusted.items() if yes},
                                 on_pick=lambda run_id, option: _vote(room, member, run_id, option),
-                                on_trust=lambda chosen_ids: _trust(room, member, trusted, chosen_ids))
+                                on_trust=lambda chosen_ids: _trust(room, member, trusted, chosen_ids),
+                                locked=bool(st.session_state.get(seen)))
     show(replay, room.step, key=f"room-{room.code}")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 from sqlite_utils.db import NotFoundError
 
+from core.call_queue import QUEUE
 from core.methods import get
 from core.stages import current_stage
 from core.trace import Run
@@ -24,8 +25,10 @@ def load(run_id: str) -> Run | None:
 
 
 def _lit_map(live: LiveRun) -> None:
+    """The map with the stage the run is in lit: that of a call in flight (waiting, reading its prompt or writing),
+    not that of the last step finished (the retrieval before the agents that read it)."""
     with st.expander("Method map", expanded=True, icon=":material/account_tree:"):
-        events, working = list(live.events), [(p.stage, p.agent) for p in live.working()]
+        events, working = list(live.events), [(c.stage, c.agent) for c in QUEUE.standing(live.id)]
         method_map(live.spec, events, lit=current_stage(live.spec.stages, events, working))
 
 

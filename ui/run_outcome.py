@@ -57,10 +57,12 @@ def render_outcome(run: Run, evidence: Evidence, key: str) -> None:
         _ended_without_answer(run, key)
         return
     answer = run.answer
-    with st.container(key=f"answer-card-{key}"):
+    mismatch = check_answer(answer, run.options, run.question)
+    # a letter its own reasoning argues against is not drawn as a settled answer
+    with st.container(key=f"answer-card-{'mismatch-' if mismatch else ''}{key}"):
         letter = f'<span class="letter">{esc(answer.choice)}</span>' if answer.choice else ""
         st.markdown(f'<div class="answer-line">{letter}{esc(answer.text)}</div>', unsafe_allow_html=True)
-        if mismatch := check_answer(answer, run.options, run.question):
+        if mismatch:
             st.warning(mismatch.message(run.options), icon=":material/rule:")
         cut = CUT_NOTE if _final_reply_cut(run) else REASONING_CUT if reasoning_cut(answer.rationale) else None
         if answer.rationale:

@@ -47,7 +47,8 @@ def files_panel(store: RunStore) -> None:
     with st.expander("Run files: download runs, or import a file", icon=":material/swap_horiz:"):
         left, right = st.columns(2, gap="large")
         with left:
-            by_id = {r["id"]: r for r in rows}
+            by_id = {r["id"]: r for r in rows if r["status"] != "running"}  # a run still going has no file yet
+            going = len(rows) - len(by_id)
             opened = st.session_state.get("history.open")
             chosen = st.multiselect("Runs to download", list(by_id), key="history.files.runs",
                                     default=[opened] if opened in by_id else None,
@@ -55,10 +56,18 @@ def files_panel(store: RunStore) -> None:
                                                           f"{short(by_id[i]['question'], 50)} · {i}")
             together = st.checkbox("One comparison (the same question side by side)", key="history.files.together")
             kind = "comparison" if together else None
-            st.download_button("Download run file", data=lambda: dumps(export_runs(store, chosen, kind=kind)),
+            try:  # made now, not on the click: the file is ready when the button is, so no click is lost
+                data, problem = (dumps(export_runs(store, chosen, kind=kind)), None) if chosen else (b"", None)
+            except RunFileError as exc:
+                data, problem = b"", str(exc)
+            st.download_button("Download run file", data=data,
                                file_name=f"medrag-runs-{time.strftime('%Y%m%d-%H%M')}.json.gz",
-                               mime="application/gzip", icon=":material/download:", disabled=not chosen,
+                               mime="application/gzip", icon=":material/download:", disabled=not data,
                                key="history.files.download", on_click="ignore")
+            if problem:
+                st.error(f"{problem}.")
+            if going:
+                st.caption(f"Left out until it ends: {going} run{'s' if going != 1 else ''} still going.")
             st.caption("Everything a screen draws travels with the runs (snippet texts included); "
                        "no key or password ever does.")
         with right:

@@ -115,6 +115,13 @@ def probe_llm() -> LLM:
     return LLM(endpoint(), cache_mode="off")
 
 
+def runs_go_to() -> str:
+    """Where this session's runs go, in a few words: 'the embedded model (qwen2.5-…)' or 'the LLM endpoint at
+    https://… (gpt-4o)'. The one place pages learn it, so a new kind of backend needs saying here only."""
+    current = llm()
+    return f"{current.where} ({current.model_name})" if current.model_name else current.where
+
+
 def uses_embedded_model() -> bool:
     return st.session_state.get(LLM_OVERRIDE) is None and endpoint().embedded
 
@@ -195,6 +202,13 @@ def kept(widget: Callable[..., Any], label: str, *, key: str, default: Any, **kw
     value = widget(label, key=key, **kwargs)
     st.session_state[copy] = value
     return value
+
+
+def preset(key: str, value: Any) -> None:
+    """The value a kept widget that is not on screen now starts from the next time it is drawn (its own state goes,
+    so Streamlit does not warn about a widget given both a value and a state)."""
+    st.session_state.pop(key, None)
+    st.session_state[f"kept:{key}"] = value
 
 
 def set_kept(key: str, value: Any) -> None:

@@ -11,7 +11,7 @@ from core.trace import Event, Run
 from ui.cost import wall_usage
 from ui.run_outcome import render_outcome
 from ui.snippet_cards import Evidence
-from ui.teaching_view import marks
+from ui.teaching_view import marks_for
 from ui.text import esc, md
 from ui.trace_view import render_timeline
 
@@ -44,7 +44,7 @@ def cell_summary(events: list[Event]) -> str:
 
 
 def swimlanes(runs: list[Run], *, key: str) -> None:
-    evidence = [Evidence.of(r.events, marks) for r in runs]
+    evidence = [Evidence.of(r.events, marks_for(r)) for r in runs]
     lanes = [by_common_stage(get(r.method).stages, r.events) for r in runs]
     for column, run in zip(st.columns(len(runs), gap="small"), runs):
         column.markdown(f'<div class="lane-method">{esc(get(run.method).label)}</div>', unsafe_allow_html=True)

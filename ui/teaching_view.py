@@ -7,7 +7,8 @@ import streamlit as st
 
 from core.teaching import TeachingPack, TeachingPackError, tally
 from core.trace import Run
-from ui.snippet_cards import Evidence
+from core.workshop.marks import NO_RETRIEVAL, retrieved
+from ui.snippet_cards import Evidence, Marks
 from ui.text import md
 
 
@@ -27,9 +28,10 @@ def pack_problem() -> str | None:
     return _load()[1]
 
 
-def marks(snippet_id: str):
+def marks_for(run: Run) -> Marks:
+    """The teaching marks a run's cards carry: its own case's passages, and nothing for a question of no case."""
     found = pack()
-    return found.mark(snippet_id) if found else None
+    return (found.case_marks(run.question, run.options) if found else {}).get
 
 
 def case_line(run: Run, evidence: Evidence) -> None:
@@ -38,7 +40,7 @@ def case_line(run: Run, evidence: Evidence) -> None:
     case = found.case_for(run.question, run.options) if found else None
     if case is None:
         return
-    line = tally(case, list(evidence.hits), evidence.cited).line()
+    line = tally(case, list(evidence.hits), evidence.cited).line() if retrieved(run) else NO_RETRIEVAL
     st.markdown(f":material/school: **Teaching case** “{md(case.title)}”: {md(line)}")
 
 

@@ -16,7 +16,7 @@ from ui.cost import render_cost, wall_usage
 from ui.event_view import is_raw_report, render_event, usage_text
 from ui.run_outcome import render_outcome, render_question, render_totals
 from ui.snippet_cards import Evidence, cards, snippet_card
-from ui.teaching_view import marks, reveal
+from ui.teaching_view import marks_for, reveal
 from ui.text import esc
 
 
@@ -91,7 +91,7 @@ def run_upto(run: Run, upto: int | None) -> Run:
 def render_run(run: Run, *, key: str, show_question: bool = False, upto: int | None = None,
                reveal_answer: bool = True) -> None:
     run = run_upto(run, upto)
-    evidence = Evidence.of(run.events, marks)
+    evidence = Evidence.of(run.events, marks_for(run))
     if show_question:
         render_question(run)
     render_outcome(run, evidence, key)

@@ -9,16 +9,17 @@ import streamlit as st
 
 from core.methods import get
 from core.runfiles import RunFile, Variation, import_runs
-from core.trace import Event, Hit, Retrieval, Run
 from core.teaching import ROLE_WORDS, TeachingCase
+from core.trace import Event, Hit, Retrieval, Run
 from core.workshop.marks import teaching_marks
 from core.workshop.replay import Replay
 from core.workshop.whatif import rerun, what_changed
 from ui import state
-from ui.launch import ensure_model
 from ui.knobs import method_label
-from ui.text import md, short
+from ui.launch import ensure_model
+from ui.live_panel import status_box
 from ui.swimlanes import swimlanes
+from ui.text import md, short
 from ui.workshop_data import PACK, Chosen, pack
 
 WHATIF = "workshop.whatif"
@@ -145,8 +146,8 @@ def _running() -> None:
         st.rerun()
     last = live.events[-1] if live.events else None
     doing = f"after {last.stage} · {last.agent}" if last else "waiting for the first step"
-    with st.status(f"What-if re-run of {method_label(live.parent.method)} ({live.variation.describe()}): {doing} · "
-                   f"{len(live.events)} events", state="running"):
+    with status_box(f"What-if re-run of {method_label(live.parent.method)} ({live.variation.describe()}): {doing} · "
+                    f"{len(live.events)} events", "running", expanded=False):
         for event in live.events[-3:]:
             st.caption(f"{event.stage} · {event.agent} · {event.kind}")
 

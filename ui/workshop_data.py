@@ -8,12 +8,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.runfiles import RunEntry, provenance
+from core.runfiles import RunEntry
 from core.teaching import TeachingCase
 from core.trace import Run
 from core.workshop.pack import PackCase, load_pack, pack_dir
 from ui import state
 from ui.question_form import teaching_cases
+from ui.teaching_view import pack as teaching_pack
 
 PACK = "pack"  # a room's source: the recorded pack; otherwise "store"
 STORE = "store"
@@ -46,12 +47,10 @@ class Chosen:
         return [r.id for r in self.runs]
 
 
-def case_by_id(case_id: str | None) -> TeachingCase | None:
-    return next((c for c in teaching_cases() if c.id == case_id), None)
-
-
-def case_of_question(text: str) -> TeachingCase | None:
-    return next((c for c in teaching_cases() if c.question.strip() == text.strip()), None)
+def case_of(run: Run) -> TeachingCase | None:
+    """The teaching case a run answers: the one whose question and options it asked, whatever a file says."""
+    found = teaching_pack()
+    return found.case_for(run.question, run.options) if found else None
 
 
 def load(source: str, run_ids: list[str] | tuple[str, ...]) -> Chosen:
@@ -61,10 +60,8 @@ def load(source: str, run_ids: list[str] | tuple[str, ...]) -> Chosen:
         missing = [i for i in run_ids if i not in entries]
         if missing:
             raise KeyError(f"run {', '.join(missing)} is not in the workshop pack")
-        chosen = [entries[i] for i in run_ids]
-        return Chosen(PACK, [e.run for e in chosen], case_by_id(chosen[0].case_id))
+        runs = [entries[i].run for i in run_ids]
+        return Chosen(PACK, runs, case_of(runs[0]))
     store = state.store()
     runs = [store.load_run(i) for i in run_ids]
-    row = provenance.lookup(store, run_ids[0]) if run_ids else None
-    case = case_by_id(row["case_id"]) if row and row["case_id"] else None
-    return Chosen(STORE, runs, case or (case_of_question(runs[0].question) if runs else None))
+    return Chosen(STORE, runs, case_of(runs[0]) if runs else None)

@@ -3,10 +3,17 @@ left. Written by the evaluation's threads, read by the page (and anything else) 
 
 from __future__ import annotations
 
+import json
+import statistics
 import threading
 import time
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
+
+from core.llm.embedded import MODEL_NAME
+from core.paths import REPO_ROOT
+from core.store import RunStore
 
 
 @dataclass(frozen=True)
@@ -19,6 +26,7 @@ class ArmProgress:
     errors: int = 0  # of those, ended in error
     correct: int = 0
     run_seconds: float = 0.0  # the finished runs' own seconds, summed
+    recorded: float | None = None  # seconds a question took this method before (the store's runs on this model)
 
     @property
     def finished(self) -> int:
@@ -40,9 +48,9 @@ class EvalProgress:
         self.started = time.time()
         self.ended: float | None = None
 
-    def plan(self, arm: str, label: str, total: int, before: int) -> None:
+    def plan(self, arm: str, label: str, total: int, before: int, recorded: float | None = None) -> None:
         with self._lock:
-            self._arms[arm] = ArmProgress(arm, label, total, before)
+            self._arms[arm] = ArmProgress(arm, label, total, before, recorded=recorded)
 
     def record(self, arm: str, row: dict[str, Any]) -> None:
         with self._lock:
@@ -62,12 +70,21 @@ class EvalProgress:
         with self._lock:
             return list(self._arms.values())
 
+    @property
+    def from_record(self) -> bool:
+        """Whether ``seconds_left`` is still the recorded pace, no run of this evaluation having finished."""
+        return not any(a.done for a in self.arms())
+
     def seconds_left(self, arm: ArmProgress | None = None) -> float | None:
-        """Wall seconds until ``arm`` (or the whole evaluation) is done; None before any run has finished."""
+        """Wall seconds until ``arm`` (or the whole evaluation) is done. Before any run has finished: the seconds a
+        question took each method before, one after another (None when an arm has no record)."""
         arms = self.arms()
         done_work = sum(a.run_seconds for a in arms)
         if not done_work:
-            return None
+            wanted = [a for a in ([arm] if arm is not None else arms) if a.left]
+            if any(a.recorded is None for a in wanted):
+                return None
+            return sum(a.left * a.recorded for a in wanted)
         overall = done_work / sum(a.done for a in arms)
 
         def work_left(a: ArmProgress) -> float:
@@ -75,3 +92,31 @@ class EvalProgress:
 
         work = work_left(arm) if arm is not None else sum(work_left(a) for a in arms)
         return work * self.elapsed / done_work
+
+
+RECORDED_RUNS = 50  # the latest runs of a method that make its recorded pace
+MEASURED = REPO_ROOT / "benchmarks" / "results" / "llm_bench.json"  # the embedded model's, on two cores
+
+
+def recorded_seconds(store: RunStore, method: str, model: str) -> float | None:
+    """The median seconds of the method's latest finished runs on this model, as the store has them; for the
+    embedded model with none stored yet, its measured seconds (``benchmarks/llm_bench.py``, the shipped server)."""
+    rows = [r for r in store.list_runs(limit=RECORDED_RUNS * 4, method=method)
+            if r["status"] == "ok" and r["model"] == model and r["totals"].get("seconds")][:RECORDED_RUNS]
+    if rows:
+        return statistics.median(r["totals"]["seconds"] for r in rows)
+    return _measured().get(method) if model == MODEL_NAME else None
+
+
+@lru_cache(maxsize=1)
+def _measured() -> dict[str, float]:
+    try:
+        runs = json.loads(MEASURED.read_text(encoding="utf-8"))["runs"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    found: dict[str, list[float]] = {}
+    for key, run in runs.items():
+        config, method, _ = (part.strip() for part in key.split("|", 2))
+        if config == "shipped" and run.get("status") == "ok":
+            found.setdefault(method, []).append(float(run["seconds"]))
+    return {method: statistics.median(seconds) for method, seconds in found.items()}

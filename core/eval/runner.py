@@ -12,7 +12,7 @@ from typing import Any
 
 from core.eval.mirage import BenchItem
 from core.eval.plan import Arm, EvalPlan
-from core.eval.progress import EvalProgress
+from core.eval.progress import EvalProgress, recorded_seconds
 from core.eval.results import EvalResults
 from core.llm import LLM
 from core.methods.base import Retriever, RunContext
@@ -57,7 +57,8 @@ def evaluate(plan: EvalPlan, *, llm: LLM, retriever: Retriever | None, store: Ru
     skipped = sum(len(done[configs[arm.name]]) for arm in arms)
     if watch:
         for arm in arms:
-            watch.plan(arm.name, arm.label, len(plan.items), len(done[configs[arm.name]]))
+            watch.plan(arm.name, arm.label, len(plan.items), len(done[configs[arm.name]]),
+                       recorded_seconds(store, arm.method, llm.model_name))
     if on_start:
         on_start(len(pending), skipped)
     stop = stop or threading.Event()

@@ -138,6 +138,22 @@ def compare_methods(rows: list[dict[str, Any]], measure: str) -> list[dict[str, 
     return found
 
 
+def questions_by_method(rows: list[dict[str, Any]]) -> dict[str, set[str]]:
+    """method -> the questions it has scored runs on; methods whose sets differ are averaged over different
+    questions, so their means are not comparable as they stand."""
+    found: dict[str, set[str]] = defaultdict(set)
+    for row in rows:
+        found[row["method"]].add(row["question_id"])
+    return dict(found)
+
+
+def shared_only(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows of the questions every method has runs on."""
+    sets = list(questions_by_method(rows).values())
+    shared = set.intersection(*sets) if sets else set()
+    return [r for r in rows if r["question_id"] in shared]
+
+
 def to_csv(rows: list[dict[str, Any]]) -> str:
     columns = list(dict.fromkeys(k for row in rows for k in row))
     out = io.StringIO()

@@ -22,25 +22,32 @@ def judged_items(questions: list[PoolQuestion], label_rows: list[dict[str, Any]]
 
 @dataclass(frozen=True)
 class Conflict:
-    """A disagreement with what an adjudicator needs: the question, the text, both labels and notes, the final."""
+    """A snippet the annotators disagree on, with what an adjudicator needs: the question, the text, every
+    annotator's label and note (by name), how far apart the grades are, and the final label if one was given.
+
+    One per snippet however many pairs disagree on it, so three annotators who all differ make one row, not three."""
 
     question: PoolQuestion
     item: PoolItem
-    first: dict[str, Any]
-    second: dict[str, Any]
-    split: bool
+    given: list[dict[str, Any]]  # every annotator's label row, by name
+    gap: int  # the widest gap between two of the grades
+    split: bool  # some called it relevant and some did not
     final: dict[str, Any] | None
 
 
 def conflicts(questions: list[PoolQuestion], label_rows: list[dict[str, Any]], final_rows: list[dict[str, Any]],
               relevant: int = RELEVANT) -> list[Conflict]:
+    """The disagreements (``agreement.disagreements``) gathered by snippet, widest gap first."""
     by_id = {q.question_id: q for q in questions}
     labels = {q.question_id: resolve(q, label_rows)[0] for q in questions}
     finals = {q.question_id: resolve(q, final_rows)[0] for q in questions}
-    found = []
+    pairs: dict[tuple[str, str], list] = {}
     for d in disagreements(judged_items(questions, label_rows), relevant):
-        qid, pool_id = d.item
+        pairs.setdefault(d.item, []).append(d)
+    found = []
+    for (qid, pool_id), found_pairs in pairs.items():
         given = labels[qid][pool_id]
-        found.append(Conflict(by_id[qid], by_id[qid].item(pool_id), given[d.first], given[d.second], d.split,
+        found.append(Conflict(by_id[qid], by_id[qid].item(pool_id), [given[who] for who in sorted(given)],
+                              max(d.gap for d in found_pairs), any(d.split for d in found_pairs),
                               finals[qid].get(pool_id, {}).get("final")))
-    return found
+    return sorted(found, key=lambda c: -c.gap)

@@ -13,13 +13,14 @@ import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache, partial
+from functools import cache, partial
 from pathlib import Path
 from string import Template
 from typing import Any, Literal, Protocol, TypeVar, Union
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel, create_model
 
+from core.call_queue import QUEUE, slots_of
 from core.llm import LLM, LLMCancelled, LLMError, LLMParseError, LLMResponse
 from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, AnswerFormat
 from core.llm.profiles import Lengths
@@ -141,6 +142,8 @@ class RunContext:
         A ``seed`` makes a sampled call's reply cacheable, so a re-run of the same request reads the same reply."""
         self.check_cancelled()
         started = time.time()
+        in_flight = QUEUE.call(self.run.id, stage, agent, backend=self.llm.backend, where=self.llm.where,
+                               slots=slots_of(self.llm))
 
         def show(text: str, done: bool = False) -> None:
             partial = Partial(run_id=self.run.id, stage=stage, agent=agent, role=role, text=text, started=started,
@@ -149,9 +152,15 @@ class RunContext:
                 sink(partial)
 
         try:
-            response = self.llm.complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
-                                         seed=seed, top_p=top_p, presence_penalty=presence_penalty,
-                                         on_text=show if self.stream_sinks else None, cancel=self.cancel_event)
+            with in_flight as call:  # screens see it waiting, reading its prompt, then writing
+
+                def written(text: str) -> None:
+                    call.writing = True
+                    show(text)
+
+                response = self.llm.complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
+                                             seed=seed, top_p=top_p, presence_penalty=presence_penalty,
+                                             on_text=written, cancel=self.cancel_event)
         except LLMError as exc:
             show(exc.raw, done=True)
             if exc.raw or isinstance(exc, LLMParseError):  # the unusable or unfinished reply stays in the trace
@@ -221,7 +230,7 @@ class RunContext:
 # -- prompts ---------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=None)
+@cache
 def _template(name: str) -> Template:
     return Template((PROMPTS_DIR / f"{name}.txt").read_text(encoding="utf-8"))
 
@@ -359,7 +368,7 @@ def bounded(chars: int | None, description: str | None = None) -> Any:
 def one_of(name: str, *shapes: type[BaseModel]) -> type[BaseModel]:
     """A reply the model writes in one of several shapes, e.g. a decline that ends at the decision and an acceptance
     that goes on to say more: the grammar holds the model to one of them, and the parsed reply is that shape."""
-    return type(name, (RootModel[Union[shapes]],), {"__module__": __name__})
+    return type(name, (RootModel[Union[shapes]],), {"__module__": __name__})  # noqa: UP007 - shapes known at run time
 
 
 def answer_schema(question: Question, cite: bool = False, order: AnswerFormat | None = "reasoning first",

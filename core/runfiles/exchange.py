@@ -15,15 +15,20 @@ from core.trace import Event, Run
 
 
 def export_runs(store: RunStore, run_ids: list[str], *, kind: Kind | None = None, title: str = "") -> RunFile:
-    """The runs (in the order given) as a run file; an unknown id is refused by name."""
+    """The runs (in the order given) as a run file; an unknown id is refused by name, and so is a run still going
+    (its file would hold a run that says "running" and has not the events it goes on to have)."""
     if not run_ids:
         raise RunFileError("no runs to export: choose at least one")
     with store._lock:
         missing = [i for i in run_ids if not store.db["runs"].count_where("id = ?", [i])]
     if missing:
         raise RunFileError(f"no saved run has the id {', '.join(missing)}")
+    runs = [store.load_run(i) for i in dict.fromkeys(run_ids)]
+    going = [r.id for r in runs if r.status == "running"]
+    if going:
+        raise RunFileError(f"run {', '.join(going)} is still running: export it once it has ended")
     local = provenance.index_fingerprints()
-    entries = [provenance.entry_for(store, store.load_run(i), local) for i in dict.fromkeys(run_ids)]
+    entries = [provenance.entry_for(store, run, local) for run in runs]
     return RunFile(kind=kind or ("run" if len(entries) == 1 else "selection"), title=title, runs=entries)
 
 

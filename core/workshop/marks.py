@@ -9,6 +9,7 @@ from functools import lru_cache
 from core.teaching import ROLES, Role, TeachingCase, TeachingPassage, load_passages, tally
 from core.trace import Retrieval, Run
 
+
 @lru_cache(maxsize=1)
 def _passages() -> dict[str, TeachingPassage]:
     return {p.id: p for p in load_passages()}
@@ -50,7 +51,17 @@ def teaching_marks(run: Run, case: TeachingCase) -> list[PassageMark]:
     return marks
 
 
+NO_RETRIEVAL = "retrieved nothing, so it met none of the case's passages"
+
+
+def retrieved(run: Run) -> bool:
+    return any(isinstance(e.payload, Retrieval) for e in run.events)
+
+
 def marks_line(run: Run, case: TeachingCase) -> str:
-    """One line, e.g. 'met 2 of 4 key passages, cited the outdated one' (the trace view's own tally)."""
+    """One line, e.g. 'met 2 of 4 key passages, cited the outdated one' (the trace view's own tally); for a run
+    that did not retrieve (CoT), that it did not, rather than a count of passages it could never have met."""
+    if not retrieved(run):
+        return NO_RETRIEVAL
     met = [m.passage_id for m in teaching_marks(run, case) if m.met]
     return tally(case, met, list(run.answer.cited) if run.answer else []).line()

@@ -19,8 +19,9 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from core.workshop.pack import PACK_DIR, case_path
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, pick, settle
+from tests.e2e.conftest import snap as snap_page
 from tests.e2e.serve import serve_app
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, pick, settle, snap as snap_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 WIDTH = 1440
@@ -134,7 +135,8 @@ def test_replay_mid_run_then_the_reveal(app, browser):
     click(page, "Reveal the answer")
     expect(page.get_by_text("The reveal", exact=True)).to_be_visible()
     expect(page.get_by_text("Teaching pack key: B.", exact=False)).to_be_visible()
-    expect(page.get_by_text("your pick: B", exact=False).first).to_be_visible()
+    expect(page.get_by_text("you predicted B", exact=False).first).to_be_visible()
+    expect(page.get_by_text("Your predictions: right for", exact=False)).to_be_visible()
     assert page.locator(".answer-line").count() == 2
     snap(page, "reveal")
 
@@ -173,10 +175,10 @@ def test_a_live_room_two_participants_vote_and_follow_the_presenter(app, browser
     assert followed < 10
     click(presenter, "Reveal the answer")
     guests[0].get_by_text("The reveal", exact=True).wait_for(timeout=10_000)
-    expect(guests[0].get_by_text("the room: A 1, B 1", exact=False).first).to_be_visible()
+    expect(guests[0].get_by_text("the room predicted A 1, B 1", exact=False).first).to_be_visible()
     guests[0].reload()  # a reload rejoins with the token in the address
     guests[0].get_by_text(f"you are Ada in room {code}").wait_for()
-    expect(guests[0].get_by_text("your pick: B", exact=False).first).to_be_visible()
+    expect(guests[0].get_by_text("you predicted B", exact=False).first).to_be_visible()
     snap(guests[0], "participant_reveal")
     print(f"both participants showed the presenter's step {followed:.1f} s after the click")
 

@@ -126,3 +126,44 @@ def test_with_openid_login_the_logged_in_user_labels_and_a_logged_out_one_is_ask
     assert "Labelling as **dr.rahman@example.org** (logged in)" in [c.value for c in at.caption]
     at.button(key="annotate.grade.2").click().run()
     assert [r["annotator"] for r in LabelStore().labels()] == ["dr.rahman@example.org"]
+
+
+def test_three_annotators_who_disagree_get_one_adjudication_row_per_snippet_listing_every_grade(runs):
+    [q] = collect(RunStore().path)
+    labels = LabelStore()
+    # s1 disputed by every pair (3, 1, 0): three disagreeing pairs, one snippet; s2 by two pairs (3 against 0, 0)
+    for who, grades in {"ann": [3, 3, 2, 1, 3], "bob": [1, 0, 2, 1, 3], "cy": [0, 0, 2, 1, 3]}.items():
+        for item, grade in zip(q.items, grades):
+            labels.set_label(q.ref, item.pool_id, who, grade, note=f"{who} says so")
+    at = annotate_page("ann")
+    at.session_state["annotate.view"] = "Agreement"
+    at.run()
+    assert not at.exception
+    assert "**Disagreements** · 2 snippets" in text_of(at)
+    rows = [m.value for m in at.markdown if 'class="sides"' in m.value]
+    assert len(rows) == 2
+    for row in rows:  # every annotator's grade and note on the one row
+        assert all(f"<b>{who}</b>" in row and f"{who} says so" in row for who in ("ann", "bob", "cy"))
+    assert 'grade-3">3' in rows[0] and 'grade-1">1' in rows[0] and 'grade-0">0' in rows[0]  # the widest gap first
+    assert f"Case “{CASE.title}”" in text_of(at)  # the question by its case, not by its hash
+    widgets = [w for w in at.segmented_control if w.label == "Final label (adjudication)"]
+    assert len(widgets) == 2
+    widgets[1].set_value(1).run()
+    assert not at.exception and [(f["grade"], f["adjudicator"]) for f in labels.finals()] == [(1, "ann")]
+
+
+def test_metrics_say_when_methods_were_judged_on_different_questions_and_offer_the_shared_ones(runs):
+    store = RunStore()
+    save_run(store, "medrag", [hit("s9")], question="Which artery supplies the inferior wall?", options={})
+    questions = collect(store.path)
+    labels = LabelStore()
+    for q in questions:
+        for item in q.items:
+            labels.set_label(q.ref, item.pool_id, "ann", 3)
+    at = annotate_page("ann")
+    at.session_state["annotate.view"] = "Metrics"
+    at.run()
+    assert "judged on different questions (MedRAG 2, MedRGAG 1; 1 shared by all)" in at.warning[0].value
+    assert set(table(at, "runs")["questions"]) == {1, 2}
+    at.toggle(key="annotate.shared_only").set_value(True).run()
+    assert set(table(at, "runs")["questions"]) == {1} and "1 questions" not in text_of(at)

@@ -21,7 +21,7 @@ from ui.annotator import identify, label_store
 from ui.chrome import header
 from ui.knobs import method_label
 from ui.question_form import teaching_cases
-from ui.text import short
+from ui.question_names import question_name
 
 GUIDELINES = REPO_ROOT / "docs" / "annotation_guidelines.md"
 STYLE = REPO_ROOT / "assets" / "annotate.css"
@@ -69,8 +69,7 @@ def queue_form() -> tuple[RunFilter, int]:
 
 def _question_label(question: PoolQuestion, done: dict[str, int]) -> str:
     mark = "✓" if done[question.question_id] == len(question.items) and question.items else "·"
-    return (f"{mark} {done[question.question_id]}/{len(question.items)} · {question.question_id} · "
-            f"{short(question.ref.question, 80)}")
+    return f"{mark} {done[question.question_id]}/{len(question.items)} · {question_name(question.ref, 80)}"
 
 
 @st.fragment

@@ -1,22 +1,26 @@
 """Ask: one method on one question; its steps appear live, then the whole trace.
 
 The run shown is named in the URL (``/ask?run=<id>``), so a reload or a link re-attaches to it: live while it
-goes on in this server, else its saved trace.
+goes on in this server, else its saved trace. A run shown has its own method, knobs and question at the top,
+read-only; "Ask again" opens the form filled with them.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
+from core.methods import registry
+from core.trace import Run
 from ui import state
 from ui.chrome import header
-from ui.knobs import knob_inputs, method_picker
+from ui.knobs import knob_inputs, method_picker, preset_knobs
 from ui.launch import start
 from ui.live import live_runs
 from ui.live_panel import stop_button
 from ui.method_map import method_map
-from ui.question_form import question_form
-from ui.run_display import show_run
+from ui.question_form import preset_question, question_form
+from ui.run_display import load, show_run
+from ui.run_header import again_buttons, method_block, question_block
 
 SHOWN = "ask.run"  # the id of the run this tab shows
 
@@ -31,34 +35,67 @@ def shown_run_id() -> str | None:
     return st.session_state.get(SHOWN)
 
 
-def page() -> None:
-    header("Ask", "Pick a method and ask a question: each step appears as it happens, then the whole trace.")
-    run_id = shown_run_id()
-    live = live_runs().get(run_id)
-    running = live is not None and not live.done
+def _new() -> None:
+    """Back to the form; the run shown stays in History."""
+    st.session_state.pop(SHOWN, None)
+    st.query_params.pop("run", None)
+
+
+def _again(run: Run) -> None:
+    """The form with the run's method, knobs and question, to change and run."""
+    spec = registry().get(run.method)
+    if spec is not None:
+        state.preset("ask.method", run.method)
+        preset_knobs(spec, key="ask.knobs", defaults=state.knob_defaults(spec.name), values=run.params)
+    preset_question("ask", run.question, run.options)
+    _new()
+
+
+def _form() -> None:
     setup, ask = st.columns([1, 2], gap="large")
     with setup:
         spec = method_picker("ask.method")
         with st.expander("Knobs", expanded=False):
             values = knob_inputs(spec, key="ask.knobs", defaults=state.knob_defaults(spec.name))
-        if run_id is None:
-            with st.expander("Method map", expanded=True, icon=":material/account_tree:"):
-                method_map(spec, [])
+        with st.expander("Method map", expanded=True, icon=":material/account_tree:"):
+            method_map(spec, [])
     with ask:
         text, options = question_form("ask")
-        go, stop = st.columns([1, 1])
-        # Another key while a run goes: the browser then draws a new button when the run ends, where it could keep
-        # showing the old one disabled after a stop whose rerun crossed the live panel's.
-        clicked = go.button("Run", type="primary", icon=":material/play_arrow:", disabled=running,
-                            width="stretch", key="ask.go.busy" if running else "ask.go")
-        with stop:
-            stop_button([live] if running else [], key="ask.stop")
+        st.caption(f"Runs on {state.runs_go_to()}.")
+        clicked = st.button("Run", type="primary", icon=":material/play_arrow:", width="stretch", key="ask.go")
     if clicked:
         started = start([(spec, values)], text, options)
-        if started:  # the new run replaces the one shown, and the page redraws with its Stop button
+        if started:  # the new run replaces the form, and the page redraws with its Stop button
             st.session_state[SHOWN] = started[0].id
             st.query_params["run"] = started[0].id
             st.rerun()
+
+
+def _shown(run: Run) -> None:
+    """The run's own method and question, read-only, with Stop while it goes; then the run itself."""
+    live = live_runs().get(run.id)
+    running = live is not None and not live.done
+    setup, ask = st.columns([1, 2], gap="large")
+    with setup:
+        method_block(run)
+    with ask:
+        question_block(run.question, run.options, key="ask")
+        again_buttons(key="ask", again=lambda: _again(run), new=_new)
+        stop_button([live] if running else [], key="ask.stop")
+    show_run(run.id, key="ask")
+
+
+def page() -> None:
+    header("Ask", "Pick a method and ask a question: each step appears as it happens, then the whole trace.")
+    run_id = shown_run_id()
+    if run_id is None:
+        _form()
         return
-    if run_id is not None:
-        show_run(run_id, key="ask")
+    live = live_runs().get(run_id)
+    run = live.run if live is not None and live.run is not None else load(run_id)
+    if run is None:
+        st.warning(f"No saved run has the id “{run_id}”. It may have been deleted; History lists every saved run.")
+        _new()
+        _form()
+        return
+    _shown(run)

@@ -14,6 +14,7 @@ from core.retrieval import CorpusError
 from core.retrieval.corpus import corpus_sources
 from core.retrieval.default_corpus import default_corpus_paths
 from ui import state
+from ui.bench_corpora import corpora_check
 from ui.bench_results import results
 from ui.bench_run import current_job, progress_panel, start
 from ui.bench_setup import Setup, setup_form
@@ -56,11 +57,11 @@ def _controls(setup: Setup, rows: list[dict]) -> None:
     go, stop, _ = st.columns([2, 1, 3])
     label = "Start" if not final else ("Everything here is finished" if final >= total else
                                        f"Resume ({total - final} left)")
-    if go.button(label, type="primary", icon=":material/play_arrow:", key="bench.start", width="stretch",
-                 disabled=running or final >= total,
-                 help="A benchmark is running; stop it first" if running else None):
-        if start(setup) is not None:
-            st.rerun()
+    clicked = go.button(label, type="primary", icon=":material/play_arrow:", key="bench.start", width="stretch",
+                        disabled=running or final >= total,
+                        help="A benchmark is running; stop it first" if running else None)
+    if clicked and start(setup) is not None:
+        st.rerun()
     if running and stop.button("Stop", icon=":material/stop:", key="bench.stop", width="stretch"):
         job.stop()
         st.rerun()
@@ -73,8 +74,11 @@ def page() -> None:
         setup = setup_form()
     rows: list[dict] = []
     if setup.plan is not None:
+        names = corpus_names()
+        searching = list({a.method: get(a.method) for a in setup.plan.arms if get(a.method).uses_retrieval}.values())
+        corpora_check(names, searching, setup.plan.items)
         llm = backend(setup.backend)
-        configs = setup.plan.config_keys(llm.backend, corpus_names(), llm.answer_format)
+        configs = setup.plan.config_keys(llm.backend, names, llm.answer_format)
         rows = finished_rows(setup.plan, state.store(), configs)
         _controls(setup, rows)
     job = current_job()

@@ -1,7 +1,8 @@
 """Compare: two or three methods on the same question, run at the same time, lined up stage by stage.
 
 Each comparison is kept as a group (History lists them); ``/compare?runs=<id>,<id>[,<id>]`` reopens saved runs side
-by side, no model needed, and keeps a live comparison on screen across a reload.
+by side, no model needed, and keeps a live comparison on screen across a reload. Runs shown have their own methods,
+knobs and question at the top, read-only; "Ask again" opens the form filled with them.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from core.store.groups import group_of, save_group
 from core.trace import Run
 from ui import state
 from ui.chrome import header
-from ui.knobs import knob_inputs, method_label
+from ui.knobs import knob_inputs, method_label, preset_knobs
 from ui.launch import start
 from ui.live import live_runs
 from ui.live_panel import follow, live_box, stop_button
 from ui.money import COLUMN_HELP, cost_cell
-from ui.question_form import question_form
+from ui.question_form import preset_question, question_form
 from ui.run_display import load
+from ui.run_header import again_buttons, method_block, question_block
 from ui.swimlanes import swimlanes
 from ui.text import md, short
 from ui.trace_view import render_run
@@ -93,10 +95,10 @@ def _show(ids: list[str]) -> None:
             with column:
                 live_box(live)
     summary(runs)
-    if group_of(state.store(), [r.id for r in runs]) is None and len(runs) > 1:
-        if st.button("Keep these runs as a comparison", icon=":material/bookmark_add:", key="compare.keep"):
-            save_group(state.store(), [r.id for r in runs], short(runs[0].question, 80))
-            st.toast("Kept: History lists it under Comparisons.")
+    keep = group_of(state.store(), [r.id for r in runs]) is None and len(runs) > 1
+    if keep and st.button("Keep these runs as a comparison", icon=":material/bookmark_add:", key="compare.keep"):
+        save_group(state.store(), [r.id for r in runs], short(runs[0].question, 80))
+        st.toast("Kept: History lists it under Comparisons.")
     swimlanes(runs, key="compare")
     st.subheader("Full traces")
     for i, (tab, run) in enumerate(zip(st.tabs([method_label(r.method) for r in runs]), runs)):
@@ -104,12 +106,25 @@ def _show(ids: list[str]) -> None:
             render_run(run, key=f"compare-full-{i}")
 
 
-def page() -> None:
-    header("Compare", "Two or three methods on the same question, run at the same time, lined up stage by stage.")
+def _new() -> None:
+    st.session_state.pop(SHOWN, None)
+    st.query_params.pop("runs", None)
+
+
+def _again(runs: list[Run]) -> None:
+    """The form with the runs' methods, knobs and question, to change and run."""
     methods = registry()
-    ids = shown_run_ids()
-    lives = [live for live in map(live_runs().get, ids) if live is not None]
-    running = any(not live.done for live in lives)
+    known = [r for r in runs if r.method in methods]
+    state.preset("compare.methods", [r.method for r in known])
+    for run in known:
+        preset_knobs(methods[run.method], key="compare.knobs", defaults=state.knob_defaults(run.method),
+                     values=run.params)
+    preset_question("compare", runs[0].question, runs[0].options)
+    _new()
+
+
+def _form() -> None:
+    methods = registry()
     ask, setup = st.columns([3, 2], gap="large")
     with setup:
         chosen = state.kept(st.multiselect, "Methods (two or three)", key="compare.methods",
@@ -123,12 +138,10 @@ def page() -> None:
                 values[name] = knob_inputs(spec, key="compare.knobs", defaults=state.knob_defaults(name))
     with ask:
         text, options = question_form("compare")
-        go, stop = st.columns(2)
-        clicked = go.button("Run all", type="primary", icon=":material/play_arrow:", width="stretch",
-                            disabled=running or len(chosen) < 2, key="compare.go",
+        st.caption(f"Runs on {state.runs_go_to()}.")
+        clicked = st.button("Run all", type="primary", icon=":material/play_arrow:", width="stretch",
+                            disabled=len(chosen) < 2, key="compare.go",
                             help="Choose at least two methods" if len(chosen) < 2 else None)
-        with stop:
-            stop_button(lives, key="compare.stop", label="Stop all")
     if clicked:
         started = start([(methods[name], values[name]) for name in chosen], text, options)
         if started:
@@ -137,6 +150,35 @@ def page() -> None:
             st.session_state[SHOWN] = ids
             st.query_params["runs"] = ",".join(ids)
             st.rerun()
+
+
+def _asked(runs: list[Run]) -> None:
+    """What the runs shown were asked, read-only: their methods and knobs, the question, Stop while they go."""
+    lives = [live for live in map(live_runs().get, [r.id for r in runs]) if live is not None]
+    ask, setup = st.columns([3, 2], gap="large")
+    with setup:
+        for run in runs:
+            method_block(run)
+    with ask:
+        question_block(runs[0].question, runs[0].options, key="compare")
+        if len({(r.question, tuple(r.options.items())) for r in runs}) > 1:
+            st.warning("These runs were not asked the same question: the one above is the first run's.")
+        again_buttons(key="compare", again=lambda: _again(runs), new=_new)
+        stop_button(lives, key="compare.stop", label="Stop all")
+
+
+def page() -> None:
+    header("Compare", "Two or three methods on the same question, run at the same time, lined up stage by stage.")
+    ids = shown_run_ids()
+    if not ids:
+        _form()
         return
-    if ids:
-        _show(ids)
+    registry_ = live_runs()
+    found = [live.run if (live := registry_.get(i)) is not None and live.run is not None else load(i) for i in ids]
+    if not any(found):
+        st.warning(f"No saved run has the id {', '.join(f'“{i}”' for i in ids)}. History lists every saved run.")
+        _new()
+        _form()
+        return
+    _asked([run for run in found if run is not None])
+    _show(ids)

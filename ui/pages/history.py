@@ -17,11 +17,17 @@ from ui.chrome import header
 from ui.history_lists import comparisons, running_now
 from ui.knobs import method_label
 from ui.money import COLUMN_HELP, run_costs
-from ui.runfile_panel import files_panel
 from ui.run_display import show_run
+from ui.runfile_panel import files_panel
 from ui.text import short
 
 STATUSES = ("ok", "error", "cancelled", "interrupted", "running")
+# the long texts get set widths (cut with an ellipsis, whole on hover), so the table fits 1440 px whole
+COLUMNS = {"question": st.column_config.TextColumn(width="medium"), "answer": st.column_config.TextColumn(width="medium"),
+           "LLM calls": st.column_config.NumberColumn(width="small"), "tokens": st.column_config.NumberColumn(width="small"),
+           "seconds": st.column_config.NumberColumn(width="small", format="%.1f"),
+           "cost": st.column_config.TextColumn(width="small", help=COLUMN_HELP),
+           "run": st.column_config.TextColumn(width="small")}
 CONFIRM = "history.confirm_delete"
 
 
@@ -36,13 +42,13 @@ def _answer(row: dict[str, Any]) -> str:
 
 def _table(rows: list[dict[str, Any]]) -> None:
     costs = run_costs(rows)
-    st.dataframe([{
+    st.dataframe([{  # the figures before the texts, so a narrow window cuts a question, not a number
         "started": _when(r["started"]), "method": method_label(r["method"]), "status": r["status"],
-        "question": short(r["question"], 90), "answer": _answer(r), "LLM calls": r["totals"].get("calls", 0),
+        "seconds": round(r["totals"].get("seconds", 0.0), 1), "LLM calls": r["totals"].get("calls", 0),
         "tokens": r["totals"].get("prompt_tokens", 0) + r["totals"].get("completion_tokens", 0),
-        "seconds": round(r["totals"].get("seconds", 0.0), 1), "cost": costs[r["id"]].short(), "run": r["id"],
+        "cost": costs[r["id"]].short(), "answer": _answer(r), "question": short(r["question"], 90), "run": r["id"],
     } for r in rows], hide_index=True, key="history-table", height=min(38 + 35 * len(rows), 320),
-        column_config={"cost": st.column_config.TextColumn(help=COLUMN_HELP)})
+        column_config=COLUMNS)
 
 
 def _ask_to_delete(run_id: str) -> None:

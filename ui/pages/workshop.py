@@ -14,7 +14,7 @@ from ui.chrome import header
 from ui.knobs import method_label
 from ui.replay import TICK_SECONDS, controls, player, show, tick
 from ui.text import short
-from ui.workshop_data import PACK, STORE, Chosen, case_of_question, load, pack
+from ui.workshop_data import PACK, STORE, Chosen, load, pack
 
 MAX_RUNS = 3
 PICKS, TRUST = "workshop.picks", "workshop.trust"
@@ -90,13 +90,15 @@ def stage(chosen: Chosen, replay: Replay) -> None:
     tick(replay, p)
     controls(replay, p, key="workshop")
     revealed = replay.steps[p.step].reveal
-    if not revealed:
+    seen = f"workshop.revealed.{','.join(chosen.ids)}"  # once revealed, predictions stay closed for these runs
+    if revealed:  # at the top: the replay above it runs to thousands of pixels
+        predict.reveal(replay, chosen.case, picks=st.session_state.get(PICKS, {}), once_key=seen)
+    else:
         with st.container(border=True):
             predict.predictions(replay, p.step, key="workshop", picks=st.session_state.get(PICKS, {}),
-                                trusted=st.session_state.get(TRUST, set()), on_pick=_pick, on_trust=_trust)
+                                trusted=st.session_state.get(TRUST, set()), on_pick=_pick, on_trust=_trust,
+                                locked=bool(st.session_state.get(seen)))
     show(replay, p.step, key="solo")
-    if revealed:
-        predict.reveal(replay, chosen.case, picks=st.session_state.get(PICKS, {}))
     with st.expander("What if… drop or pin a snippet and re-run (needs the model)", icon=":material/science:"):
         whatif_view.panel(chosen, replay, p.step, key="workshop.whatif")
 
@@ -118,7 +120,6 @@ def page() -> None:
     chosen = choose_saved() if where == "Saved and imported runs" else choose_from_pack()
     if chosen is None:
         return
-    chosen.case = chosen.case or case_of_question(chosen.runs[0].question)
     replay = Replay(chosen.runs)
     title = chosen.case.title if chosen.case else short(chosen.runs[0].question, 60)
     if st.button("Open a live room with these runs", icon=":material/co_present:", key="workshop.open_room",
