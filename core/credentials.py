@@ -41,7 +41,7 @@ def mask_userinfo(text: str, mask: str = MASK) -> str:
     while sep != -1:
         at = _userinfo_end(text, sep + 3)
         if at != -1 and _has_scheme(text, sep, done):
-            out += [text[done:sep + 3], mask, "@"]
+            out += [text[done : sep + 3], mask, "@"]
             done = at + 1
             sep = text.find("://", done)
         else:

@@ -35,8 +35,10 @@ def test_the_scan_masks_exactly_what_the_pattern_did():
     for _ in range(20_000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
         assert mask_userinfo(text) == BACKTRACKING.sub(r"\g<scheme>***@", text), repr(text)
-    assert mask_userinfo("see https://ann:s3cret@llm.example.org/v1 and ftp://x@y") == \
-        "see https://***@llm.example.org/v1 and ftp://***@y"
+    assert (
+        mask_userinfo("see https://ann:s3cret@llm.example.org/v1 and ftp://x@y")
+        == "see https://***@llm.example.org/v1 and ftp://***@y"
+    )
 
 
 def _with_run(doc: dict, **changes) -> dict:
@@ -47,8 +49,10 @@ def _with_run(doc: dict, **changes) -> dict:
     return doc
 
 
-@pytest.mark.parametrize("bad, shown", [("../../etc/passwd", r"'../../etc/passwd'"), ("a\x00b", r"'a\\x00b'"),
-                                        ("x" * 5000, "5,000 characters")])
+@pytest.mark.parametrize(
+    "bad, shown",
+    [("../../etc/passwd", r"'../../etc/passwd'"), ("a\x00b", r"'a\\x00b'"), ("x" * 5000, "5,000 characters")],
+)
 def test_a_run_id_that_is_not_one_is_refused_by_name(stores, bad, shown):  # noqa: F811
     here, there = stores
     refused(there, gz(_with_run(good_document(here), id=bad)), f"the run id .*{shown}.* is not one")
@@ -58,8 +62,11 @@ def test_every_text_within_the_limits_ask_enforces(stores):  # noqa: F811
     here, there = stores
     long_question = _with_run(good_document(here), question="Why? " * 1400)
     run_id = long_question["runs"][0]["run"]["id"]
-    refused(there, gz(long_question), f"run {run_id}, field question: The question is 6,999 characters long; "
-                                      "the limit is 6,000")
+    refused(
+        there,
+        gz(long_question),
+        f"run {run_id}, field question: The question is 6,999 characters long; the limit is 6,000",
+    )
     doc = good_document(here)
     run_id = doc["runs"][0]["run"]["id"]
     doc["runs"][0]["run"]["events"][0]["payload"]["hits"][1]["text"] = "z" * 100_001

@@ -46,8 +46,9 @@ def _texts(value: Any, path: str) -> Any:
 
 def _check_text(place: str, text: str) -> None:
     if len(text) > MAX_TEXT_CHARS:
-        raise RunFileError(f"{place} is {len(text):,} characters long; a text in a run may be at most "
-                           f"{MAX_TEXT_CHARS:,}")
+        raise RunFileError(
+            f"{place} is {len(text):,} characters long; a text in a run may be at most {MAX_TEXT_CHARS:,}"
+        )
     if "\x00" in text:
         raise RunFileError(f"{place} holds a NUL character")
     if any("\ud800" <= c <= "\udfff" for c in text):
@@ -65,8 +66,10 @@ def check_run(run: Run, now: float) -> None:
         problems = "; ".join(e["msg"].removeprefix("Value error, ") for e in exc.errors())
         raise RunFileError(f"{where}, field question: {problems}") from None
     if run.started > now + FUTURE_SLACK_SECONDS:
-        raise RunFileError(f"{where} starts at {time.strftime('%Y-%m-%d %H:%M', time.localtime(run.started))}, "
-                           "in the future (the exporting machine's clock is wrong, or the file was edited)")
+        raise RunFileError(
+            f"{where} starts at {time.strftime('%Y-%m-%d %H:%M', time.localtime(run.started))}, "
+            "in the future (the exporting machine's clock is wrong, or the file was edited)"
+        )
     fields = run.model_dump(mode="json", exclude={"events"})
     for place, text in _texts(fields, ""):
         _check_text(f"{where}, field {place}", text)
