@@ -1,11 +1,12 @@
-# Two entry points: `make run` (set up and launch the app on its embedded defaults) and
-# `make test` (set up and run the tests). Both skip work already done.
+# Entry points: `make run` (set up and launch the app on its embedded defaults, for this computer only), `make serve`
+# (the same, served to this network with an owner and visitors) and `make test` (set up and run the tests). All skip
+# work already done.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 
-.PHONY: run test setup setup-dev browser native
+.PHONY: run serve test setup setup-dev browser native
 
 $(VENV)/.app: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +35,13 @@ browser:
 run: $(VENV)/.app
 	$(PY) -m core setup --skip-index
 	$(VENV)/bin/streamlit run streamlit_app.py --server.address 127.0.0.1 --server.port $(PORT)
+
+# A room's laptop: the studio on this network in shared mode (an owner and visitors). Builds what `make run` builds and
+# the default index too, so no visitor ever waits for one; prints the address to open, its QR code and the owner's
+# passcode (docs/serving.md).
+serve: $(VENV)/.app
+	$(PY) -m core setup
+	$(PY) -m core serve --port $(PORT)
 
 # Optional: rebuild the embedded model's server (xllamacpp's llama.cpp) for this machine's CPU. PyPI's wheel is
 # compiled for AVX2 so it runs on any x86-64 CPU; with AVX-512 compiled in, prompts read about 30% faster

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import state
+from core.access import Action
+from ui import access, state
 from ui.chrome import header
 from ui.knobs import knob_inputs, method_picker
 from ui.launch import start
@@ -44,15 +45,17 @@ def page() -> None:
         if run_id is None:
             with st.expander("Method map", expanded=True, icon=":material/account_tree:"):
                 method_map(spec, [])
+    may_run = access.current().may(Action.LIVE_RUN)
     with ask:
         text, options = question_form("ask")
         go, stop = st.columns([1, 1])
         # Another key while a run goes: the browser then draws a new button when the run ends, where it could keep
         # showing the old one disabled after a stop whose rerun crossed the live panel's.
-        clicked = go.button("Run", type="primary", icon=":material/play_arrow:", disabled=running,
+        clicked = go.button("Run", type="primary", icon=":material/play_arrow:", disabled=running or not may_run,
                             width="stretch", key="ask.go.busy" if running else "ask.go")
         with stop:
             stop_button([live] if running else [], key="ask.stop")
+        access.notice(Action.LIVE_RUN)
     if clicked:
         started = start([(spec, values)], text, options)
         if started:  # the new run replaces the one shown, and the page redraws with its Stop button

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.access import Action
 from core.methods import registry
 from core.store.groups import group_of, save_group
 from core.trace import Run
-from ui import state
+from ui import access, state
 from ui.chrome import header
 from ui.knobs import knob_inputs, method_label
 from ui.launch import start
@@ -122,10 +123,11 @@ def page() -> None:
         text, options = question_form("compare")
         go, stop = st.columns(2)
         clicked = go.button("Run all", type="primary", icon=":material/play_arrow:", width="stretch",
-                            disabled=running or len(chosen) < 2, key="compare.go",
-                            help="Choose at least two methods" if len(chosen) < 2 else None)
+                            disabled=running or len(chosen) < 2 or not access.current().may(Action.LIVE_RUN),
+                            key="compare.go", help="Choose at least two methods" if len(chosen) < 2 else None)
         with stop:
             stop_button(lives, key="compare.stop", label="Stop all")
+        access.notice(Action.LIVE_RUN)
     if clicked:
         started = start([(methods[name], values[name]) for name in chosen], text, options)
         if started:
