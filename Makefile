@@ -36,11 +36,10 @@ run: $(VENV)/.app
 	$(PY) -m core setup --skip-index
 	$(VENV)/bin/streamlit run streamlit_app.py --server.address 127.0.0.1 --server.port $(PORT)
 
-# A room's laptop: the studio on this network in shared mode (an owner and visitors). Builds what `make run` builds and
-# the default index too, so no visitor ever waits for one; prints the address to open, its QR code and the owner's
-# passcode (docs/serving.md).
+# A room's laptop: the studio on this network in shared mode (an owner and visitors), set up as `make run` sets it up;
+# prints the address to open, its QR code and the owner's passcode (docs/serving.md).
 serve: $(VENV)/.app
-	$(PY) -m core setup
+	$(PY) -m core setup --skip-index
 	$(PY) -m core serve --port $(PORT)
 
 # Optional: rebuild the embedded model's server (xllamacpp's llama.cpp) for this machine's CPU. PyPI's wheel is

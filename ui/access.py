@@ -66,7 +66,8 @@ def current() -> Access:
 
 
 def client_key() -> str:
-    """Who a guess comes from: the client's address (the same for every tab of one machine), or this session."""
+    """Who a guess or a live run comes from: the client's address (every tab of one computer together). Streamlit
+    gives no address for a client on this computer itself (nor behind a proxy on it): then the browser session."""
     address = st.context.ip_address
     return address if isinstance(address, str) and address else f"session {session_id()}"
 

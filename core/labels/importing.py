@@ -134,8 +134,9 @@ def _parse_jsonl(text: Iterator[str]) -> Parsed:
 
 def parse(fmt: Format, source: str | bytes | BinaryIO, annotator: str | None = None) -> Parsed:
     """A whole file (text, bytes or a binary stream such as an upload) parsed line by line within the caps."""
-    stream = io.BytesIO(source.encode("utf-8") if isinstance(source, str) else source) \
-        if isinstance(source, str | bytes) else source
+    if isinstance(source, str):
+        source = source.encode("utf-8")
+    stream = io.BytesIO(source) if isinstance(source, bytes) else source
     if fmt == "qrels":
         if annotator is None:
             raise LabelError("A qrels file names no annotator: say whose judgments these are.")

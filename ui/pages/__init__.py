@@ -22,7 +22,7 @@ def _home() -> None:
     st.switch_page(ASK, query_params=st.query_params.to_dict())
 
 
-def _owners(page: Callable[[], None], action: Action) -> Callable[[], None]:
+def owners_only(page: Callable[[], None], action: Action) -> Callable[[], None]:
     """The page, run only when this session may take ``action`` (asked again on every run of the page)."""
 
     def guarded() -> None:
@@ -37,7 +37,7 @@ def sections(access: Access) -> dict[str, list[st.Page]]:
     run = [
         ASK,
         st.Page(compare.page, title="Compare", icon=":material/view_column:", url_path="compare"),
-        st.Page(_owners(benchmark.page, Action.BENCHMARK), title="Benchmark", icon=":material/leaderboard:",
+        st.Page(owners_only(benchmark.page, Action.BENCHMARK), title="Benchmark", icon=":material/leaderboard:",
                 url_path="benchmark") if access.may(Action.BENCHMARK) else None,
         st.Page(workshop.page, title="Workshop", icon=":material/co_present:", url_path="workshop"),
     ]
@@ -50,6 +50,6 @@ def sections(access: Access) -> dict[str, list[st.Page]]:
         ],
     }
     if access.may(Action.SETTINGS):
-        found["Setup"] = [st.Page(_owners(settings.page, Action.SETTINGS), title="Settings",
+        found["Setup"] = [st.Page(owners_only(settings.page, Action.SETTINGS), title="Settings",
                                   icon=":material/settings:", url_path="settings")]
     return found
