@@ -8,8 +8,8 @@ serve`` runs it on the network) on a fresh state folder, with the response cache
 model. Participants are the websocket clients of ``benchmarks.workshop_room_load`` (each a browser tab following the
 room, visitors with their own member tokens). The owner and the two annotators are real browsers (headless chromium,
 one process of its own): the owner signs in with the passcode, starts a CoT run from a teaching case on Ask, and
-starts the next as soon as one ends; each annotator types a name on Annotate and grades the passage shown, about one
-a second, each grade a real click on the page. The presenter moves the room one step every ``--dwell`` seconds once
+starts the next as soon as one ends; each annotator types a name on Annotate and grades the passage shown as fast as
+its page answers, each grade a real click. The presenter moves the room one step every ``--dwell`` seconds once
 the owner's first run is going (the model loaded).
 
 Figures: step-to-screen latency for participants (p50, p95, max; target p95 under 3 s), label saves lost (a grade the
@@ -49,12 +49,9 @@ ANNOTATORS = ("Annotator A", "Annotator B")
 # -- the browsers: the owner and two annotators, in a process of their own ------------------------------------
 
 
-def _settle(page) -> None:
-    page.wait_for_timeout(200)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=120_000)
-
-
 def _owner(browser, url: str):
+    from tests.e2e.conftest import pick, set_number, settle
+
     page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
     page.set_default_timeout(120_000)
     page.goto(f"{url}/ask")
@@ -63,30 +60,27 @@ def _owner(browser, url: str):
     page.get_by_label("Owner's passcode").fill(PASSCODE)
     page.get_by_role("button", name="Sign in", exact=True).click()
     page.get_by_text("Owner · signed in with the passcode").wait_for()
-    _settle(page)
-    page.locator('[data-testid="stSelectbox"]', has_text="Start from a teaching case").locator("input").click()
-    page.get_by_role("option", name=CASE, exact=True).click()
-    _settle(page)
+    pick(page, "Start from a teaching case", CASE)
     page.get_by_text("Knobs", exact=True).click()
-    box = page.get_by_label("Max tokens", exact=True)
-    box.fill("160")
-    box.press("Enter")
-    _settle(page)
+    set_number(page, "Max tokens", 160)
+    settle(page)
     return page
 
 
 def _grade(page, grade: int) -> str:
-    """Grades the passage on screen; its text, once the page has saved it (the grade button shows as given)."""
+    """Grades the passage on screen; its text, once the page has saved it (the rerun after the click has ended)."""
+    from tests.e2e.conftest import settle
+
     text = page.locator(".snip.judge .full").inner_text()
     page.get_by_role("button", name=f"{grade} · ", exact=False).first.click()
-    _settle(page)
+    settle(page)
     return text
 
 
 def browsers(url: str, ready, stop, out) -> None:
     from playwright.sync_api import sync_playwright
 
-    from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS
+    from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, button, settle
     from tests.e2e.test_annotate_browser import start as open_annotate
 
     saves: list[tuple[str, str, int, float]] = []
@@ -96,7 +90,7 @@ def browsers(url: str, ready, stop, out) -> None:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         owner = _owner(browser, url)
         started = time.time()
-        owner.get_by_role("button", name="Run", exact=True).click()
+        button(owner, "Run").click()
         owner.get_by_text("CoT: running").wait_for(timeout=600_000)  # the model is loaded and the run is going
         annotators = {name: open_annotate(browser, url, name) for name in ANNOTATORS}
         ready.set()
@@ -114,9 +108,9 @@ def browsers(url: str, ready, stop, out) -> None:
             if owner.get_by_text("CoT: done in").count():
                 runs.append(time.time() - started)
                 started = time.time()
-                _settle(owner)
-                owner.get_by_role("button", name="Run", exact=True).click()
-                _settle(owner)
+                settle(owner)
+                button(owner, "Run").click()
+                owner.get_by_text("CoT: running").wait_for()  # the new run has replaced the one that ended
             page_errors = owner.locator('[data-testid="stException"]').count()
             if page_errors:
                 errors.append(f"owner: {page_errors} exception(s) on the page")

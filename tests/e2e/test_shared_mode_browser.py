@@ -56,7 +56,7 @@ def snap(page, name: str, width: int) -> None:
 
 def open_page(browser, url: str, path: str, heading: str | None):
     page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
-    page.set_default_timeout(20_000)
+    page.set_default_timeout(60_000)
     page.goto(f"{url}/{path}")
     if heading:
         page.get_by_role("heading", name=heading, level=1).wait_for()
@@ -120,7 +120,7 @@ def test_owner_and_visitors_on_one_shared_server(shared_app, timings):
         expect(owner.get_by_text("Nothing was imported.")).to_be_visible()
 
         owner.get_by_text("What visitors may do").click()
-        owner.get_by_text("Run methods live on the embedded model").click()  # the owner allows it
+        owner.get_by_text("Live runs on the embedded model").click()  # the owner allows it
         settle(owner)
         visitor.reload()
         visitor.get_by_role("heading", name="Ask", level=1).wait_for()
@@ -158,9 +158,8 @@ def test_owner_and_visitors_on_one_shared_server(shared_app, timings):
         settle(participant)
         expect(participant.locator('[data-testid="stSidebarNav"]')).to_have_count(0)
         assert "presenter" not in participant.url
-        owner.screenshot(path="/tmp/owner-before-next.png", full_page=True)
-        owner.get_by_role("button", name="Next", exact=True).click()
-        expect(participant.get_by_text("Step 1 of")).to_be_visible(timeout=15_000)
+        owner.get_by_role("button", name="Reveal the answer", exact=True).click()  # CoT: the question, then this
+        expect(participant.get_by_text("Step 1 of 1")).to_be_visible(timeout=15_000)
         for width in (1440, 1024):
             snap(owner, "owner-presenter", width)
             snap(participant, "visitor-participant", width)
