@@ -26,8 +26,11 @@ except StoreError as exc:
     st.error(f"**The studio database cannot be used:** {exc}.", icon=":material/database:")
     st.stop()
 now = access.current()
-pages = st.navigation(sections(now), position="hidden" if room_view.only_the_room(now) else "sidebar")
-if not room_view.only_the_room(now):
+room_only = room_view.only_the_room(now)  # a participant: the room and nothing else
+pages = st.navigation(sections(now), position="hidden" if room_only else "sidebar")
+if room_only:
+    room_view.only_the_room_style()
+else:
     access.sidebar(now)
     index_status.sidebar()
 pages.run()

@@ -163,10 +163,10 @@ VISITOR_WORDS = {
 
 def _allowances(access: Access) -> None:
     with st.expander("What visitors may do", icon=":material/tune:"):
-        live = st.toggle("Live runs on the embedded model", value=access.allowances.live_runs,
-                         key="access.allow_live", help="Ask, Compare and What if, on the embedded model only (never "
-                                                       "on your endpoint)")
-        each = st.number_input("At once, per visitor", 1, MAX_LIVE_RUNS_EACH, access.allowances.live_runs_each,
+        live = st.toggle("Live runs", value=access.allowances.live_runs, key="access.allow_live",
+                         help="Visitors run methods live (Ask, Compare, What if) on the embedded model, never on "
+                              "your endpoint")
+        each = st.number_input("At once, each", 1, MAX_LIVE_RUNS_EACH, access.allowances.live_runs_each,
                                key="access.allow_each", disabled=not live,
                                help="Live runs one visitor's computer may have going together")
         wanted = Allowances(live_runs=live, live_runs_each=int(each))

@@ -68,6 +68,11 @@ def only_the_room(now: Access) -> bool:
     return not now.owner and in_a_room()
 
 
+def only_the_room_style() -> None:
+    """Without a sidebar the logo sits in the page's top bar: leave it room above the page."""
+    st.html('<style>[data-testid="stMainBlockContainer"] { padding-top: 4.5rem; }</style>')
+
+
 def find(code: str) -> Room:
     """The room with this code; a wrong code counts against this computer's guesses, and too many in a few minutes
     are refused before the store is asked."""

@@ -120,7 +120,7 @@ def test_owner_and_visitors_on_one_shared_server(shared_app, timings):
         expect(owner.get_by_text("Nothing was imported.")).to_be_visible()
 
         owner.get_by_text("What visitors may do").click()
-        owner.get_by_text("Live runs on the embedded model").click()  # the owner allows it
+        owner.get_by_text("Live runs", exact=True).click()  # the owner allows it
         settle(owner)
         visitor.reload()
         visitor.get_by_role("heading", name="Ask", level=1).wait_for()
@@ -142,6 +142,8 @@ def test_owner_and_visitors_on_one_shared_server(shared_app, timings):
         from core.labels import LabelStore
 
         assert LabelStore(home / "studio.sqlite").labels() == []
+        for width in (1440, 1024):
+            snap(annotator, "visitor-annotate-import-refused", width)
 
         # a live room: the presenter's token stays out of the address bar; a participant sees only the room
         go(owner, "Workshop")
