@@ -1,11 +1,12 @@
-# Two entry points: `make run` (set up and launch the app on its embedded defaults) and
-# `make test` (set up and run the tests). Both skip work already done.
+# Entry points: `make run` (set up and launch the app on its embedded defaults, for this computer only), `make serve`
+# (the same, served to this network with an owner and visitors) and `make test` (set up and run the tests). All skip
+# work already done.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 
-.PHONY: run test lint setup setup-dev browser native
+.PHONY: run serve test lint setup setup-dev browser native
 
 $(VENV)/.app: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,9 +36,15 @@ run: $(VENV)/.app
 	$(PY) -m core setup --skip-index
 	$(VENV)/bin/streamlit run streamlit_app.py --server.address 127.0.0.1 --server.port $(PORT)
 
+# A room's laptop: the studio on this network in shared mode (an owner and visitors), set up as `make run` sets it up;
+# prints the address to open, its QR code and the owner's passcode (docs/serving.md).
+serve: $(VENV)/.app
+	$(PY) -m core setup --skip-index
+	$(PY) -m core serve --port $(PORT)
+
 # Optional: rebuild the embedded model's server (xllamacpp's llama.cpp) for this machine's CPU. PyPI's wheel is
 # compiled for AVX2 so it runs on any x86-64 CPU; with AVX-512 compiled in, prompts read about 30% faster
-# (README, Speed on a laptop). Compiles for about 6 minutes on two cores; needs cmake and a C++ compiler (from Debian
+# (docs/performance.md). Compiles for about 6 minutes on two cores; needs cmake and a C++ compiler (from Debian
 # when missing).
 native: $(VENV)/.app
 	@command -v cmake >/dev/null && command -v g++ >/dev/null || { \

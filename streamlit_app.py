@@ -5,7 +5,7 @@ import streamlit as st
 from core.llm import ConfigError
 from core.llm.endpoint import check_environment
 from core.store.migrations import StoreError
-from ui import index_status
+from ui import access, index_status, room_view
 from ui.chrome import ASSETS, frame
 from ui.pages import sections
 from ui.state import config, store
@@ -16,6 +16,7 @@ st.set_page_config(page_title="MedRAG Studio", page_icon=str(ASSETS / "icon.svg"
 frame()
 try:
     check_environment(config())
+    access.check()
     store()  # opened (and brought up to date) here, so a database it cannot use is said once, in words
 except ConfigError as exc:
     st.error(f"**A setting cannot be used:** {exc}. Fix it in the environment or `.streamlit/secrets.toml` "
@@ -24,5 +25,12 @@ except ConfigError as exc:
 except StoreError as exc:
     st.error(f"**The studio database cannot be used:** {exc}.", icon=":material/database:")
     st.stop()
-index_status.sidebar()
-st.navigation(sections()).run()
+now = access.current()
+room_only = room_view.only_the_room(now)  # a participant: the room and nothing else
+pages = st.navigation(sections(now), position="hidden" if room_only else "sidebar")
+if room_only:
+    room_view.only_the_room_style()
+else:
+    access.sidebar(now)
+    index_status.sidebar()
+pages.run()

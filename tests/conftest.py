@@ -20,6 +20,20 @@ def studio_home(tmp_path, monkeypatch):
 
 
 @pytest.fixture(autouse=True)
+def served_on_loopback(monkeypatch):
+    """Pages run as ``make run`` serves them, on 127.0.0.1: single-user. A test of shared mode says so itself."""
+    from streamlit import config
+
+    monkeypatch.delenv("MEDRAG_MODE", raising=False)
+    for var in ("MEDRAG_OWNER_PASSCODE", "MEDRAG_OWNER_EMAILS"):
+        monkeypatch.delenv(var, raising=False)
+    before = config.get_option("server.address")
+    config.set_option("server.address", "127.0.0.1")
+    yield
+    config.set_option("server.address", before)
+
+
+@pytest.fixture(autouse=True)
 def keep_main_module():
     """``AppTest.from_function`` runs its script as ``__main__`` and leaves it there; a process a later test spawns
     would then re-run that script (spawn re-imports the parent's main module) and die before its target runs."""

@@ -48,3 +48,11 @@ def test_every_run_failing_is_exit_1_and_says_so(eval_against):
 def test_some_runs_finishing_is_exit_0(eval_against):
     code, said = eval_against(script=lambda request: GOOD if "Question 2?" in json.dumps(request) else error(500))
     assert code == 0, said
+
+
+def test_an_empty_selection_is_refused_and_exits_non_zero(bench, tmp_path, capsys):
+    ids = tmp_path / "ids.json"
+    ids.write_text(json.dumps({"mini": []}))
+    assert main(["eval", "--methods", "cot", "--bench", str(bench), "--ids", str(ids), "--out", str(tmp_path)]) == 2
+    assert f"no question is selected: the ids file {ids} lists none; nothing to run" in capsys.readouterr().err
+    assert not (tmp_path / "summary.json").exists()

@@ -19,8 +19,9 @@ def test_the_app_opens_on_ask_with_the_notice_and_styles():
 
 def test_every_screen_is_in_the_navigation():
     at = AppTest.from_string(
-        "import streamlit as st\nfrom ui.pages import sections\n"
-        "st.session_state['pages'] = {s: [p.title for p in ps] for s, ps in sections().items()}", default_timeout=10,
+        "import streamlit as st\nfrom core.access import Access, Mode, Role\nfrom ui.pages import sections\n"
+        "st.session_state['pages'] = {s: [p.title for p in ps] for s, ps in "
+        "sections(Access(Mode.SINGLE, Role.OWNER)).items()}", default_timeout=10,
     ).run()
     # the root is a hidden page that sends the browser on to Ask, so /ask is a link like /history
     assert at.session_state["pages"] == {"": ["MedRAG Studio"], "Run": ["Ask", "Compare", "Benchmark", "Workshop"],

@@ -136,13 +136,16 @@ def test_a_room_the_presenter_drives_and_a_participant_follows(no_model):
     presenter = workshop()
     presenter.multiselect(key="workshop.methods.stemi").set_value(["medrag"]).run()
     presenter.button(key="workshop.open_room").click().run()
-    code, token = param(presenter, "room"), param(presenter, "presenter")
-    presenter = workshop({"room": code, "presenter": token})
+    code = param(presenter, "room")
+    assert "presenter" not in presenter.query_params  # the presenter's token stays in the session, off the screen
     assert f"Room <b>{code}</b>" in text_of(presenter) and "Nobody has joined yet." in text_of(presenter)
+    assert f"/workshop?room={code}" in text_of(presenter) and presenter.get("image")  # the join link and its QR code
+    stranger = workshop({"room": code})  # the same address without the session: a participant's join form
+    assert not any(b.key == f"room.{code}.next" for b in stranger.button)
 
     guest = workshop({"room": code})
     guest.text_input(key="room.join.name").set_value("Ada")
-    guest.button[0].click().run()  # the form's Join button
+    guest.button(key="FormSubmitter:room.join-Join").click().run()
     member = param(guest, "member")
     guest = workshop({"room": code, "member": member})  # a reload with the token rejoins
     assert "you are **Ada** in room" in text_of(guest) and "Step 0 of 2" in guest.get("progress")[0].proto.text

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.access import Action
 from core.labels import GRADES, LabelError, PoolQuestion
 from core.labels.agreement import Agreement, alpha, fleiss, pairwise
 from core.labels.review import Conflict, conflicts, judged_items
+from ui import access
 from ui.annotator import label_store
 from ui.question_names import question_name
 from ui.text import esc, md
@@ -45,7 +47,7 @@ def agreement_table(questions: list[PoolQuestion]) -> None:
 
 def _adjudicate(conflict: Conflict, widget: str, adjudicator: str) -> None:
     grade = st.session_state.get(widget)
-    if grade is None:
+    if grade is None or not access.allowed(Action.ADJUDICATE):
         return
     try:
         label_store().set_final(conflict.question.ref, conflict.item.pool_id, grade, adjudicator)

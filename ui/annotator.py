@@ -1,12 +1,16 @@
 """Who is labelling: the logged-in user when the app has OpenID login configured (``[auth]`` in secrets.toml),
-otherwise a name typed once per browser session. Every label stores it."""
+otherwise a name typed once per browser session. Every label stores it. On a shared studio a typed name is held by
+the computer that first labels under it (``core.labels.claims``), so nobody labels under someone else's name."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from core import paths
+from core.access import Mode
 from core.labels import LabelError, LabelStore, check_annotator
+from core.labels.claims import NameClaims
+from ui import access
 
 NAME = "annotate.annotator"
 PROBLEM = "annotate.name_problem"
@@ -42,9 +46,18 @@ def current() -> str | None:
     return st.session_state.get(NAME)
 
 
+@st.cache_resource(show_spinner=False)
+def _claims(path: str) -> NameClaims:
+    return NameClaims(path)
+
+
 def _take_name(typed: str) -> None:
     try:
-        st.session_state[NAME] = check_annotator(st.session_state.get(typed, ""))
+        name = check_annotator(st.session_state.get(typed, ""))
+        now = access.current()
+        if now.mode is Mode.SHARED:
+            name = _claims(str(paths.db_path())).take(name, access.client_key(), owner=now.owner)
+        st.session_state[NAME] = name
         st.session_state.pop(PROBLEM, None)
     except LabelError as exc:
         st.session_state.pop(NAME, None)

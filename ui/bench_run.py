@@ -9,11 +9,12 @@ import time
 
 import streamlit as st
 
+from core.access import Action
 from core.eval.job import EvalJob
 from core.eval.progress import EvalProgress
 from core.llm import LLM, Endpoint
 from core.methods import get
-from ui import state
+from ui import access, state
 from ui.bench_setup import Setup
 from ui.launch import embedded_server, ensure_model, open_retriever_for, start_model
 
@@ -69,6 +70,8 @@ def backend_llm(choice: str) -> LLM | None:
 
 
 def start(setup: Setup) -> EvalJob | None:
+    if not access.allowed(Action.BENCHMARK):
+        return None
     plan = setup.plan
     searching = [get(arm.method) for arm in plan.arms if get(arm.method).uses_retrieval]
     retriever = None

@@ -5,16 +5,71 @@ Every problem is said on the page in plain words and nothing is started; the pag
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from collections.abc import Callable
+from typing import Any, Protocol
 
 import streamlit as st
 
+from core.access import Access, Action
+from core.llm import LLM, Endpoint
 from core.llm.embedded import EmbeddedServer, ModelAssemblyError
 from core.methods.base import MethodSpec
+from ui import access as session_access
 from ui import index_status, state
 from ui.knobs import check_knobs
 from ui.live import LiveRun, live_runs
 from ui.question_form import parse_question
+
+
+class Going(Protocol):
+    @property
+    def done(self) -> bool: ...
+
+
+class LiveQuota:
+    """Live runs going per visitor (every tab of one client together), counted and started under one lock so two
+    clicks at once cannot both pass the owner's limit."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._runs: dict[str, list[Going]] = {}
+
+    def admit(self, key: str, access: Access, more: int,
+              begin: Callable[[], list[Going]]) -> tuple[list[Going], str | None]:
+        """``begin()``'s runs, or none and why not."""
+        with self._lock:
+            going = [r for r in self._runs.get(key, []) if not r.done]
+            if problem := access.live_run_refusal(len(going), more):
+                return [], problem
+            started = begin()
+            self._runs[key] = going + started
+            return started, None
+
+
+@st.cache_resource(show_spinner=False)
+def quota() -> LiveQuota:
+    return LiveQuota()
+
+
+@st.cache_resource(show_spinner=False)
+def _embedded_llm() -> LLM:
+    return LLM(Endpoint())
+
+
+def llm_for(access: Access) -> LLM:
+    """The owner's configured model; a visitor's runs go to the embedded model, never to the owner's endpoint."""
+    if access.may(Action.USE_ENDPOINT) or st.session_state.get(state.LLM_OVERRIDE) is not None:
+        return state.llm()
+    return _embedded_llm()
+
+
+def admit(access: Access, more: int, begin: Callable[[], list[Going]]) -> list[Going]:
+    """``begin()``'s live runs when this session may start ``more`` now; else none, and why on the page."""
+    started, problem = quota().admit(session_access.client_key(), access, more, begin)
+    if problem:
+        st.error(problem, icon=":material/lock:")
+    return started
 
 
 def embedded_server() -> EmbeddedServer | None:
@@ -42,11 +97,12 @@ def start_model() -> bool:
     return True
 
 
-def ensure_model() -> bool:
+def ensure_model(access: Access | None = None) -> bool:
     """Start the embedded model before the first run that needs it."""
-    if not state.uses_embedded_model() or embedded_server() is not None:
+    if st.session_state.get(state.LLM_OVERRIDE) is not None or embedded_server() is not None:
         return True
-    return start_model()
+    embedded = state.uses_embedded_model() if access is None else llm_for(access).endpoint.embedded
+    return start_model() if embedded else True
 
 
 def open_retriever_for(spec: MethodSpec) -> tuple[Any, str | None]:
@@ -71,6 +127,9 @@ def start(chosen: list[tuple[MethodSpec, dict[str, Any]]], text: str, options: d
     ``options`` is None for a free-text question; an empty dict is a multiple-choice question with no options yet.
     Started runs are in the server's registry (``live_runs``), so any page or tab can follow them.
     """
+    access = session_access.current()
+    if not session_access.allowed(Action.LIVE_RUN):
+        return []
     question, problems = parse_question(text, options)
     params = {}
     for spec, values in chosen:
@@ -89,11 +148,17 @@ def start(chosen: list[tuple[MethodSpec, dict[str, Any]]], text: str, options: d
         if problem:
             st.error(problem)
             return []
-    if not ensure_model():
+    if not ensure_model(access):
         return []
-    llm, store, registry = state.llm(), state.store(), live_runs()
-    lives = [LiveRun(spec.name, question, params[spec.name], llm=llm, retriever=retrievers[spec.name],
-                     store=store).start() for spec, _ in chosen]
-    for live in lives:
-        registry.add(live)
+    llm, store, registry = llm_for(access), state.store(), live_runs()
+
+    def begin() -> list[LiveRun]:
+        lives = [LiveRun(spec.name, question, params[spec.name], llm=llm, retriever=retrievers[spec.name],
+                         store=store).start() for spec, _ in chosen]
+        for live in lives:
+            registry.add(live)
+        return lives
+
+    lives = admit(access, len(chosen), begin)
+    session_access.started([live.id for live in lives])
     return lives

@@ -16,6 +16,7 @@ from core.call_queue import QUEUE, Standing
 from core.methods import get
 from core.partial_reply import partial_fields
 from core.trace import Event, Partial, Run
+from ui import access
 from ui.live import LiveRun, live_runs
 from ui.reply_fields import reply_fields
 from ui.step_lines import step_line
@@ -163,6 +164,7 @@ STOP_WAIT_SECONDS = 2.0
 def _stop(running: list[LiveRun]) -> None:
     """Cancel, then give the runs a moment to end (most do within a second), so the page that follows draws them
     ended: Run available again, no Stop. A run still ending is picked up by the live panel as before."""
+    running = [live for live in running if access.may_manage(live.id)]  # asked again where the stop happens
     for live in running:
         live.cancel()
     deadline = time.monotonic() + STOP_WAIT_SECONDS
@@ -172,8 +174,8 @@ def _stop(running: list[LiveRun]) -> None:
 
 def stop_button(lives: list[LiveRun], *, key: str, label: str = "Stop") -> None:
     """Stop for runs that are going; disabled, saying so, once a stop is on its way."""
-    running = [live for live in lives if not live.done]
-    if not running:
+    running = [live for live in lives if not live.done and access.may_manage(live.id, say=False)]
+    if not running:  # nothing going, or not this visitor's to stop (only the owner stops others' runs)
         return
     stopping = all(live.stop_requested for live in running)
     st.button("Stopping…" if stopping else label, icon=":material/stop:", key=key, width="stretch",

@@ -2,26 +2,36 @@
 fragment polls the room's row once a second and redraws the page when the step moved); participants predict and
 vote on snippets from their own browsers, the presenter sees the tally, then reveals.
 
-A room lives in the studio database, so every session of this server shares it. Who is who comes from a token in
-the page address (``?room=CODE&member=TOKEN`` or ``&presenter=TOKEN``): a reload, or the same link opened later,
-rejoins as the same person.
+A room lives in the studio database, so every session of this server shares it. The page address names the room
+(``?room=CODE``: the code is no secret) and a participant's token (``&member=TOKEN``), so a reload, or the same link
+opened later, rejoins as the same person. The presenter's token stays in the presenter's browser session, never in
+the address bar a projector shows; the studio's owner can take a room over from another browser. A participant's
+screen shows the room and nothing else, and wrong room codes are limited per computer.
 """
 
 from __future__ import annotations
 
+import os
+
 import streamlit as st
 
 from core import paths
+from core.access import Access, Action
 from core.rooms import Member, Room, RoomError, RoomStore
+from core.serving import join_url, qr_png
+from core.throttle import Throttle
 from core.workshop.replay import Replay
-from ui import predict
+from ui import access, predict
 from ui.replay import TICK_SECONDS, controls, player, progress_line, show, tick
 from ui.text import md
 from ui.workshop_data import Chosen, load
 
 POLL_SECONDS = 1.0
-ROOM, PRESENTER, MEMBER = "room", "presenter", "member"
+ROOM, MEMBER = "room", "member"
+OLD_PRESENTER = "presenter"  # links made before the token left the address: moved into the session, then dropped
+PRESENTING = "room.presenting"  # room code -> the presenter's token, in this browser session only
 SHOWN = "room.shown"  # (code, step) this participant's page last drew
+CODE_TRIES, CODE_WINDOW = 10, 300.0
 
 
 @st.cache_resource(show_spinner=False)
@@ -31,6 +41,11 @@ def _rooms(path: str) -> RoomStore:
 
 def rooms() -> RoomStore:
     return _rooms(str(paths.db_path()))
+
+
+@st.cache_resource(show_spinner=False)
+def code_throttle() -> Throttle:
+    return Throttle(CODE_TRIES, CODE_WINDOW)
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
@@ -48,15 +63,55 @@ def in_a_room() -> bool:
     return ROOM in st.query_params
 
 
+def only_the_room(now: Access) -> bool:
+    """A visitor with a room in the address sees the room and nothing else (no navigation, no sidebar)."""
+    return not now.owner and in_a_room()
+
+
+def only_the_room_style() -> None:
+    """Without a sidebar the logo sits in the page's top bar: leave it room above the page."""
+    st.html('<style>[data-testid="stMainBlockContainer"] { padding-top: 4.5rem; }</style>')
+
+
+def find(code: str) -> Room:
+    """The room with this code; a wrong code counts against this computer's guesses, and too many in a few minutes
+    are refused before the store is asked."""
+    key = access.client_key()
+    if (wait := code_throttle().wait(key)) > 0:
+        raise RoomError(f"too many wrong room codes from this computer; try again in {wait:.0f} s")
+    try:
+        return rooms().room(code)
+    except RoomError:
+        code_throttle().failed(key)
+        raise
+
+
+def _presenting(code: str) -> str | None:
+    return st.session_state.get(PRESENTING, {}).get(code)
+
+
+def _present(code: str, token: str) -> None:
+    st.session_state.setdefault(PRESENTING, {})[code] = token
+
+
 def open_room(chosen: Chosen, replay: Replay, title: str) -> None:
+    if not access.allowed(Action.PRESENT):
+        return
     room, token = rooms().open_room(title=title, source=chosen.source, run_ids=chosen.ids, steps=len(replay),
                                     case_id=chosen.case.id if chosen.case else None)
-    st.query_params.update({ROOM: room.code, PRESENTER: token})
+    _present(room.code, token)
+    st.query_params.update({ROOM: room.code})
     st.rerun()
 
 
+def _take_over(code: str) -> None:
+    if access.allowed(Action.PRESENT):
+        _present(code, rooms().take_over(code))
+
+
 def leave() -> None:
-    for name in (ROOM, PRESENTER, MEMBER):
+    st.session_state.get(PRESENTING, {}).pop(st.query_params.get(ROOM, ""), None)
+    for name in (ROOM, MEMBER):
         st.query_params.pop(name, None)
 
 
@@ -64,23 +119,31 @@ def view() -> None:
     """The room named in the page address: the presenter's screen, a participant's, or the join form."""
     code = st.query_params.get(ROOM, "")
     try:
-        room = rooms().room(code)
+        room = find(code)
     except RoomError as exc:
         st.error(f"{exc}.")
         join_form()
         return
+    if old := st.query_params.get(OLD_PRESENTER):  # an older link: the token moves out of the address bar
+        if rooms().is_presenter(room.code, old):
+            _present(room.code, old)
+        st.query_params.pop(OLD_PRESENTER, None)
     try:
         room_replay(room)
     except KeyError as exc:
         st.error(f"This room cannot be shown on this server: {exc.args[0]}.")
         return
-    presenter = st.query_params.get(PRESENTER)
-    if presenter and rooms().is_presenter(room.code, presenter):
-        presenter_view(room, presenter)
+    token = _presenting(room.code)
+    if token and rooms().is_presenter(room.code, token):
+        presenter_view(room, token)
         return
-    token = st.query_params.get(MEMBER)
-    member = rooms().member(room.code, token) if token else None
+    member_token = st.query_params.get(MEMBER)
+    member = rooms().member(room.code, member_token) if member_token else None
     if member is None:
+        if access.current().may(Action.PRESENT):
+            st.button(f"Present room {room.code} from this browser", icon=":material/co_present:",
+                      key="room.take_over", on_click=_take_over, args=(room.code,),
+                      help="The presenter's screen moves here; the browser that presented it stops presenting")
         join_form(room.code)
         return
     participant_view(room, member)
@@ -90,6 +153,7 @@ def _join(default_code: str) -> None:
     code = st.session_state.get("room.join.code", default_code)
     name = st.session_state.get("room.join.name", "")
     try:
+        find(code)
         member, token = rooms().join(code, name)
     except RoomError as exc:
         st.session_state["room.join.error"] = str(exc)
@@ -111,10 +175,19 @@ def join_form(code: str = "") -> None:
 # -- the presenter -------------------------------------------------------------------------------------------
 
 
+def join_address(code: str) -> str:
+    """Where participants join: the address ``make serve`` found on the network, else the one this browser used."""
+    used = st.context.url if isinstance(st.context.url, str) and st.context.url.startswith("http") else \
+        f"http://localhost:{st.get_option('server.port')}"
+    return join_url(os.environ.get("MEDRAG_JOIN_URL") or used, code)
+
+
 def _banner(room: Room) -> None:
     st.markdown(f'<div class="room-code">Room <b>{room.code}</b></div>', unsafe_allow_html=True)
-    st.caption(f"Participants open this studio's Workshop page (same address as yours, without the part after "
-               f"'?'), choose Join a room and type **{room.code}**. They need no login.")
+    link = join_address(room.code)
+    st.image(qr_png(link), caption="Scan to join", width=180)
+    st.markdown(f"or open **{md(link)}**")
+    st.caption(f"Or open this studio's Workshop page, choose Join a room and type **{room.code}**. No login needed.")
 
 
 def presenter_view(room: Room, token: str) -> None:

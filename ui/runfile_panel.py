@@ -8,8 +8,10 @@ from datetime import datetime
 
 import streamlit as st
 
+from core.access import Action
 from core.runfiles import RunFileError, dumps, export_runs, import_file, provenance
 from core.store import RunStore
+from ui import access
 from ui.knobs import method_label
 from ui.text import md, short
 
@@ -32,6 +34,9 @@ def _import(store: RunStore) -> None:
     if upload is None or st.session_state.get(DONE) == upload.file_id:
         return
     st.session_state[DONE] = upload.file_id
+    if problem := access.current().refusal(Action.IMPORT_RUNS):
+        st.session_state["history.files.message"] = ("error", f"{problem} Nothing was imported.")
+        return
     try:
         report = import_file(store, upload, name=upload.name)
     except RunFileError as exc:
@@ -40,13 +45,23 @@ def _import(store: RunStore) -> None:
     st.session_state["history.files.message"] = ("success", report.summary())
 
 
+def _file(store: RunStore, chosen: list[str], kind: str | None) -> bytes:
+    """The run file, made when it is downloaded: only of runs this session may export (asked again here)."""
+    mine = [i for i in chosen if access.may_manage(i, say=False)]
+    return dumps(export_runs(store, mine, kind=kind))
+
+
 def files_panel(store: RunStore) -> None:
     """Export and import, in one expander; the open run's imported mark above it."""
     imported_mark(store, st.query_params.get("run") or st.session_state.get("history.open"))
-    rows = store.list_runs(limit=1000)
+    now = access.current()
+    rows = [r for r in store.list_runs(limit=1000) if now.may(Action.MANAGE_RUNS) or access.mine(r["id"])]
     with st.expander("Run files: download runs, or import a file", icon=":material/swap_horiz:"):
         left, right = st.columns(2, gap="large")
         with left:
+            if not now.may(Action.MANAGE_RUNS):
+                st.caption(":material/lock: You can download the runs you started in this browser; the owner "
+                           "holds everyone else's.")
             by_id = {r["id"]: r for r in rows if r["status"] != "running"}  # a run still going has no file yet
             going = len(rows) - len(by_id)
             opened = st.session_state.get("history.open")
@@ -57,7 +72,7 @@ def files_panel(store: RunStore) -> None:
             together = st.checkbox("One comparison (the same question side by side)", key="history.files.together")
             kind = "comparison" if together else None
             try:  # made now, not on the click: the file is ready when the button is, so no click is lost
-                data, problem = (dumps(export_runs(store, chosen, kind=kind)), None) if chosen else (b"", None)
+                data, problem = (_file(store, chosen, kind), None) if chosen else (b"", None)
             except RunFileError as exc:
                 data, problem = b"", str(exc)
             st.download_button("Download run file", data=data,
@@ -71,8 +86,9 @@ def files_panel(store: RunStore) -> None:
             st.caption("Everything a screen draws travels with the runs (snippet texts included); "
                        "no key or password ever does.")
         with right:
-            st.file_uploader("Import a run file (.json.gz)", type=["gz"], key="history.files.upload",
-                             on_change=_import, args=(store,))
+            if access.notice(Action.IMPORT_RUNS):
+                st.file_uploader("Import a run file (.json.gz)", type=["gz"], key="history.files.upload",
+                                 on_change=_import, args=(store,))
             kind_, message = st.session_state.get("history.files.message", (None, None))
             if message:
                 (st.error if kind_ == "error" else st.success)(message)

@@ -7,6 +7,7 @@ import threading
 
 import streamlit as st
 
+from core.access import Action
 from core.methods import get
 from core.runfiles import RunFile, Variation, import_runs
 from core.teaching import ROLE_WORDS, TeachingCase
@@ -14,9 +15,10 @@ from core.trace import Event, Hit, Retrieval, Run
 from core.workshop.marks import teaching_marks
 from core.workshop.replay import Replay
 from core.workshop.whatif import rerun, what_changed
+from ui import access as session_access
 from ui import state
 from ui.knobs import method_label
-from ui.launch import ensure_model
+from ui.launch import admit, ensure_model, llm_for
 from ui.live_panel import status_box
 from ui.swimlanes import swimlanes
 from ui.text import md, short
@@ -70,6 +72,8 @@ def _pin_candidates(run: Run, retrieval: Retrieval, case: TeachingCase | None) -
 
 
 def panel(chosen: Chosen, replay: Replay, step: int, key: str) -> None:
+    if not session_access.notice(Action.LIVE_RUN):
+        return
     st.markdown("Pick a retrieval shown so far, drop one of its snippets or pin one in, and re-run the method "
                 "live with that change. The new run is saved and linked to this one.")
     retrieving = [i for i in range(len(replay.runs))
@@ -107,6 +111,9 @@ def panel(chosen: Chosen, replay: Replay, step: int, key: str) -> None:
 
 
 def start(chosen: Chosen, parent: Run, variation: Variation) -> None:
+    access = session_access.current()
+    if not session_access.allowed(Action.LIVE_RUN):
+        return
     spec = get(parent.method)
     try:
         retriever = state.retriever_for(spec)
@@ -116,13 +123,17 @@ def start(chosen: Chosen, parent: Run, variation: Variation) -> None:
     if retriever is not None and set(parent.corpus) - set(retriever.corpora):
         st.warning(f"The run searched {', '.join(parent.corpus)}; the corpora open now are "
                    f"{', '.join(retriever.corpora)}, so the re-run also differs by corpus.")
-    if not ensure_model():
+    if not ensure_model(access):
         return
     store = state.store()
     if chosen.source == PACK:  # the parent goes into History too, so the new run's link leads somewhere
         entry = pack()[2][parent.id]
         import_runs(store, RunFile(kind="run", runs=[entry]), f"workshop pack ({entry.case_id}.json.gz)")
-    st.session_state[WHATIF] = WhatIfRun(parent, variation, chosen.case).start(state.llm(), retriever, store)
+    started = admit(access, 1, lambda: [WhatIfRun(parent, variation, chosen.case).start(llm_for(access), retriever,
+                                                                                       store)])
+    if not started:
+        return
+    st.session_state[WHATIF] = started[0]
     st.rerun()  # the panel is drawn inside the replay's fragment; the re-run's progress is drawn by the whole page
 
 

@@ -15,8 +15,18 @@ from core import paths
 from core.cli.ask import _key_value
 from core.cli.interrupt import stopping_on_signals
 from core.cli.knobs import knob_errors, param_value
-from core.eval import (PRESETS, BenchmarkError, EvalPlan, evaluate, get_preset, load_benchmark, load_ids, select,
-                       summarize, write_results)
+from core.eval import (
+    PRESETS,
+    BenchmarkError,
+    EvalPlan,
+    evaluate,
+    get_preset,
+    load_benchmark,
+    load_ids,
+    select,
+    summarize,
+    write_results,
+)
 from core.eval.answers import answer_shares, format_answers
 from core.eval.report import ALL, format_pairs, format_table, pairwise
 from core.llm import LLM
@@ -93,6 +103,10 @@ def _plan(args) -> EvalPlan:
     datasets = _names(args.datasets) or None
     items = select(load_benchmark(args.bench), load_ids(args.ids) if args.ids else None, datasets, args.limit,
                    sample=args.sample, seed=args.seed)
+    if not items:
+        source = f"the ids file {args.ids}" if args.ids else f"the benchmark {args.bench}"
+        raise ValueError(f"no question is selected: {source} lists none"
+                         + (f" for {', '.join(datasets)}" if datasets else "") + "; nothing to run")
     return EvalPlan(methods=methods, items=items, params=dict(params), presets=presets)
 
 

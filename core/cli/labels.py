@@ -63,6 +63,11 @@ def register(commands) -> None:
     i.add_argument("file", type=Path)
     i.add_argument("--format", choices=("qrels", "csv", "jsonl"), help="default: from the file name (.csv, .jsonl)")
     i.add_argument("--annotator", help="whose judgments a qrels file holds (required for qrels)")
+    i.add_argument("--as", dest="importer", metavar="NAME",
+                   help="your annotator name: labels are added or changed only under it (default: --annotator)")
+    i.add_argument("--replace", action="store_true",
+                   help="import under the names in the file, adjudications included, adding to and changing other "
+                        "annotators' labels")
     i.add_argument("--skip-bad", action="store_true", help="import the good lines of a file that has bad ones")
     i.set_defaults(handler=import_)
 
@@ -195,15 +200,19 @@ def export(args) -> int:
 
 
 def import_(args) -> int:
-    from core.labels.exchange import guess_format, import_labels, parse
+    from core.labels.importing import Importer, guess_format, import_labels, parse
 
     fmt = args.format or guess_format(args.file.name)
+    importer = args.importer or (args.annotator if fmt == "qrels" else None)
     try:
-        text = args.file.read_text(encoding="utf-8")
-        parsed = parse(fmt, text, args.annotator)
+        with args.file.open("rb") as stream:
+            parsed = parse(fmt, stream, args.annotator)
+        if importer is None and not args.replace and (args.skip_bad or not parsed.errors):
+            return _fail("say who is importing with --as NAME (labels are added only under your name), or "
+                         "--replace to import under the names in the file")
         report = import_labels(LabelStore(), collect(paths.db_path()), parsed, source=f"import {args.file.name}",
-                               skip_bad=args.skip_bad)
-    except (OSError, UnicodeDecodeError) as exc:
+                               importer=Importer(importer or "", replace=args.replace), skip_bad=args.skip_bad)
+    except OSError as exc:
         return _fail(f"{args.file}: cannot read it ({exc})")
     except LabelError as exc:
         return _fail(f"{args.file}: {exc}")

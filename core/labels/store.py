@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-
 from core import paths
 from core.labels.grades import LabelError, check_annotator, check_grade
 from core.labels.identity import QuestionRef
@@ -117,8 +116,7 @@ class LabelStore:
 
     def set_labels(self, rows: Iterable[LabelRow], *, source: str) -> Written:
         """All rows in one transaction: either every label is written or none is."""
-        checked = [LabelRow(r.question, _snippet(r.snippet_id), check_annotator(r.annotator), check_grade(r.grade),
-                            None if r.note is None else r.note.strip()) for r in rows]
+        checked = [_checked(r) for r in rows]
 
         def work(conn: sqlite3.Connection) -> Written:
             total = Written()
@@ -132,22 +130,23 @@ class LabelStore:
     def set_final(self, question: QuestionRef, snippet_id: str, grade: int, adjudicator: str,
                   note: str = "") -> Written:
         """The adjudicated label of a snippet: one per (question, snippet), recorded as such in the history."""
-        snippet_id, grade, adjudicator = _snippet(snippet_id), check_grade(grade), check_annotator(adjudicator)
+        row = _checked(LabelRow(question, snippet_id, adjudicator, grade, note))
+        return self._transact(lambda conn: _register(conn, question) or _final(conn, row, "adjudication"))
 
-        def work(conn: sqlite3.Connection) -> Written:
-            _register(conn, question)
-            key = (question.question_id, snippet_id)
-            old = conn.execute("select grade, note from label_finals where question_id = ? and snippet_id = ?",
-                               key).fetchone()
-            if old and old["grade"] == grade and old["note"] == note.strip():
-                return Written(unchanged=1)
-            now = time.time()
-            conn.execute("insert into label_finals values (?, ?, ?, ?, ?, ?) on conflict (question_id, snippet_id) "
-                         "do update set grade = excluded.grade, note = excluded.note, "
-                         "adjudicator = excluded.adjudicator, updated = excluded.updated",
-                         (*key, grade, note.strip(), adjudicator, now))
-            _history(conn, *key, adjudicator, "final", old, grade, note.strip(), "adjudication", now)
-            return Written(changed=1) if old else Written(new=1)
+    def import_rows(self, labels: Iterable[LabelRow], finals: Iterable[LabelRow], *,
+                    source: str) -> dict[tuple[str, str], Written]:
+        """Labels and adjudications (``annotator`` is the adjudicator) in one transaction: every one is written or
+        none is. What happened per ("label" or "final", name)."""
+        labels, finals = [_checked(r) for r in labels], [_checked(r) for r in finals]
+
+        def work(conn: sqlite3.Connection) -> dict[tuple[str, str], Written]:
+            done: dict[tuple[str, str], Written] = {}
+            for kind, rows, write in (("label", labels, _upsert), ("final", finals, _final)):
+                for row in rows:
+                    _register(conn, row.question)
+                    key = (kind, row.annotator)
+                    done[key] = done.get(key, Written()) + write(conn, row, source)
+            return done
 
         return self._transact(work)
 
@@ -189,6 +188,11 @@ def _snippet(snippet_id: str) -> str:
     return text
 
 
+def _checked(row: LabelRow) -> LabelRow:
+    return LabelRow(row.question, _snippet(row.snippet_id), check_annotator(row.annotator), check_grade(row.grade),
+                    None if row.note is None else row.note.strip())
+
+
 def _register(conn: sqlite3.Connection, question: QuestionRef) -> None:
     """The first label of a question fixes its id; a question known only by id (an import) gains its text later."""
     conn.execute("insert into label_questions values (?, ?, ?, ?, ?, ?) on conflict (question_id) do update set "
@@ -213,6 +217,22 @@ def _upsert(conn: sqlite3.Connection, row: LabelRow, source: str) -> Written:
                  "do update set grade = excluded.grade, note = excluded.note, updated = excluded.updated",
                  (*key, row.grade, note, now))
     _history(conn, *key, "label", old, row.grade, note, source, now)
+    return Written(changed=1) if old else Written(new=1)
+
+
+def _final(conn: sqlite3.Connection, row: LabelRow, source: str) -> Written:
+    key = (row.question.question_id, row.snippet_id)
+    note = row.note or ""
+    old = conn.execute("select grade, note from label_finals where question_id = ? and snippet_id = ?",
+                       key).fetchone()
+    if old and old["grade"] == row.grade and old["note"] == note:
+        return Written(unchanged=1)
+    now = time.time()
+    conn.execute("insert into label_finals values (?, ?, ?, ?, ?, ?) on conflict (question_id, snippet_id) "
+                 "do update set grade = excluded.grade, note = excluded.note, "
+                 "adjudicator = excluded.adjudicator, updated = excluded.updated",
+                 (*key, row.grade, note, row.annotator, now))
+    _history(conn, *key, row.annotator, "final", old, row.grade, note, source, now)
     return Written(changed=1) if old else Written(new=1)
 
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from core.credentials import mask_userinfo
 from core.llm import profiles
 from core.llm.profiles import Profile, ReasoningEffort
 
@@ -47,12 +47,9 @@ def mask_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"***@{parts.netloc}"))
 
 
-_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]+@")
-
-
 def redact(text: str, *secrets: str) -> str:
     """Text with any URL credentials and the given secrets (as typed, and URL-decoded) masked."""
-    text = _USERINFO.sub(r"\g<scheme>***@", text)
+    text = mask_userinfo(text)  # a linear scan: a pattern for this was quadratic on long runs of letters
     for secret in secrets:
         for form in {secret, unquote(secret)}:
             if len(form) >= 3:  # shorter strings would mask ordinary words

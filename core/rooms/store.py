@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 from core import paths
 from core.store.sqlite import prepare
 
@@ -154,6 +153,20 @@ class RoomStore:
     def is_presenter(self, code: str, token: str) -> bool:
         rows = self._rows("SELECT presenter_hash FROM rooms WHERE code = ?", [normalise_code(code)])
         return bool(rows) and secrets.compare_digest(rows[0]["presenter_hash"], _hash(token))
+
+    def take_over(self, code: str) -> str:
+        """A new presenter's token for the room (the old one stops working): the studio's owner resumes presenting
+        from another browser or after a reload. The caller checks that the one asking is the owner."""
+        room = self.room(code)
+        token = secrets.token_urlsafe(18)
+        self._write(lambda conn: conn.execute("UPDATE rooms SET presenter_hash = ?, updated = ? WHERE code = ?",
+                                              [_hash(token), time.time(), room.code]))
+        return token
+
+    def recent(self, limit: int = 10) -> list[Room]:
+        """The rooms changed most recently, newest first."""
+        codes = self._rows("SELECT code FROM rooms ORDER BY updated DESC LIMIT ?", [limit])
+        return [self.room(r["code"]) for r in codes]
 
     def set_step(self, code: str, token: str, step: int) -> Room:
         """The presenter moves the room to ``step`` (kept within the room's steps); everyone follows."""

@@ -11,7 +11,11 @@ from typing import Any, BinaryIO
 from core.runfiles import io, provenance
 from core.runfiles.format import Kind, Origin, RunFile, RunFileError
 from core.store import RunStore
+from core.store.runs import mark_interrupted
 from core.trace import Event, Run
+
+STILL_RUNNING = ("the run was still going where it was exported, and it goes on nowhere here; its trace is kept up "
+                 "to that point")
 
 
 def export_runs(store: RunStore, run_ids: list[str], *, kind: Kind | None = None, title: str = "") -> RunFile:
@@ -43,9 +47,13 @@ class ImportReport:
     source: str
     imported: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # already here with the same content
+    interrupted: list[str] = field(default_factory=list)  # imported, but still running where they were exported
 
     def summary(self) -> str:
         parts = [f"{len(self.imported)} run{'s' if len(self.imported) != 1 else ''} imported from {self.source}"]
+        if self.interrupted:
+            parts.append(f"{len(self.interrupted)} of them still running where exported, kept as interrupted "
+                         f"({', '.join(self.interrupted)})")
         if self.skipped:
             parts.append(f"{len(self.skipped)} already here with the same content, skipped "
                          f"({', '.join(self.skipped)})")
@@ -76,18 +84,29 @@ def import_file(store: RunStore, source: Path | str | BinaryIO, *, name: str | N
     return import_runs(store, io.read(source, **limits), label)
 
 
+def as_imported(run: Run) -> Run:
+    """The run as it is kept here: one still running where it was exported comes in interrupted at its last event
+    (no process here will ever finish it)."""
+    if run.status != "running":
+        return run
+    run = run.model_copy(deep=True)
+    mark_interrupted(run, STILL_RUNNING, max((e.time for e in run.events), default=run.started))
+    return run
+
+
 def import_runs(store: RunStore, run_file: RunFile, label: str) -> ImportReport:
     """Write a checked file's new runs in one transaction, each marked as imported from ``label``. A run whose id
     is already here is skipped when its content is the same and refuses the whole import when it differs."""
     report = ImportReport(source=label)
     now = time.time()
     db = store.db
+    runs = {entry.run.id: as_imported(entry.run) for entry in run_file.runs}
     with store._lock:
         db.execute("BEGIN IMMEDIATE")
         try:
             conflicts = []
             for entry in run_file.runs:
-                run = entry.run
+                run = runs[entry.run.id]
                 if not db["runs"].count_where("id = ?", [run.id]):
                     continue
                 here = store.load_run(run.id)
@@ -99,7 +118,7 @@ def import_runs(store: RunStore, run_file: RunFile, label: str) -> ImportReport:
                 raise RunFileError("these runs are already here with different content: " + "; ".join(conflicts)
                                    + ". Delete them in History first to replace them.")
             for entry in run_file.runs:
-                run = entry.run
+                run = runs[entry.run.id]
                 if run.id in report.skipped:
                     continue
                 db["runs"].insert(RunStore._run_row(run))
@@ -108,6 +127,8 @@ def import_runs(store: RunStore, run_file: RunFile, label: str) -> ImportReport:
                 db[provenance.TABLE].insert(provenance.provenance_row(run.id, entry.backend, entry.corpora,
                                                                       entry.case_id, origin, entry.variation))
                 report.imported.append(run.id)
+                if entry.run.status == "running":
+                    report.interrupted.append(run.id)
         except BaseException:
             db.conn.rollback()
             raise

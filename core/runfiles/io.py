@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from core.runfiles.format import RunFile, RunFileError, parse
+from core.runfiles.limits import check_limits
 from core.runfiles.masking import known_secrets, mask_data
 
 MAX_FILE_BYTES = 64 * 2**20  # compressed
@@ -91,7 +92,9 @@ def read(source: Path | str | BinaryIO, **limits: int) -> RunFile:
     except json.JSONDecodeError as exc:
         raise RunFileError(f"the unpacked file is not valid JSON: line {exc.lineno}, column {exc.colno}: "
                            f"{exc.msg}") from None
-    return parse(data)
+    run_file = parse(data)
+    check_limits(run_file)
+    return run_file
 
 
 def dumps(run_file: RunFile) -> bytes:

@@ -125,6 +125,18 @@ def _m007_workshop(db: sqlite_utils.Database) -> None:
         db.execute(sql)
 
 
+def _m008_shared_mode(db: sqlite_utils.Database) -> None:
+    # A studio served to others: the owner's settings that every session must see the same (what visitors may do),
+    # and the annotator names in use, each held by the client that first labelled under it (kept as a hash), so
+    # nobody else can label under it.
+    for sql in (
+        "CREATE TABLE studio_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL, updated REAL NOT NULL)",
+        """CREATE TABLE annotator_claims (name_key TEXT PRIMARY KEY, name TEXT NOT NULL, holder_hash TEXT NOT NULL,
+           claimed REAL NOT NULL)""",
+    ):
+        db.execute(sql)
+
+
 def _m009_model_prices(db: sqlite_utils.Database) -> None:
     # What the user pays their provider per million tokens of a model (keyed by the model name a run records), so a
     # run's cost can be shown in money. Entered by the user, never shipped; a model with no row has no price.
@@ -141,6 +153,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (5, "graded labels per question, snippet and annotator; adjudications; label history", _m005_labels),
     (6, "benchmark results keyed by what was asked; ablation presets", _m006_eval_asked_and_presets),
     (7, "run provenance, workshop rooms and votes", _m007_workshop),
+    (8, "shared mode: owner's settings and annotator names in use", _m008_shared_mode),
     (9, "model prices per million tokens", _m009_model_prices),
 ]
 

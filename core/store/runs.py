@@ -21,6 +21,16 @@ INTERRUPTED = ("the process running this run ended before the run did (it was ki
                "the trace is kept up to that point")
 
 
+def mark_interrupted(run: Run, why: str, at: float) -> Event:
+    """Ends a run that stopped without finishing at ``at``: an error event saying ``why``, status interrupted."""
+    event = Event(run_id=run.id, seq=len(run.events), stage="interrupted", agent="Studio", time=at,
+                  payload=Error(message=why, error_type="interrupted"))
+    run.events.append(event)
+    run.status, run.finished = "interrupted", at
+    run.totals = run.compute_totals()
+    return event
+
+
 class RunStore:
     """Thread-safe: methods emit events from worker threads. Several processes may open the same file."""
 
@@ -71,11 +81,7 @@ class RunStore:
                 if run.status != "running":
                     self.db.execute("ROLLBACK")
                     return False
-                event = Event(run_id=run_id, seq=len(run.events), stage="interrupted", agent="Studio", time=last,
-                              payload=Error(message=INTERRUPTED, error_type="interrupted"))
-                run.events.append(event)
-                run.status, run.finished = "interrupted", last
-                run.totals = run.compute_totals()
+                event = mark_interrupted(run, INTERRUPTED, last)
                 self.db["events"].insert(self._event_row(event))
                 self.db["runs"].update(run_id, self._run_row(run))
                 self.db.execute("COMMIT")

@@ -10,7 +10,8 @@ import pytest
 
 from core.__main__ import main
 from core.labels import LabelStore, collect
-from core.labels.exchange import export, import_labels, parse
+from core.labels.exchange import export
+from core.labels.importing import Importer, import_labels, parse
 from core.store import RunStore
 from tests.labels.helpers import hit, save_run
 
@@ -56,8 +57,8 @@ def test_an_export_imports_into_a_fresh_store_unchanged(labelled, tmp_path, monk
     for fmt in ("csv", "jsonl"):
         text = export(fmt, collect(store.path), labels)
         fresh = LabelStore(tmp_path / f"fresh-{fmt}.sqlite")
-        report = import_labels(fresh, [], parse(fmt, text), source="test")
-        assert report.written.new == 5 and report.unknown_questions == 5  # no run of it there: kept, counted
+        report = import_labels(fresh, [], parse(fmt, text), source="test", importer=Importer("chief", replace=True))
+        assert report.total.new == 5 and report.unknown_questions == 5  # no run of it there: kept, counted
         key = ("question_id", "snippet_id", "annotator", "grade", "note")
         assert [tuple(r[k] for k in key) for r in fresh.labels()] == [tuple(r[k] for k in key) for r in labels.labels()]
         assert [(r["snippet_id"], r["grade"]) for r in fresh.finals()] == [("s2", 1)]
@@ -76,7 +77,7 @@ def test_malformed_qrels_lines_are_named_and_nothing_is_written(labelled, tmp_pa
     assert labels.labels() == before
     assert main(["labels", "import", str(path), "--annotator", "trec", "--skip-bad"]) == 0
     out = capsys.readouterr().out
-    assert "Imported 2 label(s): 2 new" in out and "1 for snippets outside their question's pool" in out
+    assert "Imported 2 label(s): 2 added, 0 changed, 0 skipped" in out and "trec's labels: 2 added" in out and "1 for snippets outside their question's pool" in out
     mine = {r["snippet_id"]: r["grade"] for r in labels.labels() if r["annotator"] == "trec"}
     assert mine == {"s1": 1, "unseen": 2}  # the unseen snippet is kept, ready for a run that shows it
 

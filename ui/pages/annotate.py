@@ -8,11 +8,12 @@ from functools import lru_cache
 
 import streamlit as st
 
+from core.access import Action
 from core.labels import PoolQuestion, RunFilter, collect, resolve
 from core.labels.pool import day_start
 from core.labels.progress import TARGET_ANNOTATORS, progress
 from core.paths import REPO_ROOT
-from ui import state
+from ui import access, state
 from ui.annotate_exchange import exchange
 from ui.annotate_judge import judge
 from ui.annotate_metrics import metrics_view, settings_form
@@ -85,9 +86,9 @@ def _judge_tab(questions: list[PoolQuestion], annotator: str, target: int) -> No
     ordered = sorted(by_id, key=lambda qid: done[qid] == len(by_id[qid].items))
     qid = choice.selectbox("Question", ordered, key="annotate.question",
                            format_func=lambda q: _question_label(by_id[q], done))
-    open_mode = mode.toggle("Open mode", key="annotate.open",
-                            help="For adjudication: shows the methods, ranks, scores, origin, every label and the "
-                                 "gold answer.")
+    open_mode = access.current().may(Action.ADJUDICATE) and mode.toggle(
+        "Open mode", key="annotate.open",
+        help="For adjudication: shows the methods, ranks, scores, origin, every label and the gold answer.")
     judge(by_id[qid], annotator, open_mode)
 
 
@@ -114,11 +115,12 @@ def page() -> None:
                 st.info("Type your name above to start judging.")
     if agreement.open:
         with agreement:
-            agreement_table(questions)
-            disagreement_list(questions, annotator, st.session_state.get("annotate.relevant", 2))
+            if access.notice(Action.ADJUDICATE):  # others' labels stay out of a visitor's sight: judging is blind
+                agreement_table(questions)
+                disagreement_list(questions, annotator, st.session_state.get("annotate.relevant", 2))
     if metrics.open:
         with metrics:
             metrics_view(questions, settings_form(label_store().annotators()))
     if files.open:
         with files:
-            exchange(lambda: collect(state.store().path))
+            exchange(lambda: collect(state.store().path), annotator)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.access import Action
 from core.methods import registry
 from core.trace import Run
-from ui import state
+from ui import access, state
 from ui.chrome import header
 from ui.knobs import knob_inputs, method_picker, preset_knobs
 from ui.launch import start
@@ -59,10 +60,13 @@ def _form() -> None:
             values = knob_inputs(spec, key="ask.knobs", defaults=state.knob_defaults(spec.name))
         with st.expander("Method map", expanded=True, icon=":material/account_tree:"):
             method_map(spec, [])
+    may_run = access.current().may(Action.LIVE_RUN)
     with ask:
         text, options = question_form("ask")
         st.caption(f"Runs on {state.runs_go_to()}.")
-        clicked = st.button("Run", type="primary", icon=":material/play_arrow:", width="stretch", key="ask.go")
+        clicked = st.button("Run", type="primary", icon=":material/play_arrow:", width="stretch", key="ask.go",
+                            disabled=not may_run)
+        access.notice(Action.LIVE_RUN)
     if clicked:
         started = start([(spec, values)], text, options)
         if started:  # the new run replaces the form, and the page redraws with its Stop button

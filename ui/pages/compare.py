@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.access import Action
 from core.methods import registry
 from core.store.groups import group_of, save_group
 from core.trace import Run
-from ui import state
+from ui import access, state
 from ui.chrome import header
 from ui.knobs import knob_inputs, method_label, preset_knobs
 from ui.launch import start
@@ -140,8 +141,9 @@ def _form() -> None:
         text, options = question_form("compare")
         st.caption(f"Runs on {state.runs_go_to()}.")
         clicked = st.button("Run all", type="primary", icon=":material/play_arrow:", width="stretch",
-                            disabled=len(chosen) < 2, key="compare.go",
+                            disabled=len(chosen) < 2 or not access.current().may(Action.LIVE_RUN), key="compare.go",
                             help="Choose at least two methods" if len(chosen) < 2 else None)
+        access.notice(Action.LIVE_RUN)
     if clicked:
         started = start([(methods[name], values[name]) for name in chosen], text, options)
         if started:

@@ -12,7 +12,7 @@ from typing import Any
 import streamlit as st
 
 from core.store.groups import list_groups
-from ui import state
+from ui import access, state
 from ui.chrome import header
 from ui.history_lists import comparisons, running_now
 from ui.knobs import method_label
@@ -60,6 +60,8 @@ def _keep() -> None:
 
 
 def _delete(run_id: str) -> None:
+    if not access.may_manage(run_id):
+        return
     state.store().delete_run(run_id)
     st.session_state.pop(CONFIRM, None)
     st.session_state.pop("history.open", None)
@@ -113,7 +115,7 @@ def page() -> None:
         action.button("Yes, delete it", type="primary", key="history.delete_yes", on_click=_delete, args=(run.id,))
         st.warning(f"Delete run {run.id} and its {len(run.events)} events for good?")
         st.button("Keep it", key="history.delete_no", on_click=_keep)
-    else:
+    elif access.may_manage(run.id, say=False):
         action.button("Delete run", icon=":material/delete:", key="history.delete",
                       on_click=_ask_to_delete, args=(run.id,))
     knobs = ", ".join(f"{k}={v}" for k, v in run.params.items()) or "defaults"

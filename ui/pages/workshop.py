@@ -7,9 +7,10 @@ from datetime import datetime
 
 import streamlit as st
 
+from core.access import Action
 from core.teaching import load_passages
 from core.workshop.replay import Replay
-from ui import predict, room_view, state, whatif_view
+from ui import access, predict, room_view, state, whatif_view
 from ui.chrome import header
 from ui.knobs import method_label
 from ui.replay import TICK_SECONDS, controls, player, show, tick
@@ -104,11 +105,11 @@ def stage(chosen: Chosen, replay: Replay) -> None:
 
 
 def page() -> None:
-    header("Workshop", "Replay recorded runs step by step with no model: predict before the reveal, follow a "
-                       "presenter in a live room, and see what changes when a snippet is dropped or pinned.")
-    if room_view.in_a_room():
+    if room_view.in_a_room():  # the room and nothing else: a participant's screen, or the presenter's projected one
         room_view.view()
         return
+    header("Workshop", "Replay recorded runs step by step with no model: predict before the reveal, follow a "
+                       "presenter in a live room, and see what changes when a snippet is dropped or pinned.")
     source, join = st.columns([3, 1], gap="large")
     with join.popover("Join a room", icon=":material/groups:", width="stretch"):
         room_view.join_form()
@@ -122,8 +123,9 @@ def page() -> None:
         return
     replay = Replay(chosen.runs)
     title = chosen.case.title if chosen.case else short(chosen.runs[0].question, 60)
-    if st.button("Open a live room with these runs", icon=":material/co_present:", key="workshop.open_room",
-                 help="You get a short code; participants join it from their own browsers and follow your steps"):
+    if access.current().may(Action.PRESENT) and st.button(
+            "Open a live room with these runs", icon=":material/co_present:", key="workshop.open_room",
+            help="You get a short code; participants join it from their own browsers and follow your steps"):
         room_view.open_room(chosen, replay, title)
     playing = player("workshop.player", replay).playing
     st.fragment(stage, run_every=TICK_SECONDS if playing else None)(chosen, replay)
