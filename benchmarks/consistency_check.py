@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import sqlite3
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,11 +55,12 @@ def _answer(answer: Answer) -> dict:
 
 def collect(db: Path) -> dict:
     """CoT's answers per format from an evaluation's runs, and CoT's live runs on the DKA case, from a studio db."""
-    store, conn = RunStore(db), sqlite3.connect(db)
+    store = RunStore(db)
     found: dict = {"dev": {}, "live": {}}
     for fmt in FORMATS:
-        rows = conn.execute("SELECT dataset, qid, run_id FROM eval_items WHERE method = 'cot' AND params LIKE ? "
-                            "ORDER BY dataset, qid", (f'%"answer_format": "{fmt}"%',)).fetchall()
+        with store.reading() as studio:
+            rows = studio.execute("SELECT dataset, qid, run_id FROM eval_items WHERE method = 'cot' AND params LIKE ? "
+                                "ORDER BY dataset, qid", (f'%"answer_format": "{fmt}"%',)).fetchall()
         found["dev"][fmt] = [{"dataset": d, "qid": q, "answer": _answer(store.load_run(r).answer)}
                              for d, q, r in rows]
     case = next(c for c in load_cases() if c.id == LIVE_CASE)

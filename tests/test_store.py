@@ -2,7 +2,8 @@ import sqlite3
 import threading
 
 from core.store import RunStore
-from core.store.migrations import MIGRATIONS, migrate
+from core.store.migrations import MIGRATIONS
+from core.store.sqlite import migrate
 from core.trace import Answer, Event, Query, Run, Usage
 
 

@@ -8,7 +8,8 @@ import pytest
 import sqlite_utils
 
 from core.store import RunStore
-from core.store.migrations import MIGRATIONS, StoreError, migrate
+from core.store.migrations import MIGRATIONS, StoreError
+from core.store.sqlite import migrate
 REPO = Path(__file__).resolve().parents[1]
 
 

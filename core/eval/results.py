@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import threading
 from typing import Any
 
-import sqlite_utils
-
 from core.eval.mirage import BenchItem
 from core.store import RunStore
+from core.store.sqlite import database, transaction
 from core.trace import Run
 
 Key = tuple[str, str, str]  # (dataset, question id, asked key)
@@ -33,11 +31,10 @@ def config_key(method: str, params: dict[str, Any], backend: str, corpus: list[s
 
 
 class EvalResults:
-    """Thread-safe; its own connection to the store's file (WAL), so evaluation threads never share one."""
+    """Thread-safe; its own connection to the store's file, so evaluation threads never share one."""
 
     def __init__(self, store: RunStore):
-        conn = sqlite3.connect(str(store.path), check_same_thread=False, timeout=30)
-        self.db = sqlite_utils.Database(conn)
+        self.db = database(store.path)
         self.table = self.db.table("eval_items")
         self._lock = threading.Lock()
 
@@ -62,7 +59,7 @@ class EvalResults:
             "retrievals": t.retrievals, "prompt_tokens": t.prompt_tokens, "completion_tokens": t.completion_tokens,
             "seconds": t.seconds, "finished": run.finished,
         }
-        with self._lock, self.db.conn:
+        with self._lock, transaction(self.db.conn):
             self.table.upsert(row, pk=("config", "dataset", "qid", "asked"))
         return row
 
@@ -70,3 +67,4 @@ class EvalResults:
         with self._lock:
             found = list(self.table.rows_where("config = ?", [config]))
         return [r for r in found if (r["dataset"], r["qid"], r["asked"]) in keys]
+

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from core.labels.identity import QuestionRef, derive_question, generated_id, question_hash, teaching_ids, text_hash
+from core.store.sqlite import connect
 from core.trace import GeneratedDoc, Retrieval
 
 Source = Literal["all", "teaching", "eval"]
@@ -109,25 +110,13 @@ class PoolQuestion:
 # -- reading the store --------------------------------------------------------------------------
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-    conn.row_factory = sqlite3.Row
-    return conn
-
-
 def _bench(conn: sqlite3.Connection) -> dict[str, tuple[str, str, str]]:
     """run id -> (dataset, qid, gold) for runs an evaluation made."""
-    tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
-    if "eval_items" not in tables:
-        return {}
     return {r["run_id"]: (r["dataset"], r["qid"], r["gold"])
             for r in conn.execute("select run_id, dataset, qid, gold from eval_items where run_id is not null")}
 
 
 def _registered(conn: sqlite3.Connection) -> dict[str, str]:
-    tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
-    if "label_questions" not in tables:
-        return {}
     return {r["qhash"]: r["question_id"] for r in conn.execute("select qhash, question_id from label_questions "
                                                                "where qhash is not null")}
 
@@ -154,7 +143,8 @@ def collect(db_path: Path | str, flt: RunFilter = RunFilter()) -> list[PoolQuest
     path = Path(db_path)
     if not path.exists():
         return []
-    conn = _connect(path)
+    conn = connect(path)
+    conn.row_factory = sqlite3.Row
     try:
         bench = _bench(conn)
         registered = _registered(conn)

@@ -1,10 +1,10 @@
 """Labels in the studio's SQLite file: one current label per (question, snippet, annotator), upserted, and every
 change kept in ``label_history``.
 
-Each operation opens its own connection, so threads and processes never share one; writes take the write lock up
-front (``BEGIN IMMEDIATE``) and wait for it (busy timeout), and a write that still finds the database locked is
-retried with backoff. Only when every attempt failed does the caller see ``LabelStoreBusy``, a message, not a
-traceback.
+Each operation opens its own connection (``core.store.sqlite``), so threads and processes never share one; a write
+is one transaction that takes the write lock up front and waits for it (the busy timeout), and a write that still
+finds the database locked is retried with backoff. Only when every attempt failed does the caller see
+``LabelStoreBusy``, a message, not a traceback.
 """
 
 from __future__ import annotations
@@ -20,11 +20,10 @@ from typing import Any, TypeVar
 from core import paths
 from core.labels.grades import LabelError, check_annotator, check_grade
 from core.labels.identity import QuestionRef
-from core.store.sqlite import prepare
+from core.store.sqlite import BUSY_SECONDS, connect, transaction
 
 T = TypeVar("T")
-BUSY_TIMEOUT_S = 10.0
-ATTEMPTS = 6
+ATTEMPTS = 2  # with the busy timeout, a write waits about a minute in all before it gives up
 
 
 class LabelStoreBusy(LabelError):
@@ -61,16 +60,15 @@ def _busy(exc: sqlite3.OperationalError) -> bool:
 
 
 class LabelStore:
-    def __init__(self, path: Path | str | None = None, *, busy_timeout: float = BUSY_TIMEOUT_S,
+    def __init__(self, path: Path | str | None = None, *, busy_timeout: float = BUSY_SECONDS,
                  attempts: int = ATTEMPTS):
         self.path = Path(path or paths.db_path())
         self.busy_timeout = busy_timeout
         self.attempts = attempts
-        prepare(self.path)
+        self._connect().close()  # the file is brought up to date here, not in the middle of a first write
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None,
-                               check_same_thread=False)
+        conn = connect(self.path, busy_seconds=self.busy_timeout)
         conn.row_factory = sqlite3.Row
         return conn
 
@@ -79,13 +77,9 @@ class LabelStore:
         for attempt in range(1, self.attempts + 1):
             conn = self._connect()
             try:
-                conn.execute("BEGIN IMMEDIATE")
-                result = work(conn)
-                conn.execute("COMMIT")
-                return result
+                with transaction(conn):
+                    return work(conn)
             except sqlite3.OperationalError as exc:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
                 if not _busy(exc):
                     raise
                 if attempt == self.attempts:
@@ -93,10 +87,6 @@ class LabelStore:
                                          f"{self.busy_timeout:g} s each; nothing was saved. Try again.") from None
                 time.sleep(delay * (1 + random.random()))
                 delay *= 2
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
             finally:
                 conn.close()
         raise AssertionError("unreachable")

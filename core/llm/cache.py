@@ -16,7 +16,7 @@ from typing import Any
 
 import sqlite_utils
 
-from core.store.sqlite import connect, setting_up, use_wal
+from core.store.sqlite import database, transaction
 
 
 def cache_key(backend: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
@@ -26,16 +26,14 @@ def cache_key(backend: str, messages: list[dict[str, Any]], params: dict[str, An
 
 class ResponseCache:
     def __init__(self, path: Path | str):
-        self.db = connect(path)
-        with setting_up(path):  # several processes may open a new cache at once
-            use_wal(self.db)
-            self.db.table("responses").create(
-                {"key": str, "model": str, "text": str, "prompt_tokens": int, "completion_tokens": int,
-                 "created": float, "finish_reason": str},
-                pk="key", if_not_exists=True,
-            )
-            if "finish_reason" not in self.db.table("responses").columns_dict:  # a cache from before it was kept
-                self.db.table("responses").add_column("finish_reason", str)
+        self.db = database(path)
+        self.db.table("responses").create(
+            {"key": str, "model": str, "text": str, "prompt_tokens": int, "completion_tokens": int,
+             "created": float, "finish_reason": str},
+            pk="key", if_not_exists=True,
+        )
+        if "finish_reason" not in self.db.table("responses").columns_dict:  # a cache from before it was kept
+            self.db.table("responses").add_column("finish_reason", str)
         self.table = self.db.table("responses")
         self._lock = threading.Lock()
 
@@ -59,11 +57,11 @@ class ResponseCache:
             finish_reason: str = "stop") -> None:
         row = {"key": key, "model": model, "text": text, "prompt_tokens": prompt_tokens,
                "completion_tokens": completion_tokens, "created": time.time(), "finish_reason": finish_reason}
-        with self._lock:
+        with self._lock, transaction(self.db.conn):
             self.table.upsert(row, pk="key")
 
     def delete(self, key: str) -> None:
-        with self._lock:
+        with self._lock, transaction(self.db.conn):
             self.table.delete_where("key = ?", [key])
 
     def __len__(self) -> int:

@@ -21,11 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from core import paths
-from core.store.sqlite import prepare
+from core.store.sqlite import connect, transaction
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
-BUSY_TIMEOUT_MS = 15_000
 MAX_NAME = 40
 
 
@@ -85,28 +84,14 @@ class RoomStore:
 
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path or paths.db_path())
-        prepare(self.path)
-        # autocommit: every write below opens its own BEGIN IMMEDIATE transaction
-        conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                               check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA foreign_keys=ON")
-        self._conn = conn
+        self._conn = connect(self.path)
         self._lock = threading.RLock()
 
     # -- transactions -----------------------------------------------------------------------------
     def _write(self, fn, *args: Any) -> Any:
         """``fn(conn, *args)`` inside one write transaction that waits for the lock rather than failing."""
-        with self._lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(conn, *args)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return result
+        with self._lock, transaction(self._conn) as conn:
+            return fn(conn, *args)
 
     def _rows(self, sql: str, args: list[Any]) -> list[dict[str, Any]]:
         with self._lock:

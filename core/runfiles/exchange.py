@@ -23,8 +23,8 @@ def export_runs(store: RunStore, run_ids: list[str], *, kind: Kind | None = None
     (its file would hold a run that says "running" and has not the events it goes on to have)."""
     if not run_ids:
         raise RunFileError("no runs to export: choose at least one")
-    with store._lock:
-        missing = [i for i in run_ids if not store.db["runs"].count_where("id = ?", [i])]
+    with store.reading() as db:
+        missing = [i for i in run_ids if not db["runs"].count_where("id = ?", [i])]
     if missing:
         raise RunFileError(f"no saved run has the id {', '.join(missing)}")
     runs = [store.load_run(i) for i in dict.fromkeys(run_ids)]
@@ -99,38 +99,31 @@ def import_runs(store: RunStore, run_file: RunFile, label: str) -> ImportReport:
     is already here is skipped when its content is the same and refuses the whole import when it differs."""
     report = ImportReport(source=label)
     now = time.time()
-    db = store.db
     runs = {entry.run.id: as_imported(entry.run) for entry in run_file.runs}
-    with store._lock:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            conflicts = []
-            for entry in run_file.runs:
-                run = runs[entry.run.id]
-                if not db["runs"].count_where("id = ?", [run.id]):
-                    continue
-                here = store.load_run(run.id)
-                if _comparable(here) == _comparable(run):
-                    report.skipped.append(run.id)
-                else:
-                    conflicts.append(f"run {run.id} ({_differences(here, run)})")
-            if conflicts:
-                raise RunFileError("these runs are already here with different content: " + "; ".join(conflicts)
-                                   + ". Delete them in History first to replace them.")
-            for entry in run_file.runs:
-                run = runs[entry.run.id]
-                if run.id in report.skipped:
-                    continue
-                db["runs"].insert(RunStore._run_row(run))
-                db["events"].insert_all([_event_row(e) for e in run.events])
-                origin = Origin(source=label, imported_at=now, exported_at=run_file.exported_at)
-                db[provenance.TABLE].insert(provenance.provenance_row(run.id, entry.backend, entry.corpora,
-                                                                      entry.case_id, origin, entry.variation))
-                report.imported.append(run.id)
-                if entry.run.status == "running":
-                    report.interrupted.append(run.id)
-        except BaseException:
-            db.conn.rollback()
-            raise
-        db.conn.commit()
+    with store.writing() as db:
+        conflicts = []
+        for entry in run_file.runs:
+            run = runs[entry.run.id]
+            if not db["runs"].count_where("id = ?", [run.id]):
+                continue
+            here = store.load_run(run.id)
+            if _comparable(here) == _comparable(run):
+                report.skipped.append(run.id)
+            else:
+                conflicts.append(f"run {run.id} ({_differences(here, run)})")
+        if conflicts:
+            raise RunFileError("these runs are already here with different content: " + "; ".join(conflicts)
+                               + ". Delete them in History first to replace them.")
+        for entry in run_file.runs:
+            run = runs[entry.run.id]
+            if run.id in report.skipped:
+                continue
+            db["runs"].insert(RunStore._run_row(run))
+            db["events"].insert_all([_event_row(e) for e in run.events])
+            origin = Origin(source=label, imported_at=now, exported_at=run_file.exported_at)
+            db[provenance.TABLE].insert(provenance.provenance_row(run.id, entry.backend, entry.corpora,
+                                                                  entry.case_id, origin, entry.variation))
+            report.imported.append(run.id)
+            if entry.run.status == "running":
+                report.interrupted.append(run.id)
     return report

@@ -42,8 +42,8 @@ def record(store: RunStore, run_id: str, *, backend: str, corpora: list[CorpusRe
            origin: Origin | None = None, variation: Variation | None = None) -> None:
     """Keep a run's provenance (a run recorded or re-run here, or imported)."""
     row = provenance_row(run_id, backend, corpora, case_id, origin, variation)
-    with store._lock, store.db.conn:
-        store.db[TABLE].upsert(row, pk="run_id")
+    with store.writing() as db:
+        db[TABLE].upsert(row, pk="run_id")
 
 
 def provenance_row(run_id: str, backend: str, corpora: list[CorpusRef], case_id: str | None,
@@ -56,8 +56,8 @@ def provenance_row(run_id: str, backend: str, corpora: list[CorpusRef], case_id:
 
 
 def lookup(store: RunStore, run_id: str) -> dict[str, Any] | None:
-    with store._lock:
-        rows = list(store.db[TABLE].rows_where("run_id = ?", [run_id]))
+    with store.reading() as db:
+        rows = list(db[TABLE].rows_where("run_id = ?", [run_id]))
     return rows[0] if rows else None
 
 
@@ -79,5 +79,5 @@ def entry_for(store: RunStore, run: Run, local_fingerprints: dict[str, str | Non
 
 def imported_runs(store: RunStore) -> dict[str, dict[str, Any]]:
     """Run id -> provenance row, for every imported run (History marks them)."""
-    with store._lock:
-        return {r["run_id"]: r for r in store.db[TABLE].rows_where("imported_at IS NOT NULL")}
+    with store.reading() as db:
+        return {r["run_id"]: r for r in db[TABLE].rows_where("imported_at IS NOT NULL")}

@@ -1,9 +1,8 @@
-"""Numbered schema migrations. Append new ones; never edit an applied one."""
+"""Numbered schema migrations of the studio's SQLite files (applied by ``core.store.sqlite``). Append new ones; never
+edit an applied one."""
 
 from __future__ import annotations
 
-import sqlite3
-import time
 from collections.abc import Callable
 
 import sqlite_utils
@@ -157,34 +156,3 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (9, "model prices per million tokens", _m009_model_prices),
 ]
 
-
-def migrate(db: sqlite_utils.Database) -> list[int]:
-    """Apply the migrations not yet applied, each in its own exclusive transaction that first checks it is still
-    needed, so processes opening the same file at once apply each exactly once; returns the numbers applied."""
-    db["_migrations"].create({"version": int, "name": str, "applied": float}, pk="version", if_not_exists=True)
-    done = {row["version"]: row["name"] for row in db["_migrations"].rows}
-    path = db.execute("PRAGMA database_list").fetchone()[2] or "the studio database"
-    for version, name, _ in MIGRATIONS:
-        if version in done and done[version] != name:
-            raise StoreError(f"{path} was written by another version of the studio: its migration {version} is "
-                             f"“{done[version]}”, this version's is “{name}”. Move the file aside (a new one is "
-                             "started in its place) or open it with the version that wrote it")
-    applied = []
-    for version, name, step in MIGRATIONS:
-        if version in done:
-            continue
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if db.execute("SELECT 1 FROM _migrations WHERE version = ?", [version]).fetchone() is None:
-                try:
-                    step(db)
-                except sqlite3.OperationalError as exc:
-                    raise StoreError(f"{path} could not be brought up to date (migration {version}, {name}): {exc}. "
-                                     "It may have been changed by another program or version of the studio") from exc
-                db["_migrations"].insert({"version": version, "name": name, "applied": time.time()})
-                applied.append(version)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-    return applied

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import sqlite_utils
+
 from core import paths
 from core.store import owner
-from core.store.migrations import migrate
-from core.store.sqlite import connect, setting_up, use_wal
+from core.store.sqlite import database, transaction
 from core.trace import Answer, Error, Event, Run, Totals
 
 # A run saved before owners were recorded, with no event for this long, is not running any more: one LLM call
@@ -32,36 +35,45 @@ def mark_interrupted(run: Run, why: str, at: float) -> Event:
 
 
 class RunStore:
-    """Thread-safe: methods emit events from worker threads. Several processes may open the same file."""
+    """Thread-safe: methods emit events from worker threads. Several processes may open the same file. The stores
+    that keep their tables beside the runs (groups, prices, provenance, run files) go through ``reading`` and
+    ``writing`` too, so they share its one connection and lock."""
 
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path or paths.db_path())
-        self.db = connect(self.path)
-        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db = database(self.path)
         self._lock = threading.RLock()
-        with self._lock, setting_up(self.path):
-            use_wal(self.db)
-            migrate(self.db)
         self.close_orphans()
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite_utils.Database]:
+        with self._lock:
+            yield self.db
+
+    @contextmanager
+    def writing(self) -> Iterator[sqlite_utils.Database]:
+        """One write transaction (see ``core.store.sqlite.transaction``)."""
+        with self._lock, transaction(self.db.conn):
+            yield self.db
 
     # -- writing ---------------------------------------------------------------------
     def create_run(self, run: Run) -> None:
-        with self._lock, self.db.conn:
-            self.db["runs"].insert({**self._run_row(run), **owner.current()})
+        with self.writing() as db:
+            db["runs"].insert({**self._run_row(run), **owner.current()})
 
     def append_event(self, event: Event) -> None:
-        with self._lock, self.db.conn:
-            self.db["events"].insert(self._event_row(event))
+        with self.writing() as db:
+            db["events"].insert(self._event_row(event))
 
     def finish_run(self, run: Run) -> None:
-        with self._lock, self.db.conn:
-            self.db["runs"].update(run.id, self._run_row(run))
+        with self.writing() as db:
+            db["runs"].update(run.id, self._run_row(run))
 
     def close_orphans(self) -> list[str]:
         """Marks ``interrupted`` every run left ``running`` by a process that is gone, with an error event saying
         so; returns their ids. Runs that live processes are writing are left alone."""
-        with self._lock:
-            rows = list(self.db.query(
+        with self.reading() as db:
+            rows = list(db.query(
                 "SELECT r.id, r.started, r.owner_host, r.owner_pid, r.owner_started, max(e.time) AS last "
                 "FROM runs r LEFT JOIN events e ON e.run_id = r.id WHERE r.status = 'running' GROUP BY r.id"))
         now, closed = time.time(), []
@@ -74,27 +86,20 @@ class RunStore:
         return closed
 
     def _interrupt(self, run_id: str, last: float) -> bool:
-        with self._lock:
-            self.db.execute("BEGIN IMMEDIATE")  # another process may be closing the same run
-            try:
-                run = self.load_run(run_id)
-                if run.status != "running":
-                    self.db.execute("ROLLBACK")
-                    return False
-                event = mark_interrupted(run, INTERRUPTED, last)
-                self.db["events"].insert(self._event_row(event))
-                self.db["runs"].update(run_id, self._run_row(run))
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
+        with self.writing() as db:  # another process may be closing the same run: read it inside the write
+            run = self.load_run(run_id)
+            if run.status != "running":
+                return False
+            event = mark_interrupted(run, INTERRUPTED, last)
+            db["events"].insert(self._event_row(event))
+            db["runs"].update(run_id, self._run_row(run))
         return True
 
     # -- reading ---------------------------------------------------------------------
     def load_run(self, run_id: str) -> Run:
-        with self._lock:
-            row = self.db["runs"].get(run_id)
-            events = list(self.db["events"].rows_where("run_id = ?", [run_id], order_by="seq"))
+        with self.reading() as db:
+            row = db["runs"].get(run_id)
+            events = list(db["events"].rows_where("run_id = ?", [run_id], order_by="seq"))
         return Run(
             id=row["id"], method=row["method"], params=json.loads(row["params"]), question=row["question"],
             options=json.loads(row["options"]), model=row["model"], corpus=json.loads(row["corpus"]),
@@ -109,8 +114,8 @@ class RunStore:
         """Newest first. Runs whose process has gone since the store opened are marked interrupted first."""
         self.close_orphans()
         where, args = ("method = ?", [method]) if method else (None, [])
-        with self._lock:
-            rows = list(self.db["runs"].rows_where(where, args, order_by="started desc", limit=limit))
+        with self.reading() as db:
+            rows = list(db["runs"].rows_where(where, args, order_by="started desc", limit=limit))
         for row in rows:
             row["totals"] = json.loads(row["totals"])
             row["answer"] = json.loads(row["answer"]) if row["answer"] else None
@@ -118,10 +123,10 @@ class RunStore:
         return rows
 
     def delete_run(self, run_id: str) -> None:
-        with self._lock, self.db.conn:
-            self.db["annotations"].delete_where("run_id = ?", [run_id])
-            self.db["events"].delete_where("run_id = ?", [run_id])
-            self.db["runs"].delete(run_id)
+        with self.writing() as db:
+            db["annotations"].delete_where("run_id = ?", [run_id])
+            db["events"].delete_where("run_id = ?", [run_id])
+            db["runs"].delete(run_id)
 
     @staticmethod
     def _event_row(event: Event) -> dict[str, Any]:
