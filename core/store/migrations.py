@@ -1,8 +1,11 @@
 """Numbered schema migrations of the studio's SQLite files (applied by ``core.store.sqlite``). Append new ones; never
-edit an applied one."""
+edit an applied one. A migration is a fact of the file format: it imports nothing from the layers above the store,
+and copies any logic it needs as it stood when the migration was written."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 
 import sqlite_utils
@@ -77,22 +80,27 @@ def _m005_labels(db: sqlite_utils.Database) -> None:
     db["label_history"].create_index(["question_id", "snippet_id"])
 
 
+def _asked_key_v6(question: str, options: dict[str, str], gold: str) -> str:
+    """What identified a benchmark question as asked when migration 6 was written (``core.eval.keys.asked_key``).
+    Copied, not imported: the store sits below eval, and this migration must go on giving old rows the key they were
+    given then even if the live key changes one day (a change that needs its own migration to re-key rows)."""
+    blob = json.dumps([question, list(options.items()), gold], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
 def _m006_eval_asked_and_presets(db: sqlite_utils.Database) -> None:
     # Benchmark results are keyed by what was asked (question, options, gold), not only by the question id, and
     # carry the name of the ablation preset they were run for. Rows from before get the key of what their run's
     # trace says was asked (with the gold they were scored against); a row whose run was deleted gets an empty
     # key, which matches no question, so that question runs again rather than being scored blind.
-    import json
-
-    from core.eval.keys import asked_key  # imported here: core.eval itself imports the store
-
     items = db["eval_items"]
     items.add_column("asked", str)
     items.add_column("preset", str)
     found = list(db.query("select e.rowid as row, e.gold, r.question, r.options from eval_items e "
                           "left join runs r on r.id = e.run_id"))
     for row in found:
-        key = "" if row["question"] is None else asked_key(row["question"], json.loads(row["options"]), row["gold"])
+        key = "" if row["question"] is None else _asked_key_v6(row["question"], json.loads(row["options"]),
+                                                               row["gold"])
         db.execute("update eval_items set asked = ?, preset = '' where rowid = ?", [key, row["row"]])
     items.transform(pk=("config", "dataset", "qid", "asked"))
 
