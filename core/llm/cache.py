@@ -3,6 +3,12 @@
 It makes replays and tests reproducible and repeated questions free. Only accepted replies are put in it
 (see ``LLM._keep``), with how they ended, so a replayed reply the token budget cut off still says so. A row that
 cannot be read back is treated as a miss and overwritten.
+
+Its table (``responses``, migration 10) is part of the studio's one schema, reached like every store's through
+``core.store.sqlite``; the studio keeps it in a file of its own (``paths.llm_cache_path``) beside the studio
+database. Replies are derived data: deleting that file empties the cache and loses nothing else, and a cache
+written once can serve many studio databases (tests share one across theirs). Every LLM call of every thread
+writes to it, so it has its own write lock and never queues behind runs and labels.
 """
 
 from __future__ import annotations
@@ -27,13 +33,6 @@ def cache_key(backend: str, messages: list[dict[str, Any]], params: dict[str, An
 class ResponseCache:
     def __init__(self, path: Path | str):
         self.db = database(path)
-        self.db.table("responses").create(
-            {"key": str, "model": str, "text": str, "prompt_tokens": int, "completion_tokens": int,
-             "created": float, "finish_reason": str},
-            pk="key", if_not_exists=True,
-        )
-        if "finish_reason" not in self.db.table("responses").columns_dict:  # a cache from before it was kept
-            self.db.table("responses").add_column("finish_reason", str)
         self.table = self.db.table("responses")
         self._lock = threading.Lock()
 

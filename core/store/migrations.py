@@ -152,6 +152,17 @@ def _m009_model_prices(db: sqlite_utils.Database) -> None:
                   updated REAL NOT NULL)""")
 
 
+def _m010_response_cache(db: sqlite_utils.Database) -> None:
+    # The response cache (core/llm/cache.py): accepted replies keyed by backend + messages + sampling parameters,
+    # with how each ended. The cache created this table itself before it was numbered here, so a file that has it
+    # keeps its rows, and one from before finish reasons were kept gains the column (its rows replay as finished).
+    responses = db["responses"]
+    responses.create({"key": str, "model": str, "text": str, "prompt_tokens": int, "completion_tokens": int,
+                      "created": float, "finish_reason": str}, pk="key", if_not_exists=True)
+    if "finish_reason" not in responses.columns_dict:
+        responses.add_column("finish_reason", str)
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, events, annotations", _m001_initial),
     (2, "benchmark items", _m002_eval_items),
@@ -162,5 +173,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (7, "run provenance, workshop rooms and votes", _m007_workshop),
     (8, "shared mode: owner's settings and annotator names in use", _m008_shared_mode),
     (9, "model prices per million tokens", _m009_model_prices),
+    (10, "response cache", _m010_response_cache),
 ]
 
