@@ -9,7 +9,8 @@ from core.trace import Answer, Event, Query, Run, Usage
 
 def test_migrations_apply_once_and_are_recorded(tmp_path):
     store = RunStore(tmp_path / "s.sqlite")
-    assert {"runs", "events", "annotations", "responses", "_migrations"} <= set(store.db.table_names())
+    tables = set(store.db.table_names())
+    assert {"runs", "events", "responses", "_migrations"} <= tables and "annotations" not in tables
     assert [r["version"] for r in store.db["_migrations"].rows] == [v for v, _, _ in MIGRATIONS]
     assert migrate(store.db) == []  # nothing left to apply
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"

@@ -163,6 +163,12 @@ def _m010_response_cache(db: sqlite_utils.Database) -> None:
         responses.add_column("finish_reason", str)
 
 
+def _m011_drop_annotations(db: sqlite_utils.Database) -> None:
+    # Per-run annotations (migration 1) were planned and never written by any version; labels are graded per
+    # question and snippet (migration 5). The table is dropped so no code keeps deleting from it.
+    db.execute("DROP TABLE annotations")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, events, annotations", _m001_initial),
     (2, "benchmark items", _m002_eval_items),
@@ -174,5 +180,5 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (8, "shared mode: owner's settings and annotator names in use", _m008_shared_mode),
     (9, "model prices per million tokens", _m009_model_prices),
     (10, "response cache", _m010_response_cache),
+    (11, "drop the unused annotations table", _m011_drop_annotations),
 ]
-

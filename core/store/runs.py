@@ -124,7 +124,6 @@ class RunStore:
 
     def delete_run(self, run_id: str) -> None:
         with self.writing() as db:
-            db["annotations"].delete_where("run_id = ?", [run_id])
             db["events"].delete_where("run_id = ?", [run_id])
             db["runs"].delete(run_id)
 
