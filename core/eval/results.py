@@ -68,3 +68,8 @@ class EvalResults:
             found = list(self.table.rows_where("config = ?", [config]))
         return [r for r in found if (r["dataset"], r["qid"], r["asked"]) in keys]
 
+
+def evaluated_datasets(store: RunStore) -> list[str]:
+    """The datasets some benchmark has results for, in name order."""
+    with store.reading() as db:
+        return [row[0] for row in db.execute("select distinct dataset from eval_items order by dataset")]

@@ -23,8 +23,7 @@ def export_runs(store: RunStore, run_ids: list[str], *, kind: Kind | None = None
     (its file would hold a run that says "running" and has not the events it goes on to have)."""
     if not run_ids:
         raise RunFileError("no runs to export: choose at least one")
-    with store.reading() as db:
-        missing = [i for i in run_ids if not db["runs"].count_where("id = ?", [i])]
+    missing = [i for i in run_ids if not store.has_run(i)]
     if missing:
         raise RunFileError(f"no saved run has the id {', '.join(missing)}")
     runs = [store.load_run(i) for i in dict.fromkeys(run_ids)]
@@ -104,7 +103,7 @@ def import_runs(store: RunStore, run_file: RunFile, label: str) -> ImportReport:
         conflicts = []
         for entry in run_file.runs:
             run = runs[entry.run.id]
-            if not db["runs"].count_where("id = ?", [run.id]):
+            if not store.has_run(run.id):
                 continue
             here = store.load_run(run.id)
             if _comparable(here) == _comparable(run):

@@ -122,6 +122,10 @@ class RunStore:
             row["options"] = json.loads(row["options"])
         return rows
 
+    def has_run(self, run_id: str) -> bool:
+        with self.reading() as db:
+            return db["runs"].count_where("id = ?", [run_id]) > 0
+
     def delete_run(self, run_id: str) -> None:
         with self.writing() as db:
             db["events"].delete_where("run_id = ?", [run_id])
