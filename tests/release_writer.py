@@ -15,17 +15,40 @@ from pathlib import Path
 def _run(method: str, question: str, options: dict[str, str], choice: str, hits: list[str]):
     from core.trace import Answer, Event, Hit, Query, Retrieval, Run, Usage
 
-    run = Run(method=method, question=question, options=options, model="scripted", corpus=["hpo"] if hits else [],
-              params={"k": len(hits)})
+    run = Run(
+        method=method,
+        question=question,
+        options=options,
+        model="scripted",
+        corpus=["hpo"] if hits else [],
+        params={"k": len(hits)},
+    )
     run.events = [Event(run_id=run.id, seq=0, stage="query", agent="Studio", payload=Query(text=question))]
     if hits:
-        found = [Hit(snippet_id=s, corpus="hpo", title=f"title {s}", text=f"text of {s}", rank=i + 1, score=1 / (i + 1))
-                 for i, s in enumerate(hits)]
-        run.events.append(Event(run_id=run.id, seq=1, stage="retrieval", agent="Retriever", usage=Usage(retrievals=1),
-                                payload=Retrieval(query=question, hits=found)))
-    run.events.append(Event(run_id=run.id, seq=len(run.events), stage="answer", agent="Reader",
-                            usage=Usage(calls=1, prompt_tokens=120, completion_tokens=8, seconds=0.5),
-                            payload=Answer(choice=choice, text=options[choice], cited=hits[:1])))
+        found = [
+            Hit(snippet_id=s, corpus="hpo", title=f"title {s}", text=f"text of {s}", rank=i + 1, score=1 / (i + 1))
+            for i, s in enumerate(hits)
+        ]
+        run.events.append(
+            Event(
+                run_id=run.id,
+                seq=1,
+                stage="retrieval",
+                agent="Retriever",
+                usage=Usage(retrievals=1),
+                payload=Retrieval(query=question, hits=found),
+            )
+        )
+    run.events.append(
+        Event(
+            run_id=run.id,
+            seq=len(run.events),
+            stage="answer",
+            agent="Reader",
+            usage=Usage(calls=1, prompt_tokens=120, completion_tokens=8, seconds=0.5),
+            payload=Answer(choice=choice, text=options[choice], cited=hits[:1]),
+        )
+    )
     run.answer, run.status, run.finished = run.events[-1].payload, "ok", run.started + 1.0
     run.totals = run.compute_totals()
     return run
@@ -59,8 +82,9 @@ def write(folder: Path) -> dict:
             store.append_event(event)
         store.finish_run(run)
     group = save_group(store, [asked.id, benched.id], "two methods")
-    provenance.record(store, asked.id, backend="scripted", corpora=[CorpusRef(name="hpo", fingerprint="fp1")],
-                      case_id="stemi")
+    provenance.record(
+        store, asked.id, backend="scripted", corpora=[CorpusRef(name="hpo", fingerprint="fp1")], case_id="stemi"
+    )
     item = BenchItem("medqa", "q1", Question(text=benched.question, options=options), "B")
     config = config_key("cot", benched.params, "scripted", [])
     EvalResults(store).record(config, item, benched, preset="")
@@ -84,8 +108,12 @@ def write(folder: Path) -> dict:
     write_setting(studio, "visitor allowances", json.dumps({"ask": True}))
     ResponseCache(folder / "llm_cache.sqlite").put("key-1", "scripted", "B.", 40, 2, finish_reason="length")
     return {
-        "core": core.__file__, "runs": [json.loads(r.model_dump_json()) for r in (asked, benched)], "group": group,
-        "eval": {"config": config, "asked": item.asked}, "question_id": ref.question_id, "claimed": claimed,
+        "core": core.__file__,
+        "runs": [json.loads(r.model_dump_json()) for r in (asked, benched)],
+        "group": group,
+        "eval": {"config": config, "asked": item.asked},
+        "question_id": ref.question_id,
+        "claimed": claimed,
         "room": {"code": room.code, "presenter": presenter, "member": member.id, "member_token": member_token},
     }
 

@@ -18,6 +18,7 @@ from core.eval.results import EvalResults
 from core.labels import LabelStore
 from core.labels.claims import NameClaims
 from core.labels.grades import LabelError
+from core.labels.pool import collect
 from core.llm.cache import ResponseCache
 from core.rooms.store import RoomStore
 from core.runfiles import provenance
@@ -61,9 +62,14 @@ def release(tmp_path_factory) -> tuple[Path, dict]:
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
         tar.extractall(old, filter="data")
     folder = tmp_path_factory.mktemp("written")
-    done = subprocess.run([sys.executable, str(REPO / "tests" / "release_writer.py"), str(folder)], cwd=old,
-                          env={"PYTHONPATH": str(old), "MEDRAG_STUDIO_HOME": str(folder / "home"),
-                               "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(REPO / "tests" / "release_writer.py"), str(folder)],
+        cwd=old,
+        env={"PYTHONPATH": str(old), "MEDRAG_STUDIO_HOME": str(folder / "home"), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     wrote = json.loads(done.stdout)
     assert wrote["core"] == str(old / "core" / "__init__.py")  # the release's code wrote it, not this version's
@@ -88,8 +94,9 @@ def test_a_studio_database_from_the_release_upgrades_and_every_row_reads_back(re
     after = _tables(path)
     assert sorted(v for v, *_ in after["_migrations"]) == [v for v, _, _ in MIGRATIONS]
     assert "annotations" not in after and after["responses"] == []
-    assert {t: rows for t, rows in after.items() if t in before and t != "_migrations"} == \
-        {t: rows for t, rows in before.items() if t not in ("_migrations", "annotations")}  # no row changed
+    assert {t: rows for t, rows in after.items() if t in before and t != "_migrations"} == {
+        t: rows for t, rows in before.items() if t not in ("_migrations", "annotations")
+    }  # no row changed
 
     runs = [Run.model_validate(r) for r in wrote["runs"]]
     assert [store.load_run(r.id) for r in runs] == runs
@@ -101,10 +108,13 @@ def test_a_studio_database_from_the_release_upgrades_and_every_row_reads_back(re
     assert [(p["model"], p["input_per_m"], p["currency"]) for p in price_rows(store)] == [("scripted", 0.15, "EUR")]
 
     labels = LabelStore(path)
-    assert [(r["snippet_id"], r["grade"], r["note"]) for r in labels.labels()] == \
-        [("s1", 2, "on second reading"), ("s2", 1, "")]
+    assert [(r["snippet_id"], r["grade"], r["note"]) for r in labels.labels()] == [
+        ("s1", 2, "on second reading"),
+        ("s2", 1, ""),
+    ]
     assert [(r["snippet_id"], r["grade"], r["adjudicator"]) for r in labels.finals()] == [("s1", 2, "ben")]
     assert [r["new_grade"] for r in labels.history(wrote["question_id"])] == [3, 1, 2, 2]
+    assert sorted(item.pool_id for question in collect(path) for item in question.items) == ["s1", "s2"]
     claims = NameClaims(path)
     assert claims.take("dr  dee", "client-1") == wrote["claimed"]
     with pytest.raises(LabelError, match="Someone else labels as"):
