@@ -96,6 +96,9 @@ def test_the_live_asked_key_is_still_the_one_migration_6_gave_old_rows():
     every stored result would stop matching, and that needs a migration that re-keys the rows."""
     from core.eval.keys import asked_key
 
-    for question, options, gold in [("Does X help?", {"A": "yes", "B": "no"}, "A"),
-                                    ("Qué arteria?", {"B": "LAD", "A": "RCA"}, "B"), ("", {}, "")]:
+    for question, options, gold in [
+        ("Does X help?", {"A": "yes", "B": "no"}, "A"),
+        ("Qué arteria?", {"B": "LAD", "A": "RCA"}, "B"),
+        ("", {}, ""),
+    ]:
         assert migrations._asked_key_v6(question, options, gold) == asked_key(question, options, gold)

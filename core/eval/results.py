@@ -42,8 +42,11 @@ class EvalResults:
         """The questions, as asked, with a final result for this configuration."""
         marks = ", ".join("?" for _ in FINAL_ERRORS)
         with self._lock:
-            rows = self.db.query(f"select dataset, qid, asked from eval_items where config = ? and "
-                                 f"(status = 'ok' or error_type in ({marks}))", [config, *FINAL_ERRORS])
+            rows = self.db.query(
+                f"select dataset, qid, asked from eval_items where config = ? and "
+                f"(status = 'ok' or error_type in ({marks}))",
+                [config, *FINAL_ERRORS],
+            )
             return {(r["dataset"], r["qid"], r["asked"]) for r in rows}
 
     def record(self, config: str, item: BenchItem, run: Run, preset: str = "") -> dict[str, Any]:
@@ -51,13 +54,27 @@ class EvalResults:
         predicted = run.answer.choice if run.answer else None
         t = run.totals
         row = {
-            "config": config, "method": run.method, "preset": preset, "dataset": item.dataset, "qid": item.qid,
-            "asked": item.asked, "run_id": run.id, "model": run.model, "params": json.dumps(run.params, sort_keys=True),
-            "corpus": json.dumps(run.corpus), "gold": item.answer, "predicted": predicted,
+            "config": config,
+            "method": run.method,
+            "preset": preset,
+            "dataset": item.dataset,
+            "qid": item.qid,
+            "asked": item.asked,
+            "run_id": run.id,
+            "model": run.model,
+            "params": json.dumps(run.params, sort_keys=True),
+            "corpus": json.dumps(run.corpus),
+            "gold": item.answer,
+            "predicted": predicted,
             "correct": int(run.status == "ok" and predicted == item.answer),
-            "status": run.status, "error_type": error.error_type if error else "", "calls": t.calls,
-            "retrievals": t.retrievals, "prompt_tokens": t.prompt_tokens, "completion_tokens": t.completion_tokens,
-            "seconds": t.seconds, "finished": run.finished,
+            "status": run.status,
+            "error_type": error.error_type if error else "",
+            "calls": t.calls,
+            "retrievals": t.retrievals,
+            "prompt_tokens": t.prompt_tokens,
+            "completion_tokens": t.completion_tokens,
+            "seconds": t.seconds,
+            "finished": run.finished,
         }
         with self._lock, transaction(self.db.conn):
             self.table.upsert(row, pk=("config", "dataset", "qid", "asked"))

@@ -34,19 +34,24 @@ class NameClaims:
         conn = connect(self.path)
         try:
             with transaction(conn):
-                held = conn.execute("SELECT name, holder_hash FROM annotator_claims WHERE name_key = ?",
-                                    [name_key(name)]).fetchone()
+                held = conn.execute(
+                    "SELECT name, holder_hash FROM annotator_claims WHERE name_key = ?", [name_key(name)]
+                ).fetchone()
                 if held and held[1] == _hash(holder):
                     return held[0]
                 if held:
-                    raise LabelError(f"Someone else labels as “{held[0]}” on this studio; choose another name (add an "
-                                     "initial, say).")
+                    raise LabelError(
+                        f"Someone else labels as “{held[0]}” on this studio; choose another name (add an initial, say)."
+                    )
                 before = conn.execute("SELECT DISTINCT annotator FROM labels").fetchall()
                 if not owner and any(name_key(row[0]) == name_key(name) for row in before):
-                    raise LabelError(f"Labels under “{name}” exist from before; choose another name, or ask the "
-                                     "studio's owner.")
-                conn.execute("INSERT INTO annotator_claims (name_key, name, holder_hash, claimed) VALUES (?, ?, ?, ?)",
-                             [name_key(name), name, _hash(holder), time.time()])
+                    raise LabelError(
+                        f"Labels under “{name}” exist from before; choose another name, or ask the studio's owner."
+                    )
+                conn.execute(
+                    "INSERT INTO annotator_claims (name_key, name, holder_hash, claimed) VALUES (?, ?, ?, ?)",
+                    [name_key(name), name, _hash(holder), time.time()],
+                )
         finally:
             conn.close()
         return name

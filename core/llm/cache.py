@@ -46,16 +46,27 @@ class ResponseCache:
             text = row["text"]
             if not isinstance(text, str):
                 raise TypeError("text is not a string")
-            return {"text": text, "prompt_tokens": int(row["prompt_tokens"]),
-                    "completion_tokens": int(row["completion_tokens"]),
-                    "finish_reason": row.get("finish_reason") or "stop"}  # rows from before it was kept finished
+            return {
+                "text": text,
+                "prompt_tokens": int(row["prompt_tokens"]),
+                "completion_tokens": int(row["completion_tokens"]),
+                "finish_reason": row.get("finish_reason") or "stop",
+            }  # rows from before it was kept finished
         except (TypeError, ValueError, KeyError):
             return None  # corrupted row: a miss; the next put rewrites it
 
-    def put(self, key: str, model: str, text: str, prompt_tokens: int, completion_tokens: int,
-            finish_reason: str = "stop") -> None:
-        row = {"key": key, "model": model, "text": text, "prompt_tokens": prompt_tokens,
-               "completion_tokens": completion_tokens, "created": time.time(), "finish_reason": finish_reason}
+    def put(
+        self, key: str, model: str, text: str, prompt_tokens: int, completion_tokens: int, finish_reason: str = "stop"
+    ) -> None:
+        row = {
+            "key": key,
+            "model": model,
+            "text": text,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "created": time.time(),
+            "finish_reason": finish_reason,
+        }
         with self._lock, transaction(self.db.conn):
             self.table.upsert(row, pk="key")
 

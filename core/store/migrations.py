@@ -16,30 +16,83 @@ class StoreError(RuntimeError):
 
 
 def _m001_initial(db: sqlite_utils.Database) -> None:
-    db["runs"].create({
-        "id": str, "method": str, "params": str, "question": str, "options": str, "model": str, "corpus": str,
-        "started": float, "finished": float, "status": str, "answer": str, "totals": str, "parent_id": str,
-    }, pk="id")
+    db["runs"].create(
+        {
+            "id": str,
+            "method": str,
+            "params": str,
+            "question": str,
+            "options": str,
+            "model": str,
+            "corpus": str,
+            "started": float,
+            "finished": float,
+            "status": str,
+            "answer": str,
+            "totals": str,
+            "parent_id": str,
+        },
+        pk="id",
+    )
     db["runs"].create_index(["started"])
-    db["events"].create({
-        "run_id": str, "seq": int, "stage": str, "agent": str, "kind": str, "payload": str, "usage": str, "time": float,
-    }, pk=("run_id", "seq"), foreign_keys=[("run_id", "runs", "id")])
-    db["annotations"].create({
-        "id": int, "run_id": str, "event_seq": int, "snippet_id": str, "annotator": str, "label": str, "note": str,
-        "time": float,
-    }, pk="id", foreign_keys=[("run_id", "runs", "id")])
+    db["events"].create(
+        {
+            "run_id": str,
+            "seq": int,
+            "stage": str,
+            "agent": str,
+            "kind": str,
+            "payload": str,
+            "usage": str,
+            "time": float,
+        },
+        pk=("run_id", "seq"),
+        foreign_keys=[("run_id", "runs", "id")],
+    )
+    db["annotations"].create(
+        {
+            "id": int,
+            "run_id": str,
+            "event_seq": int,
+            "snippet_id": str,
+            "annotator": str,
+            "label": str,
+            "note": str,
+            "time": float,
+        },
+        pk="id",
+        foreign_keys=[("run_id", "runs", "id")],
+    )
     db["annotations"].create_index(["run_id", "snippet_id"])
 
 
 def _m002_eval_items(db: sqlite_utils.Database) -> None:
     # One row per (method configuration, dataset, question): what makes a benchmark resumable. No foreign key
     # to runs, so deleting a run stays possible; the row then keeps its scores without the trace.
-    db["eval_items"].create({
-        "config": str, "method": str, "dataset": str, "qid": str, "run_id": str, "model": str, "params": str,
-        "corpus": str, "gold": str, "predicted": str, "correct": int, "status": str, "error_type": str,
-        "calls": int, "retrievals": int, "prompt_tokens": int, "completion_tokens": int, "seconds": float,
-        "finished": float,
-    }, pk=("config", "dataset", "qid"))
+    db["eval_items"].create(
+        {
+            "config": str,
+            "method": str,
+            "dataset": str,
+            "qid": str,
+            "run_id": str,
+            "model": str,
+            "params": str,
+            "corpus": str,
+            "gold": str,
+            "predicted": str,
+            "correct": int,
+            "status": str,
+            "error_type": str,
+            "calls": int,
+            "retrievals": int,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "seconds": float,
+            "finished": float,
+        },
+        pk=("config", "dataset", "qid"),
+    )
 
 
 def _m003_run_owner(db: sqlite_utils.Database) -> None:
@@ -55,28 +108,69 @@ def _m004_comparison_groups(db: sqlite_utils.Database) -> None:
     # A comparison: the runs of two or three methods on one question, reopened side by side. Deleting a run
     # leaves the group with the runs that remain.
     db["comparison_groups"].create({"id": str, "title": str, "created": float}, pk="id")
-    db["comparison_runs"].create({"group_id": str, "position": int, "run_id": str}, pk=("group_id", "position"),
-                                 foreign_keys=[("group_id", "comparison_groups", "id")])
+    db["comparison_runs"].create(
+        {"group_id": str, "position": int, "run_id": str},
+        pk=("group_id", "position"),
+        foreign_keys=[("group_id", "comparison_groups", "id")],
+    )
     db["comparison_runs"].create_index(["run_id"])
 
 
 def _m005_labels(db: sqlite_utils.Database) -> None:
     # Labels belong to (question, snippet, annotator), not to a run: every run of a question is scored from the same
     # judgments (pooling, as TREC does). One current label per key; every change is kept in label_history.
-    db["label_questions"].create({
-        "question_id": str, "qhash": str, "question": str, "options": str, "source": str, "created": float,
-    }, pk="question_id")
+    db["label_questions"].create(
+        {
+            "question_id": str,
+            "qhash": str,
+            "question": str,
+            "options": str,
+            "source": str,
+            "created": float,
+        },
+        pk="question_id",
+    )
     db["label_questions"].create_index(["qhash"], unique=True)
-    db["labels"].create({
-        "question_id": str, "snippet_id": str, "annotator": str, "grade": int, "note": str, "updated": float,
-    }, pk=("question_id", "snippet_id", "annotator"), not_null={"grade"})
-    db["label_finals"].create({
-        "question_id": str, "snippet_id": str, "grade": int, "note": str, "adjudicator": str, "updated": float,
-    }, pk=("question_id", "snippet_id"), not_null={"grade"})
-    db["label_history"].create({
-        "id": int, "question_id": str, "snippet_id": str, "annotator": str, "kind": str, "old_grade": int,
-        "new_grade": int, "old_note": str, "new_note": str, "source": str, "time": float,
-    }, pk="id")
+    db["labels"].create(
+        {
+            "question_id": str,
+            "snippet_id": str,
+            "annotator": str,
+            "grade": int,
+            "note": str,
+            "updated": float,
+        },
+        pk=("question_id", "snippet_id", "annotator"),
+        not_null={"grade"},
+    )
+    db["label_finals"].create(
+        {
+            "question_id": str,
+            "snippet_id": str,
+            "grade": int,
+            "note": str,
+            "adjudicator": str,
+            "updated": float,
+        },
+        pk=("question_id", "snippet_id"),
+        not_null={"grade"},
+    )
+    db["label_history"].create(
+        {
+            "id": int,
+            "question_id": str,
+            "snippet_id": str,
+            "annotator": str,
+            "kind": str,
+            "old_grade": int,
+            "new_grade": int,
+            "old_note": str,
+            "new_note": str,
+            "source": str,
+            "time": float,
+        },
+        pk="id",
+    )
     db["label_history"].create_index(["question_id", "snippet_id"])
 
 
@@ -96,11 +190,13 @@ def _m006_eval_asked_and_presets(db: sqlite_utils.Database) -> None:
     items = db["eval_items"]
     items.add_column("asked", str)
     items.add_column("preset", str)
-    found = list(db.query("select e.rowid as row, e.gold, r.question, r.options from eval_items e "
-                          "left join runs r on r.id = e.run_id"))
+    found = list(
+        db.query(
+            "select e.rowid as row, e.gold, r.question, r.options from eval_items e left join runs r on r.id = e.run_id"
+        )
+    )
     for row in found:
-        key = "" if row["question"] is None else _asked_key_v6(row["question"], json.loads(row["options"]),
-                                                               row["gold"])
+        key = "" if row["question"] is None else _asked_key_v6(row["question"], json.loads(row["options"]), row["gold"])
         db.execute("update eval_items set asked = ?, preset = '' where rowid = ?", [key, row["row"]])
     items.transform(pk=("config", "dataset", "qid", "asked"))
 
@@ -157,8 +253,19 @@ def _m010_response_cache(db: sqlite_utils.Database) -> None:
     # with how each ended. The cache created this table itself before it was numbered here, so a file that has it
     # keeps its rows, and one from before finish reasons were kept gains the column (its rows replay as finished).
     responses = db["responses"]
-    responses.create({"key": str, "model": str, "text": str, "prompt_tokens": int, "completion_tokens": int,
-                      "created": float, "finish_reason": str}, pk="key", if_not_exists=True)
+    responses.create(
+        {
+            "key": str,
+            "model": str,
+            "text": str,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "created": float,
+            "finish_reason": str,
+        },
+        pk="key",
+        if_not_exists=True,
+    )
     if "finish_reason" not in responses.columns_dict:
         responses.add_column("finish_reason", str)
 

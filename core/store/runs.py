@@ -20,14 +20,22 @@ from core.trace import Answer, Error, Event, Run, Totals
 # A run saved before owners were recorded, with no event for this long, is not running any more: one LLM call
 # gives up long before (timeout × tries).
 OWNERLESS_STALE_SECONDS = 3600.0
-INTERRUPTED = ("the process running this run ended before the run did (it was killed, or the machine stopped); "
-               "the trace is kept up to that point")
+INTERRUPTED = (
+    "the process running this run ended before the run did (it was killed, or the machine stopped); "
+    "the trace is kept up to that point"
+)
 
 
 def mark_interrupted(run: Run, why: str, at: float) -> Event:
     """Ends a run that stopped without finishing at ``at``: an error event saying ``why``, status interrupted."""
-    event = Event(run_id=run.id, seq=len(run.events), stage="interrupted", agent="Studio", time=at,
-                  payload=Error(message=why, error_type="interrupted"))
+    event = Event(
+        run_id=run.id,
+        seq=len(run.events),
+        stage="interrupted",
+        agent="Studio",
+        time=at,
+        payload=Error(message=why, error_type="interrupted"),
+    )
     run.events.append(event)
     run.status, run.finished = "interrupted", at
     run.totals = run.compute_totals()
@@ -73,15 +81,19 @@ class RunStore:
         """Marks ``interrupted`` every run left ``running`` by a process that is gone, with an error event saying
         so; returns their ids. Runs that live processes are writing are left alone."""
         with self.reading() as db:
-            rows = list(db.query(
-                "SELECT r.id, r.started, r.owner_host, r.owner_pid, r.owner_started, max(e.time) AS last "
-                "FROM runs r LEFT JOIN events e ON e.run_id = r.id WHERE r.status = 'running' GROUP BY r.id"))
+            rows = list(
+                db.query(
+                    "SELECT r.id, r.started, r.owner_host, r.owner_pid, r.owner_started, max(e.time) AS last "
+                    "FROM runs r LEFT JOIN events e ON e.run_id = r.id WHERE r.status = 'running' GROUP BY r.id"
+                )
+            )
         now, closed = time.time(), []
         for row in rows:
             last = row["last"] or row["started"]
             ownerless = row["owner_pid"] is None and now - last > OWNERLESS_STALE_SECONDS
-            if (ownerless or owner.is_gone(row["owner_host"], row["owner_pid"], row["owner_started"])) \
-                    and self._interrupt(row["id"], last):
+            if (
+                ownerless or owner.is_gone(row["owner_host"], row["owner_pid"], row["owner_started"])
+            ) and self._interrupt(row["id"], last):
                 closed.append(row["id"])
         return closed
 
@@ -101,13 +113,23 @@ class RunStore:
             row = db["runs"].get(run_id)
             events = list(db["events"].rows_where("run_id = ?", [run_id], order_by="seq"))
         return Run(
-            id=row["id"], method=row["method"], params=json.loads(row["params"]), question=row["question"],
-            options=json.loads(row["options"]), model=row["model"], corpus=json.loads(row["corpus"]),
-            started=row["started"], finished=row["finished"], status=row["status"],
+            id=row["id"],
+            method=row["method"],
+            params=json.loads(row["params"]),
+            question=row["question"],
+            options=json.loads(row["options"]),
+            model=row["model"],
+            corpus=json.loads(row["corpus"]),
+            started=row["started"],
+            finished=row["finished"],
+            status=row["status"],
             answer=Answer.model_validate_json(row["answer"]) if row["answer"] else None,
-            totals=Totals.model_validate_json(row["totals"]), parent_id=row["parent_id"],
-            events=[Event.model_validate({**e, "payload": json.loads(e["payload"]), "usage": json.loads(e["usage"])})
-                    for e in events],
+            totals=Totals.model_validate_json(row["totals"]),
+            parent_id=row["parent_id"],
+            events=[
+                Event.model_validate({**e, "payload": json.loads(e["payload"]), "usage": json.loads(e["usage"])})
+                for e in events
+            ],
         )
 
     def list_runs(self, limit: int = 200, method: str | None = None) -> list[dict[str, Any]]:
@@ -133,16 +155,31 @@ class RunStore:
 
     @staticmethod
     def _event_row(event: Event) -> dict[str, Any]:
-        return {"run_id": event.run_id, "seq": event.seq, "stage": event.stage, "agent": event.agent,
-                "kind": event.kind, "payload": event.payload.model_dump_json(), "usage": event.usage.model_dump_json(),
-                "time": event.time}
+        return {
+            "run_id": event.run_id,
+            "seq": event.seq,
+            "stage": event.stage,
+            "agent": event.agent,
+            "kind": event.kind,
+            "payload": event.payload.model_dump_json(),
+            "usage": event.usage.model_dump_json(),
+            "time": event.time,
+        }
 
     @staticmethod
     def _run_row(run: Run) -> dict[str, Any]:
         return {
-            "id": run.id, "method": run.method, "params": json.dumps(run.params), "question": run.question,
-            "options": json.dumps(run.options), "model": run.model, "corpus": json.dumps(run.corpus),
-            "started": run.started, "finished": run.finished, "status": run.status,
+            "id": run.id,
+            "method": run.method,
+            "params": json.dumps(run.params),
+            "question": run.question,
+            "options": json.dumps(run.options),
+            "model": run.model,
+            "corpus": json.dumps(run.corpus),
+            "started": run.started,
+            "finished": run.finished,
+            "status": run.status,
             "answer": run.answer.model_dump_json() if run.answer else None,
-            "totals": run.totals.model_dump_json(), "parent_id": run.parent_id,
+            "totals": run.totals.model_dump_json(),
+            "parent_id": run.parent_id,
         }

@@ -22,7 +22,10 @@ def write_setting(path: Path | str, key: str, value: str) -> None:
     conn = connect(path)
     try:
         with transaction(conn):
-            conn.execute("INSERT INTO studio_settings (key, value, updated) VALUES (?, ?, ?) ON CONFLICT (key) "
-                         "DO UPDATE SET value = excluded.value, updated = excluded.updated", [key, value, time.time()])
+            conn.execute(
+                "INSERT INTO studio_settings (key, value, updated) VALUES (?, ?, ?) ON CONFLICT (key) "
+                "DO UPDATE SET value = excluded.value, updated = excluded.updated",
+                [key, value, time.time()],
+            )
     finally:
         conn.close()

@@ -71,9 +71,11 @@ def migrate(db: sqlite_utils.Database) -> list[int]:
     path = db.execute("PRAGMA database_list").fetchone()[2] or "the studio database"
     for version, name, _ in migrations.MIGRATIONS:
         if version in done and done[version] != name:
-            raise StoreError(f"{path} was written by another version of the studio: its migration {version} is "
-                             f"“{done[version]}”, this version's is “{name}”. Move the file aside (a new one is "
-                             "started in its place) or open it with the version that wrote it")
+            raise StoreError(
+                f"{path} was written by another version of the studio: its migration {version} is "
+                f"“{done[version]}”, this version's is “{name}”. Move the file aside (a new one is "
+                "started in its place) or open it with the version that wrote it"
+            )
     applied = []
     for version, name, step in migrations.MIGRATIONS:
         if version in done:
@@ -83,8 +85,10 @@ def migrate(db: sqlite_utils.Database) -> list[int]:
                 try:
                     step(db)
                 except sqlite3.OperationalError as exc:
-                    raise StoreError(f"{path} could not be brought up to date (migration {version}, {name}): {exc}. "
-                                     "It may have been changed by another program or version of the studio") from exc
+                    raise StoreError(
+                        f"{path} could not be brought up to date (migration {version}, {name}): {exc}. "
+                        "It may have been changed by another program or version of the studio"
+                    ) from exc
                 db["_migrations"].insert({"version": version, "name": name, "applied": time.time()})
                 applied.append(version)
     return applied

@@ -78,8 +78,9 @@ def test_the_queue_of_an_evaluation_offers_the_datasets_benchmarks_have_results_
     assert at.multiselect(key="annotate.datasets").options == []
     results = EvalResults(RunStore())
     for dataset in ("pubmedqa", "medqa"):
-        results.record("cot-1", BenchItem(dataset, "q1", Question(text=medrag.question, options=medrag.options), "A"),
-                       medrag)
+        results.record(
+            "cot-1", BenchItem(dataset, "q1", Question(text=medrag.question, options=medrag.options), "A"), medrag
+        )
     at.run()
     assert at.multiselect(key="annotate.datasets").options == ["medqa", "pubmedqa"]
 

@@ -47,8 +47,11 @@ def queue_form() -> tuple[RunFilter, int]:
             cases = frozenset(st.multiselect("Cases (none = every case)", list(by_id), key="annotate.cases",
                                              format_func=lambda c: f"{by_id[c].specialty} · {by_id[c].title}"))
         elif source == "eval":
-            datasets = frozenset(st.multiselect("Datasets (none = every dataset)", evaluated_datasets(state.store()),
-                                                key="annotate.datasets"))
+            datasets = frozenset(
+                st.multiselect(
+                    "Datasets (none = every dataset)", evaluated_datasets(state.store()), key="annotate.datasets"
+                )
+            )
         left, middle, right = st.columns([2, 2, 1])
         chosen = left.multiselect("Methods (none = every method)", methods, format_func=method_label,
                                   key="annotate.methods")
