@@ -12,10 +12,11 @@ from core.runfiles import io, provenance
 from core.runfiles.format import Kind, Origin, RunFile, RunFileError
 from core.store import RunStore
 from core.store.runs import mark_interrupted
-from core.trace import Event, Run
+from core.trace import Run
 
-STILL_RUNNING = ("the run was still going where it was exported, and it goes on nowhere here; its trace is kept up "
-                 "to that point")
+STILL_RUNNING = (
+    "the run was still going where it was exported, and it goes on nowhere here; its trace is kept up to that point"
+)
 
 
 def export_runs(store: RunStore, run_ids: list[str], *, kind: Kind | None = None, title: str = "") -> RunFile:
@@ -51,11 +52,12 @@ class ImportReport:
     def summary(self) -> str:
         parts = [f"{len(self.imported)} run{'s' if len(self.imported) != 1 else ''} imported from {self.source}"]
         if self.interrupted:
-            parts.append(f"{len(self.interrupted)} of them still running where exported, kept as interrupted "
-                         f"({', '.join(self.interrupted)})")
+            parts.append(
+                f"{len(self.interrupted)} of them still running where exported, kept as interrupted "
+                f"({', '.join(self.interrupted)})"
+            )
         if self.skipped:
-            parts.append(f"{len(self.skipped)} already here with the same content, skipped "
-                         f"({', '.join(self.skipped)})")
+            parts.append(f"{len(self.skipped)} already here with the same content, skipped ({', '.join(self.skipped)})")
         return "; ".join(parts)
 
 
@@ -71,13 +73,9 @@ def _differences(here: Run, there: Run) -> str:
     return ", ".join(fields)
 
 
-def _event_row(event: Event) -> dict[str, Any]:
-    return {"run_id": event.run_id, "seq": event.seq, "stage": event.stage, "agent": event.agent, "kind": event.kind,
-            "payload": event.payload.model_dump_json(), "usage": event.usage.model_dump_json(), "time": event.time}
-
-
-def import_file(store: RunStore, source: Path | str | BinaryIO, *, name: str | None = None,
-                **limits: int) -> ImportReport:
+def import_file(
+    store: RunStore, source: Path | str | BinaryIO, *, name: str | None = None, **limits: int
+) -> ImportReport:
     """Check the whole file, then import it (see ``import_runs``)."""
     label = name or (Path(source).name if isinstance(source, str | Path) else "the uploaded file")
     return import_runs(store, io.read(source, **limits), label)
@@ -111,17 +109,21 @@ def import_runs(store: RunStore, run_file: RunFile, label: str) -> ImportReport:
             else:
                 conflicts.append(f"run {run.id} ({_differences(here, run)})")
         if conflicts:
-            raise RunFileError("these runs are already here with different content: " + "; ".join(conflicts)
-                               + ". Delete them in History first to replace them.")
+            raise RunFileError(
+                "these runs are already here with different content: "
+                + "; ".join(conflicts)
+                + ". Delete them in History first to replace them."
+            )
         for entry in run_file.runs:
             run = runs[entry.run.id]
             if run.id in report.skipped:
                 continue
             db["runs"].insert(RunStore._run_row(run))
-            db["events"].insert_all([_event_row(e) for e in run.events])
+            db["events"].insert_all([RunStore._event_row(e) for e in run.events])
             origin = Origin(source=label, imported_at=now, exported_at=run_file.exported_at)
-            db[provenance.TABLE].insert(provenance.provenance_row(run.id, entry.backend, entry.corpora,
-                                                                  entry.case_id, origin, entry.variation))
+            db[provenance.TABLE].insert(
+                provenance.provenance_row(run.id, entry.backend, entry.corpora, entry.case_id, origin, entry.variation)
+            )
             report.imported.append(run.id)
             if entry.run.status == "running":
                 report.interrupted.append(run.id)
