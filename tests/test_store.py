@@ -46,8 +46,9 @@ def test_finished_run_round_trips_exactly(tmp_path):
     assert store.load_run(run.id) == run
     listed = store.list_runs()
     assert listed[0]["id"] == run.id and listed[0]["answer"]["choice"] == "A"
+    assert store.find_run(run.id) == run and store.has_run(run.id)
     store.delete_run(run.id)
-    assert store.list_runs() == []
+    assert store.list_runs() == [] and store.find_run(run.id) is None and not store.has_run(run.id)
 
 
 def test_concurrent_appends_from_threads(tmp_path):

@@ -132,6 +132,13 @@ class RunStore:
             ],
         )
 
+    def find_run(self, run_id: str) -> Run | None:
+        """The saved run, or None when no run has that id."""
+        try:
+            return self.load_run(run_id)
+        except sqlite_utils.db.NotFoundError:
+            return None
+
     def list_runs(self, limit: int = 200, method: str | None = None) -> list[dict[str, Any]]:
         """Newest first. Runs whose process has gone since the store opened are marked interrupted first."""
         self.close_orphans()
