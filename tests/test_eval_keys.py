@@ -89,3 +89,16 @@ def test_a_change_in_retrieval_scoring_keys_retrieving_methods_apart_and_leaves_
     cot = {**get("cot").params().model_dump(), "answer_format": "reasoning first"}
     assert keys["cot"] == config_key("cot", cot, "qwen", [])
     assert keys["medrag"] != config_key("medrag", medrag, "qwen", ["hpo", "teaching_pack"], "another scoring")
+
+
+def test_the_live_asked_key_is_still_the_one_migration_6_gave_old_rows():
+    """Migration 6 keeps its own copy of the key (the store imports nothing from eval): were the live key to change,
+    every stored result would stop matching, and that needs a migration that re-keys the rows."""
+    from core.eval.keys import asked_key
+
+    for question, options, gold in [
+        ("Does X help?", {"A": "yes", "B": "no"}, "A"),
+        ("Qué arteria?", {"B": "LAD", "A": "RCA"}, "B"),
+        ("", {}, ""),
+    ]:
+        assert migrations._asked_key_v6(question, options, gold) == asked_key(question, options, gold)

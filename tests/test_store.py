@@ -2,13 +2,15 @@ import sqlite3
 import threading
 
 from core.store import RunStore
-from core.store.migrations import MIGRATIONS, migrate
+from core.store.migrations import MIGRATIONS
+from core.store.sqlite import migrate
 from core.trace import Answer, Event, Query, Run, Usage
 
 
 def test_migrations_apply_once_and_are_recorded(tmp_path):
     store = RunStore(tmp_path / "s.sqlite")
-    assert {"runs", "events", "annotations", "_migrations"} <= set(store.db.table_names())
+    tables = set(store.db.table_names())
+    assert {"runs", "events", "responses", "_migrations"} <= tables and "annotations" not in tables
     assert [r["version"] for r in store.db["_migrations"].rows] == [v for v, _, _ in MIGRATIONS]
     assert migrate(store.db) == []  # nothing left to apply
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -44,8 +46,9 @@ def test_finished_run_round_trips_exactly(tmp_path):
     assert store.load_run(run.id) == run
     listed = store.list_runs()
     assert listed[0]["id"] == run.id and listed[0]["answer"]["choice"] == "A"
+    assert store.find_run(run.id) == run and store.has_run(run.id)
     store.delete_run(run.id)
-    assert store.list_runs() == []
+    assert store.list_runs() == [] and store.find_run(run.id) is None and not store.has_run(run.id)
 
 
 def test_concurrent_appends_from_threads(tmp_path):

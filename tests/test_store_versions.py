@@ -8,7 +8,9 @@ import pytest
 import sqlite_utils
 
 from core.store import RunStore
-from core.store.migrations import MIGRATIONS, StoreError, migrate
+from core.store.migrations import MIGRATIONS, StoreError
+from core.store.sqlite import migrate
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -44,7 +46,13 @@ def test_a_step_that_fails_names_the_file_and_the_migration(tmp_path):
 
 def test_the_command_line_says_it_without_a_traceback(tmp_path):
     other_version_db(tmp_path / "studio.sqlite")
-    done = subprocess.run([sys.executable, "-m", "core", "labels", "metrics"], cwd=REPO, capture_output=True,
-                          text=True, env={"MEDRAG_STUDIO_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "core", "labels", "metrics"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={"MEDRAG_STUDIO_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "written by another version of the studio" in done.stderr

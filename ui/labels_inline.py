@@ -10,7 +10,6 @@ import streamlit as st
 from core.labels import GRADES, LabelError, derive_question, resolve
 from core.labels.identity import generated_id
 from core.labels.pool import PoolQuestion, RunFilter, collect
-from core.store import RunStore
 from core.trace import Run
 from ui.annotator import identify, label_store
 from ui.state import store
@@ -26,10 +25,6 @@ def _counts(given: dict) -> str:
     return " · ".join(f"{counts[g]}× {g} {GRADES[g]}" for g in sorted(counts, reverse=True))
 
 
-def _run_exists(run_store: RunStore, run_id: str) -> bool:
-    return run_store.db["runs"].count_where("id = ?", [run_id]) > 0
-
-
 def _save(run: Run, snippet_id: str, widget: str, annotator: str) -> None:
     grade = st.session_state.get(widget)
     if grade is None:
@@ -42,7 +37,7 @@ def _save(run: Run, snippet_id: str, widget: str, annotator: str) -> None:
     except LabelError as exc:
         st.session_state[f"{widget}.problem"] = str(exc)
         return
-    if not _run_exists(store(), run.id):  # a toast, since the page may no longer draw this run
+    if not store().has_run(run.id):  # a toast, since the page may no longer draw this run
         st.toast(f"Run {run.id} was deleted meanwhile. Your label is saved for question {ref.question_id} and "
                  f"snippet {snippet_id}: it counts wherever another run of this question shows the snippet.",
                  icon=":material/warning:")

@@ -4,7 +4,6 @@ another process (followed through the store), or saved (its whole trace). Ask an
 from __future__ import annotations
 
 import streamlit as st
-from sqlite_utils.db import NotFoundError
 
 from core.call_queue import QUEUE
 from core.methods import get
@@ -18,10 +17,7 @@ from ui.trace_view import render_run
 
 
 def load(run_id: str) -> Run | None:
-    try:
-        return state.store().load_run(run_id)
-    except NotFoundError:
-        return None
+    return state.store().find_run(run_id)
 
 
 def _lit_map(live: LiveRun) -> None:

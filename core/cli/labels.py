@@ -151,11 +151,12 @@ def add(args) -> int:
         from core.labels.identity import derive_question
         from core.store import RunStore
 
-        try:
-            run = RunStore().load_run(args.question_id)
-        except Exception:  # sqlite_utils raises NotFoundError for a run id not in the store
-            return _fail(f"run {args.question_id!r} is not in the store (deleted?); label by question id instead: "
-                         f"python -m core labels add QUESTION_ID {args.snippet_id} {args.grade} --annotator NAME")
+        run = RunStore().find_run(args.question_id)
+        if run is None:
+            return _fail(
+                f"run {args.question_id!r} is not in the store (deleted?); label by question id instead: "
+                f"python -m core labels add QUESTION_ID {args.snippet_id} {args.grade} --annotator NAME"
+            )
         ref = derive_question(run.question, run.options, registered={
             r["qhash"]: qid for qid, r in store.registered().items() if r["qhash"]})
     else:

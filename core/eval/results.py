@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import threading
 from typing import Any
 
-import sqlite_utils
-
 from core.eval.mirage import BenchItem
 from core.store import RunStore
+from core.store.sqlite import database, transaction
 from core.trace import Run
 
 Key = tuple[str, str, str]  # (dataset, question id, asked key)
@@ -33,11 +31,10 @@ def config_key(method: str, params: dict[str, Any], backend: str, corpus: list[s
 
 
 class EvalResults:
-    """Thread-safe; its own connection to the store's file (WAL), so evaluation threads never share one."""
+    """Thread-safe; its own connection to the store's file, so evaluation threads never share one."""
 
     def __init__(self, store: RunStore):
-        conn = sqlite3.connect(str(store.path), check_same_thread=False, timeout=30)
-        self.db = sqlite_utils.Database(conn)
+        self.db = database(store.path)
         self.table = self.db.table("eval_items")
         self._lock = threading.Lock()
 
@@ -45,8 +42,11 @@ class EvalResults:
         """The questions, as asked, with a final result for this configuration."""
         marks = ", ".join("?" for _ in FINAL_ERRORS)
         with self._lock:
-            rows = self.db.query(f"select dataset, qid, asked from eval_items where config = ? and "
-                                 f"(status = 'ok' or error_type in ({marks}))", [config, *FINAL_ERRORS])
+            rows = self.db.query(
+                f"select dataset, qid, asked from eval_items where config = ? and "
+                f"(status = 'ok' or error_type in ({marks}))",
+                [config, *FINAL_ERRORS],
+            )
             return {(r["dataset"], r["qid"], r["asked"]) for r in rows}
 
     def record(self, config: str, item: BenchItem, run: Run, preset: str = "") -> dict[str, Any]:
@@ -54,15 +54,29 @@ class EvalResults:
         predicted = run.answer.choice if run.answer else None
         t = run.totals
         row = {
-            "config": config, "method": run.method, "preset": preset, "dataset": item.dataset, "qid": item.qid,
-            "asked": item.asked, "run_id": run.id, "model": run.model, "params": json.dumps(run.params, sort_keys=True),
-            "corpus": json.dumps(run.corpus), "gold": item.answer, "predicted": predicted,
+            "config": config,
+            "method": run.method,
+            "preset": preset,
+            "dataset": item.dataset,
+            "qid": item.qid,
+            "asked": item.asked,
+            "run_id": run.id,
+            "model": run.model,
+            "params": json.dumps(run.params, sort_keys=True),
+            "corpus": json.dumps(run.corpus),
+            "gold": item.answer,
+            "predicted": predicted,
             "correct": int(run.status == "ok" and predicted == item.answer),
-            "status": run.status, "error_type": error.error_type if error else "", "calls": t.calls,
-            "retrievals": t.retrievals, "prompt_tokens": t.prompt_tokens, "completion_tokens": t.completion_tokens,
-            "seconds": t.seconds, "finished": run.finished,
+            "status": run.status,
+            "error_type": error.error_type if error else "",
+            "calls": t.calls,
+            "retrievals": t.retrievals,
+            "prompt_tokens": t.prompt_tokens,
+            "completion_tokens": t.completion_tokens,
+            "seconds": t.seconds,
+            "finished": run.finished,
         }
-        with self._lock, self.db.conn:
+        with self._lock, transaction(self.db.conn):
             self.table.upsert(row, pk=("config", "dataset", "qid", "asked"))
         return row
 
@@ -70,3 +84,9 @@ class EvalResults:
         with self._lock:
             found = list(self.table.rows_where("config = ?", [config]))
         return [r for r in found if (r["dataset"], r["qid"], r["asked"]) in keys]
+
+
+def evaluated_datasets(store: RunStore) -> list[str]:
+    """The datasets some benchmark has results for, in name order."""
+    with store.reading() as db:
+        return [row[0] for row in db.execute("select distinct dataset from eval_items order by dataset")]

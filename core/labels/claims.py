@@ -5,13 +5,12 @@ labels from before any claim are the owner's to take."""
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import time
 from pathlib import Path
 
 from core import paths
 from core.labels.grades import LabelError, check_annotator
-from core.store.sqlite import BUSY_SECONDS, prepare
+from core.store.sqlite import connect, transaction
 
 
 def _hash(holder: str) -> str:
@@ -26,35 +25,33 @@ def name_key(name: str) -> str:
 class NameClaims:
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path or paths.db_path())
-        prepare(self.path)
+        connect(self.path).close()  # brought up to date once, here
 
     def take(self, name: str, holder: str, *, owner: bool = False) -> str:
         """``name`` (checked as an annotator name) for ``holder``, who keeps it from then on. Refused when another
         holder has it, or when labels under it exist from before and the one asking is not the owner."""
         name = check_annotator(name)
-        conn = sqlite3.connect(str(self.path), timeout=BUSY_SECONDS, isolation_level=None)
+        conn = connect(self.path)
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                held = conn.execute("SELECT name, holder_hash FROM annotator_claims WHERE name_key = ?",
-                                    [name_key(name)]).fetchone()
+            with transaction(conn):
+                held = conn.execute(
+                    "SELECT name, holder_hash FROM annotator_claims WHERE name_key = ?", [name_key(name)]
+                ).fetchone()
                 if held and held[1] == _hash(holder):
-                    conn.execute("ROLLBACK")
                     return held[0]
                 if held:
-                    raise LabelError(f"Someone else labels as “{held[0]}” on this studio; choose another name (add an "
-                                     "initial, say).")
+                    raise LabelError(
+                        f"Someone else labels as “{held[0]}” on this studio; choose another name (add an initial, say)."
+                    )
                 before = conn.execute("SELECT DISTINCT annotator FROM labels").fetchall()
                 if not owner and any(name_key(row[0]) == name_key(name) for row in before):
-                    raise LabelError(f"Labels under “{name}” exist from before; choose another name, or ask the "
-                                     "studio's owner.")
-                conn.execute("INSERT INTO annotator_claims (name_key, name, holder_hash, claimed) VALUES (?, ?, ?, ?)",
-                             [name_key(name), name, _hash(holder), time.time()])
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+                    raise LabelError(
+                        f"Labels under “{name}” exist from before; choose another name, or ask the studio's owner."
+                    )
+                conn.execute(
+                    "INSERT INTO annotator_claims (name_key, name, holder_hash, claimed) VALUES (?, ?, ?, ?)",
+                    [name_key(name), name, _hash(holder), time.time()],
+                )
         finally:
             conn.close()
         return name

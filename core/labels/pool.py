@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from core.labels.identity import QuestionRef, derive_question, generated_id, question_hash, teaching_ids, text_hash
+from core.store.sqlite import connect
 from core.trace import GeneratedDoc, Retrieval
 
 Source = Literal["all", "teaching", "eval"]
@@ -101,35 +102,29 @@ class PoolQuestion:
 
     def blind_order(self, annotator: str) -> list[PoolItem]:
         """Shuffled per annotator and question, the same on every reload."""
+
         def key(item: PoolItem) -> str:
             return hashlib.sha256(f"{annotator}\n{self.question_id}\n{item.pool_id}".encode()).hexdigest()
+
         return sorted(self.items, key=key)
 
 
 # -- reading the store --------------------------------------------------------------------------
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
-    conn.row_factory = sqlite3.Row
-    return conn
-
-
 def _bench(conn: sqlite3.Connection) -> dict[str, tuple[str, str, str]]:
     """run id -> (dataset, qid, gold) for runs an evaluation made."""
-    tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
-    if "eval_items" not in tables:
-        return {}
-    return {r["run_id"]: (r["dataset"], r["qid"], r["gold"])
-            for r in conn.execute("select run_id, dataset, qid, gold from eval_items where run_id is not null")}
+    return {
+        r["run_id"]: (r["dataset"], r["qid"], r["gold"])
+        for r in conn.execute("select run_id, dataset, qid, gold from eval_items where run_id is not null")
+    }
 
 
 def _registered(conn: sqlite3.Connection) -> dict[str, str]:
-    tables = {r[0] for r in conn.execute("select name from sqlite_master where type = 'table'")}
-    if "label_questions" not in tables:
-        return {}
-    return {r["qhash"]: r["question_id"] for r in conn.execute("select qhash, question_id from label_questions "
-                                                               "where qhash is not null")}
+    return {
+        r["qhash"]: r["question_id"]
+        for r in conn.execute("select qhash, question_id from label_questions where qhash is not null")
+    }
 
 
 def _keep(run: dict[str, Any], ref: QuestionRef, bench: tuple | None, flt: RunFilter) -> bool:
@@ -154,13 +149,17 @@ def collect(db_path: Path | str, flt: RunFilter = RunFilter()) -> list[PoolQuest
     path = Path(db_path)
     if not path.exists():
         return []
-    conn = _connect(path)
+    conn = connect(path)
+    conn.row_factory = sqlite3.Row
     try:
         bench = _bench(conn)
         registered = _registered(conn)
         bench_ids = {}
-        for run in conn.execute("select id, question, options from runs where id in (select run_id from eval_items)"
-                                if bench else "select 1 where 0"):
+        for run in conn.execute(
+            "select id, question, options from runs where id in (select run_id from eval_items)"
+            if bench
+            else "select 1 where 0"
+        ):
             dataset, qid, gold = bench[run["id"]]
             bench_ids[question_hash(run["question"], json.loads(run["options"]))] = (f"{dataset}/{qid}", gold)
         groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -179,12 +178,16 @@ def collect(db_path: Path | str, flt: RunFilter = RunFilter()) -> list[PoolQuest
     return questions
 
 
-def _question(conn: sqlite3.Connection, ref: QuestionRef, runs: list[dict[str, Any]],
-              bench_ids: dict[str, tuple[str, str]]) -> PoolQuestion:
+def _question(
+    conn: sqlite3.Connection, ref: QuestionRef, runs: list[dict[str, Any]], bench_ids: dict[str, tuple[str, str]]
+) -> PoolQuestion:
     gold = (teaching_ids().get(ref.qhash) or bench_ids.get(ref.qhash) or (None, None))[1] if ref.qhash else None
     marks = ",".join("?" * len(runs))
-    events = conn.execute(f"select run_id, payload, usage from events where kind in ('retrieval', 'generated_doc') "
-                          f"and run_id in ({marks}) order by run_id, seq", [r["id"] for r in runs]).fetchall()
+    events = conn.execute(
+        f"select run_id, payload, usage from events where kind in ('retrieval', 'generated_doc') "
+        f"and run_id in ({marks}) order by run_id, seq",
+        [r["id"] for r in runs],
+    ).fetchall()
     by_run: dict[str, list[tuple[Retrieval | GeneratedDoc, bool]]] = defaultdict(list)
     for event in events:
         try:
@@ -220,8 +223,12 @@ class _PoolBuilder:
         ranked: list[str] = []
         generated: list[str] = []
         for payload, searched in payloads:
-            if isinstance(payload, Retrieval) and not searched and payload.hits and all(
-                    self.text_of.get(h.snippet_id) in ranked for h in payload.hits):
+            if (
+                isinstance(payload, Retrieval)
+                and not searched
+                and payload.hits
+                and all(self.text_of.get(h.snippet_id) in ranked for h in payload.hits)
+            ):
                 first = list(dict.fromkeys(self.text_of[h.snippet_id] for h in payload.hits))
                 ranked = first + [k for k in ranked if k not in first]
             elif isinstance(payload, Retrieval):
@@ -229,14 +236,18 @@ class _PoolBuilder:
                     key = self._item(hit.snippet_id, hit.title, hit.text)
                     if key not in ranked:
                         ranked.append(key)
-                        self.by_text[key].occurrences.append(Occurrence(
-                            run["id"], run["method"], hit.snippet_id, False, len(ranked), hit.score, hit.corpus))
+                        self.by_text[key].occurrences.append(
+                            Occurrence(
+                                run["id"], run["method"], hit.snippet_id, False, len(ranked), hit.score, hit.corpus
+                            )
+                        )
             elif payload.text.strip():
                 key = self._item(generated_id(payload.text), "", payload.text)
                 if key not in generated:
                     generated.append(key)
-                    self.by_text[key].occurrences.append(Occurrence(
-                        run["id"], run["method"], payload.doc_id, True, len(generated), gap=payload.gap))
+                    self.by_text[key].occurrences.append(
+                        Occurrence(run["id"], run["method"], payload.doc_id, True, len(generated), gap=payload.gap)
+                    )
         return RunRanking(run["id"], run["method"], run["started"], run["status"], ranked, generated)
 
     def finish(self, rankings: list[RunRanking]) -> tuple[list[PoolItem], dict[str, str]]:
@@ -260,8 +271,9 @@ def ranked_list(run: RunRanking, generated: bool = False) -> list[str]:
 # -- labels resolved onto pool items --------------------------------------------------------------
 
 
-def resolve(question: PoolQuestion, rows: list[dict[str, Any]]) -> tuple[dict[str, dict[str, dict[str, Any]]],
-                                                                          list[dict[str, Any]]]:
+def resolve(
+    question: PoolQuestion, rows: list[dict[str, Any]]
+) -> tuple[dict[str, dict[str, dict[str, Any]]], list[dict[str, Any]]]:
     """pool id -> annotator -> their current label row (the latest among the item's ids), and the rows of this
     question whose snippet is in no pool."""
     found: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)

@@ -1,10 +1,10 @@
 """Labels in the studio's SQLite file: one current label per (question, snippet, annotator), upserted, and every
 change kept in ``label_history``.
 
-Each operation opens its own connection, so threads and processes never share one; writes take the write lock up
-front (``BEGIN IMMEDIATE``) and wait for it (busy timeout), and a write that still finds the database locked is
-retried with backoff. Only when every attempt failed does the caller see ``LabelStoreBusy``, a message, not a
-traceback.
+Each operation opens its own connection (``core.store.sqlite``), so threads and processes never share one; a write
+is one transaction that takes the write lock up front and waits for it (the busy timeout), and a write that still
+finds the database locked is retried with backoff. Only when every attempt failed does the caller see
+``LabelStoreBusy``, a message, not a traceback.
 """
 
 from __future__ import annotations
@@ -20,11 +20,10 @@ from typing import Any, TypeVar
 from core import paths
 from core.labels.grades import LabelError, check_annotator, check_grade
 from core.labels.identity import QuestionRef
-from core.store.sqlite import prepare
+from core.store.sqlite import BUSY_SECONDS, connect, transaction
 
 T = TypeVar("T")
-BUSY_TIMEOUT_S = 10.0
-ATTEMPTS = 6
+ATTEMPTS = 2  # with the busy timeout, a write waits about a minute in all before it gives up
 
 
 class LabelStoreBusy(LabelError):
@@ -61,16 +60,14 @@ def _busy(exc: sqlite3.OperationalError) -> bool:
 
 
 class LabelStore:
-    def __init__(self, path: Path | str | None = None, *, busy_timeout: float = BUSY_TIMEOUT_S,
-                 attempts: int = ATTEMPTS):
+    def __init__(self, path: Path | str | None = None, *, busy_timeout: float = BUSY_SECONDS, attempts: int = ATTEMPTS):
         self.path = Path(path or paths.db_path())
         self.busy_timeout = busy_timeout
         self.attempts = attempts
-        prepare(self.path)
+        self._connect().close()  # the file is brought up to date here, not in the middle of a first write
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(self.path), timeout=self.busy_timeout, isolation_level=None,
-                               check_same_thread=False)
+        conn = connect(self.path, busy_seconds=self.busy_timeout)
         conn.row_factory = sqlite3.Row
         return conn
 
@@ -79,24 +76,18 @@ class LabelStore:
         for attempt in range(1, self.attempts + 1):
             conn = self._connect()
             try:
-                conn.execute("BEGIN IMMEDIATE")
-                result = work(conn)
-                conn.execute("COMMIT")
-                return result
+                with transaction(conn):
+                    return work(conn)
             except sqlite3.OperationalError as exc:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
                 if not _busy(exc):
                     raise
                 if attempt == self.attempts:
-                    raise LabelStoreBusy(f"The label database stayed busy through {self.attempts} attempts of "
-                                         f"{self.busy_timeout:g} s each; nothing was saved. Try again.") from None
+                    raise LabelStoreBusy(
+                        f"The label database stayed busy through {self.attempts} attempts of "
+                        f"{self.busy_timeout:g} s each; nothing was saved. Try again."
+                    ) from None
                 time.sleep(delay * (1 + random.random()))
                 delay *= 2
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
             finally:
                 conn.close()
         raise AssertionError("unreachable")
@@ -110,8 +101,16 @@ class LabelStore:
 
     # -- writing -----------------------------------------------------------------------------
 
-    def set_label(self, question: QuestionRef, snippet_id: str, annotator: str, grade: int, note: str | None = None,
-                  *, source: str = "page") -> Written:
+    def set_label(
+        self,
+        question: QuestionRef,
+        snippet_id: str,
+        annotator: str,
+        grade: int,
+        note: str | None = None,
+        *,
+        source: str = "page",
+    ) -> Written:
         return self.set_labels([LabelRow(question, snippet_id, annotator, grade, note)], source=source)
 
     def set_labels(self, rows: Iterable[LabelRow], *, source: str) -> Written:
@@ -127,14 +126,16 @@ class LabelStore:
 
         return self._transact(work) if checked else Written()
 
-    def set_final(self, question: QuestionRef, snippet_id: str, grade: int, adjudicator: str,
-                  note: str = "") -> Written:
+    def set_final(
+        self, question: QuestionRef, snippet_id: str, grade: int, adjudicator: str, note: str = ""
+    ) -> Written:
         """The adjudicated label of a snippet: one per (question, snippet), recorded as such in the history."""
         row = _checked(LabelRow(question, snippet_id, adjudicator, grade, note))
         return self._transact(lambda conn: _register(conn, question) or _final(conn, row, "adjudication"))
 
-    def import_rows(self, labels: Iterable[LabelRow], finals: Iterable[LabelRow], *,
-                    source: str) -> dict[tuple[str, str], Written]:
+    def import_rows(
+        self, labels: Iterable[LabelRow], finals: Iterable[LabelRow], *, source: str
+    ) -> dict[tuple[str, str], Written]:
         """Labels and adjudications (``annotator`` is the adjudicator) in one transaction: every one is written or
         none is. What happened per ("label" or "final", name)."""
         labels, finals = [_checked(r) for r in labels], [_checked(r) for r in finals]
@@ -164,9 +165,12 @@ class LabelStore:
         ids = list(dict.fromkeys(question_ids))
         found: list[dict[str, Any]] = []
         for start in range(0, len(ids), 500):  # SQLite caps the number of bound parameters
-            chunk = ids[start:start + 500]
-            found += self._read(f"select * from {table} where question_id in ({','.join('?' * len(chunk))}) "
-                                "order by question_id, snippet_id", chunk)
+            chunk = ids[start : start + 500]
+            found += self._read(
+                f"select * from {table} where question_id in ({','.join('?' * len(chunk))}) "
+                "order by question_id, snippet_id",
+                chunk,
+            )
         return found
 
     def history(self, question_id: str | None = None) -> list[dict[str, Any]]:
@@ -189,33 +193,49 @@ def _snippet(snippet_id: str) -> str:
 
 
 def _checked(row: LabelRow) -> LabelRow:
-    return LabelRow(row.question, _snippet(row.snippet_id), check_annotator(row.annotator), check_grade(row.grade),
-                    None if row.note is None else row.note.strip())
+    return LabelRow(
+        row.question,
+        _snippet(row.snippet_id),
+        check_annotator(row.annotator),
+        check_grade(row.grade),
+        None if row.note is None else row.note.strip(),
+    )
 
 
 def _register(conn: sqlite3.Connection, question: QuestionRef) -> None:
     """The first label of a question fixes its id; a question known only by id (an import) gains its text later."""
-    conn.execute("insert into label_questions values (?, ?, ?, ?, ?, ?) on conflict (question_id) do update set "
-                 "qhash = coalesce(label_questions.qhash, excluded.qhash), "
-                 "question = case when label_questions.question = '' then excluded.question "
-                 "else label_questions.question end, "
-                 "options = case when label_questions.question = '' then excluded.options "
-                 "else label_questions.options end",
-                 (question.question_id, question.qhash, question.question, question.options_json(), question.source,
-                  time.time()))
+    conn.execute(
+        "insert into label_questions values (?, ?, ?, ?, ?, ?) on conflict (question_id) do update set "
+        "qhash = coalesce(label_questions.qhash, excluded.qhash), "
+        "question = case when label_questions.question = '' then excluded.question "
+        "else label_questions.question end, "
+        "options = case when label_questions.question = '' then excluded.options "
+        "else label_questions.options end",
+        (
+            question.question_id,
+            question.qhash,
+            question.question,
+            question.options_json(),
+            question.source,
+            time.time(),
+        ),
+    )
 
 
 def _upsert(conn: sqlite3.Connection, row: LabelRow, source: str) -> Written:
     key = (row.question.question_id, row.snippet_id, row.annotator)
-    old = conn.execute("select grade, note from labels where question_id = ? and snippet_id = ? and annotator = ?",
-                       key).fetchone()
+    old = conn.execute(
+        "select grade, note from labels where question_id = ? and snippet_id = ? and annotator = ?", key
+    ).fetchone()
     note = row.note if row.note is not None else (old["note"] if old else "")
     if old and old["grade"] == row.grade and old["note"] == note:
         return Written(unchanged=1)
     now = time.time()
-    conn.execute("insert into labels values (?, ?, ?, ?, ?, ?) on conflict (question_id, snippet_id, annotator) "
-                 "do update set grade = excluded.grade, note = excluded.note, updated = excluded.updated",
-                 (*key, row.grade, note, now))
+    conn.execute(
+        "insert into labels values (?, ?, ?, ?, ?, ?) on conflict (question_id, snippet_id, annotator) "
+        "do update set grade = excluded.grade, note = excluded.note, updated = excluded.updated",
+        (*key, row.grade, note, now),
+    )
     _history(conn, *key, "label", old, row.grade, note, source, now)
     return Written(changed=1) if old else Written(new=1)
 
@@ -223,22 +243,45 @@ def _upsert(conn: sqlite3.Connection, row: LabelRow, source: str) -> Written:
 def _final(conn: sqlite3.Connection, row: LabelRow, source: str) -> Written:
     key = (row.question.question_id, row.snippet_id)
     note = row.note or ""
-    old = conn.execute("select grade, note from label_finals where question_id = ? and snippet_id = ?",
-                       key).fetchone()
+    old = conn.execute("select grade, note from label_finals where question_id = ? and snippet_id = ?", key).fetchone()
     if old and old["grade"] == row.grade and old["note"] == note:
         return Written(unchanged=1)
     now = time.time()
-    conn.execute("insert into label_finals values (?, ?, ?, ?, ?, ?) on conflict (question_id, snippet_id) "
-                 "do update set grade = excluded.grade, note = excluded.note, "
-                 "adjudicator = excluded.adjudicator, updated = excluded.updated",
-                 (*key, row.grade, note, row.annotator, now))
+    conn.execute(
+        "insert into label_finals values (?, ?, ?, ?, ?, ?) on conflict (question_id, snippet_id) "
+        "do update set grade = excluded.grade, note = excluded.note, "
+        "adjudicator = excluded.adjudicator, updated = excluded.updated",
+        (*key, row.grade, note, row.annotator, now),
+    )
     _history(conn, *key, row.annotator, "final", old, row.grade, note, source, now)
     return Written(changed=1) if old else Written(new=1)
 
 
-def _history(conn: sqlite3.Connection, question_id: str, snippet_id: str, who: str, kind: str,
-             old: sqlite3.Row | None, grade: int, note: str, source: str, now: float) -> None:
-    conn.execute("insert into label_history (question_id, snippet_id, annotator, kind, old_grade, new_grade, old_note, "
-                 "new_note, source, time) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                 (question_id, snippet_id, who, kind, old["grade"] if old else None, grade,
-                  old["note"] if old else None, note, source, now))
+def _history(
+    conn: sqlite3.Connection,
+    question_id: str,
+    snippet_id: str,
+    who: str,
+    kind: str,
+    old: sqlite3.Row | None,
+    grade: int,
+    note: str,
+    source: str,
+    now: float,
+) -> None:
+    conn.execute(
+        "insert into label_history (question_id, snippet_id, annotator, kind, old_grade, new_grade, old_note, "
+        "new_note, source, time) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            question_id,
+            snippet_id,
+            who,
+            kind,
+            old["grade"] if old else None,
+            grade,
+            old["note"] if old else None,
+            note,
+            source,
+            now,
+        ),
+    )

@@ -3,6 +3,12 @@
 It makes replays and tests reproducible and repeated questions free. Only accepted replies are put in it
 (see ``LLM._keep``), with how they ended, so a replayed reply the token budget cut off still says so. A row that
 cannot be read back is treated as a miss and overwritten.
+
+Its table (``responses``, migration 10) is part of the studio's one schema, reached like every store's through
+``core.store.sqlite``; the studio keeps it in a file of its own (``paths.llm_cache_path``) beside the studio
+database. Replies are derived data: deleting that file empties the cache and loses nothing else, and a cache
+written once can serve many studio databases (tests share one across theirs). Every LLM call of every thread
+writes to it, so it has its own write lock and never queues behind runs and labels.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from typing import Any
 
 import sqlite_utils
 
-from core.store.sqlite import connect, setting_up, use_wal
+from core.store.sqlite import database, transaction
 
 
 def cache_key(backend: str, messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
@@ -26,16 +32,7 @@ def cache_key(backend: str, messages: list[dict[str, Any]], params: dict[str, An
 
 class ResponseCache:
     def __init__(self, path: Path | str):
-        self.db = connect(path)
-        with setting_up(path):  # several processes may open a new cache at once
-            use_wal(self.db)
-            self.db.table("responses").create(
-                {"key": str, "model": str, "text": str, "prompt_tokens": int, "completion_tokens": int,
-                 "created": float, "finish_reason": str},
-                pk="key", if_not_exists=True,
-            )
-            if "finish_reason" not in self.db.table("responses").columns_dict:  # a cache from before it was kept
-                self.db.table("responses").add_column("finish_reason", str)
+        self.db = database(path)
         self.table = self.db.table("responses")
         self._lock = threading.Lock()
 
@@ -49,21 +46,32 @@ class ResponseCache:
             text = row["text"]
             if not isinstance(text, str):
                 raise TypeError("text is not a string")
-            return {"text": text, "prompt_tokens": int(row["prompt_tokens"]),
-                    "completion_tokens": int(row["completion_tokens"]),
-                    "finish_reason": row.get("finish_reason") or "stop"}  # rows from before it was kept finished
+            return {
+                "text": text,
+                "prompt_tokens": int(row["prompt_tokens"]),
+                "completion_tokens": int(row["completion_tokens"]),
+                "finish_reason": row.get("finish_reason") or "stop",
+            }  # rows from before it was kept finished
         except (TypeError, ValueError, KeyError):
             return None  # corrupted row: a miss; the next put rewrites it
 
-    def put(self, key: str, model: str, text: str, prompt_tokens: int, completion_tokens: int,
-            finish_reason: str = "stop") -> None:
-        row = {"key": key, "model": model, "text": text, "prompt_tokens": prompt_tokens,
-               "completion_tokens": completion_tokens, "created": time.time(), "finish_reason": finish_reason}
-        with self._lock:
+    def put(
+        self, key: str, model: str, text: str, prompt_tokens: int, completion_tokens: int, finish_reason: str = "stop"
+    ) -> None:
+        row = {
+            "key": key,
+            "model": model,
+            "text": text,
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "created": time.time(),
+            "finish_reason": finish_reason,
+        }
+        with self._lock, transaction(self.db.conn):
             self.table.upsert(row, pk="key")
 
     def delete(self, key: str) -> None:
-        with self._lock:
+        with self._lock, transaction(self.db.conn):
             self.table.delete_where("key = ?", [key])
 
     def __len__(self) -> int:

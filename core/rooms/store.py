@@ -21,11 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from core import paths
-from core.store.sqlite import prepare
+from core.store.sqlite import connect, transaction
 
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 6
-BUSY_TIMEOUT_MS = 15_000
 MAX_NAME = 40
 
 
@@ -75,8 +74,10 @@ def _hash(token: str) -> str:
 def normalise_code(text: str) -> str:
     code = "".join(text.split()).replace("-", "").upper()
     if len(code) != CODE_LENGTH or any(c not in ALPHABET for c in code):
-        raise RoomError(f"a room code is {CODE_LENGTH} letters and digits (never 0, O, 1, I or L), "
-                        f"like K7PX3M; {text.strip()!r} is not one")
+        raise RoomError(
+            f"a room code is {CODE_LENGTH} letters and digits (never 0, O, 1, I or L), "
+            f"like K7PX3M; {text.strip()!r} is not one"
+        )
     return code
 
 
@@ -85,28 +86,14 @@ class RoomStore:
 
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path or paths.db_path())
-        prepare(self.path)
-        # autocommit: every write below opens its own BEGIN IMMEDIATE transaction
-        conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                               check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA foreign_keys=ON")
-        self._conn = conn
+        self._conn = connect(self.path)
         self._lock = threading.RLock()
 
     # -- transactions -----------------------------------------------------------------------------
     def _write(self, fn, *args: Any) -> Any:
         """``fn(conn, *args)`` inside one write transaction that waits for the lock rather than failing."""
-        with self._lock:
-            conn = self._conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(conn, *args)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return result
+        with self._lock, transaction(self._conn) as conn:
+            return fn(conn, *args)
 
     def _rows(self, sql: str, args: list[Any]) -> list[dict[str, Any]]:
         with self._lock:
@@ -115,8 +102,9 @@ class RoomStore:
             return [dict(zip(names, row)) for row in cursor.fetchall()]
 
     # -- rooms ------------------------------------------------------------------------------------
-    def open_room(self, *, title: str, source: str, run_ids: list[str], steps: int,
-                  case_id: str | None = None) -> tuple[Room, str]:
+    def open_room(
+        self, *, title: str, source: str, run_ids: list[str], steps: int, case_id: str | None = None
+    ) -> tuple[Room, str]:
         """A new room at step 0 and the presenter's token (the only way to drive it)."""
         if steps < 2:
             raise RoomError("a room needs at least two steps: one to predict on and the reveal")
@@ -132,9 +120,11 @@ class RoomStore:
             else:
                 raise RoomError("no free room code was found; try again")
             now = time.time()
-            conn.execute("INSERT INTO rooms (code, title, presenter_hash, source, run_ids, case_id, step, steps, "
-                         "created, updated) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
-                         [code, title, _hash(token), source, json.dumps(run_ids), case_id, steps, now, now])
+            conn.execute(
+                "INSERT INTO rooms (code, title, presenter_hash, source, run_ids, case_id, step, steps, "
+                "created, updated) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
+                [code, title, _hash(token), source, json.dumps(run_ids), case_id, steps, now, now],
+            )
             return code
 
         code = self._write(insert)
@@ -146,9 +136,17 @@ class RoomStore:
         if not rows:
             raise RoomError(f"no room has the code {code}; check it with the presenter")
         row = rows[0]
-        return Room(code=row["code"], title=row["title"], source=row["source"],
-                    run_ids=tuple(json.loads(row["run_ids"])), case_id=row["case_id"], step=row["step"],
-                    steps=row["steps"], created=row["created"], updated=row["updated"])
+        return Room(
+            code=row["code"],
+            title=row["title"],
+            source=row["source"],
+            run_ids=tuple(json.loads(row["run_ids"])),
+            case_id=row["case_id"],
+            step=row["step"],
+            steps=row["steps"],
+            created=row["created"],
+            updated=row["updated"],
+        )
 
     def is_presenter(self, code: str, token: str) -> bool:
         rows = self._rows("SELECT presenter_hash FROM rooms WHERE code = ?", [normalise_code(code)])
@@ -159,8 +157,12 @@ class RoomStore:
         from another browser or after a reload. The caller checks that the one asking is the owner."""
         room = self.room(code)
         token = secrets.token_urlsafe(18)
-        self._write(lambda conn: conn.execute("UPDATE rooms SET presenter_hash = ?, updated = ? WHERE code = ?",
-                                              [_hash(token), time.time(), room.code]))
+        self._write(
+            lambda conn: conn.execute(
+                "UPDATE rooms SET presenter_hash = ?, updated = ? WHERE code = ?",
+                [_hash(token), time.time(), room.code],
+            )
+        )
         return token
 
     def recent(self, limit: int = 10) -> list[Room]:
@@ -174,8 +176,11 @@ class RoomStore:
         if not self.is_presenter(room.code, token):
             raise RoomError("only the presenter of this room can change its step")
         step = max(0, min(step, room.steps - 1))
-        self._write(lambda conn: conn.execute("UPDATE rooms SET step = ?, updated = ? WHERE code = ?",
-                                              [step, time.time(), room.code]))
+        self._write(
+            lambda conn: conn.execute(
+                "UPDATE rooms SET step = ?, updated = ? WHERE code = ?", [step, time.time(), room.code]
+            )
+        )
         return self.room(room.code)
 
     # -- members ----------------------------------------------------------------------------------
@@ -186,20 +191,27 @@ class RoomStore:
         room = self.room(code)
         token = secrets.token_urlsafe(18)
         now = time.time()
-        member_id = self._write(lambda conn: conn.execute(
-            "INSERT INTO room_members (room_code, name, token_hash, joined, last_seen) VALUES (?, ?, ?, ?, ?)",
-            [room.code, name, _hash(token), now, now]).lastrowid)
+        member_id = self._write(
+            lambda conn: conn.execute(
+                "INSERT INTO room_members (room_code, name, token_hash, joined, last_seen) VALUES (?, ?, ?, ?, ?)",
+                [room.code, name, _hash(token), now, now],
+            ).lastrowid
+        )
         return Member(id=member_id, room_code=room.code, name=name, joined=now), token
 
     def member(self, code: str, token: str) -> Member | None:
         """The member holding ``token`` in that room (a reload rejoins), or None."""
-        rows = self._rows("SELECT id, room_code, name, joined FROM room_members WHERE token_hash = ? AND room_code = ?",
-                          [_hash(token), normalise_code(code)])
+        rows = self._rows(
+            "SELECT id, room_code, name, joined FROM room_members WHERE token_hash = ? AND room_code = ?",
+            [_hash(token), normalise_code(code)],
+        )
         return Member(**rows[0]) if rows else None
 
     def members(self, code: str) -> list[Member]:
-        rows = self._rows("SELECT id, room_code, name, joined FROM room_members WHERE room_code = ? ORDER BY id",
-                          [normalise_code(code)])
+        rows = self._rows(
+            "SELECT id, room_code, name, joined FROM room_members WHERE room_code = ? ORDER BY id",
+            [normalise_code(code)],
+        )
         return [Member(**r) for r in rows]
 
     # -- votes ------------------------------------------------------------------------------------
@@ -215,47 +227,65 @@ class RoomStore:
         room = self._open_for_votes(code)
         if run_id not in room.run_ids:
             raise RoomError(f"run {run_id} is not replayed in room {room.code}")
-        self._write(lambda conn: conn.execute(
-            "INSERT INTO room_predictions (room_code, member_id, run_id, step, option, time) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (room_code, member_id, run_id, step) DO UPDATE SET option = excluded.option, "
-            "time = excluded.time", [room.code, member_id, run_id, room.step, option, time.time()]))
+        self._write(
+            lambda conn: conn.execute(
+                "INSERT INTO room_predictions (room_code, member_id, run_id, step, option, time) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (room_code, member_id, run_id, step) DO UPDATE SET option = excluded.option, "
+                "time = excluded.time",
+                [room.code, member_id, run_id, room.step, option, time.time()],
+            )
+        )
 
     def trust(self, code: str, member_id: int, snippet_id: str, trusted: bool | None) -> None:
         """Would the member trust this snippet? ``None`` takes the vote back."""
         room = self._open_for_votes(code)
         if trusted is None:
-            sql, args = ("DELETE FROM room_trust WHERE room_code = ? AND member_id = ? AND snippet_id = ?",
-                         [room.code, member_id, snippet_id])
+            sql, args = (
+                "DELETE FROM room_trust WHERE room_code = ? AND member_id = ? AND snippet_id = ?",
+                [room.code, member_id, snippet_id],
+            )
         else:
-            sql = ("INSERT INTO room_trust (room_code, member_id, snippet_id, trust, step, time) "
-                   "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (room_code, member_id, snippet_id) DO UPDATE SET "
-                   "trust = excluded.trust, step = excluded.step, time = excluded.time")
+            sql = (
+                "INSERT INTO room_trust (room_code, member_id, snippet_id, trust, step, time) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (room_code, member_id, snippet_id) DO UPDATE SET "
+                "trust = excluded.trust, step = excluded.step, time = excluded.time"
+            )
             args = [room.code, member_id, snippet_id, int(trusted), room.step, time.time()]
         self._write(lambda conn: conn.execute(sql, args))
 
     def my_votes(self, code: str, member_id: int) -> tuple[dict[str, str], dict[str, bool]]:
         """The member's latest pick per run and their trust votes (what their screen shows after a reload)."""
         code = normalise_code(code)
-        picks = self._rows("SELECT run_id, option FROM room_predictions WHERE room_code = ? AND member_id = ? "
-                           "ORDER BY step", [code, member_id])
-        trust = self._rows("SELECT snippet_id, trust FROM room_trust WHERE room_code = ? AND member_id = ?",
-                           [code, member_id])
+        picks = self._rows(
+            "SELECT run_id, option FROM room_predictions WHERE room_code = ? AND member_id = ? ORDER BY step",
+            [code, member_id],
+        )
+        trust = self._rows(
+            "SELECT snippet_id, trust FROM room_trust WHERE room_code = ? AND member_id = ?", [code, member_id]
+        )
         return {r["run_id"]: r["option"] for r in picks}, {r["snippet_id"]: bool(r["trust"]) for r in trust}
 
     def tally(self, code: str) -> Tally:
         code = normalise_code(code)
         members = self._rows("SELECT COUNT(*) AS n FROM room_members WHERE room_code = ?", [code])[0]["n"]
-        picks = self._rows("SELECT member_id, run_id, option FROM room_predictions WHERE room_code = ? ORDER BY step",
-                           [code])
+        picks = self._rows(
+            "SELECT member_id, run_id, option FROM room_predictions WHERE room_code = ? ORDER BY step", [code]
+        )
         history: dict[tuple[int, str], list[str]] = {}
         for row in picks:
             history.setdefault((row["member_id"], row["run_id"]), []).append(row["option"])
         latest: dict[str, Counter] = {}
         for (_, run_id), options in history.items():
             latest.setdefault(run_id, Counter())[options[-1]] += 1
-        votes = self._rows("SELECT snippet_id, SUM(trust) AS yes, SUM(1 - trust) AS no FROM room_trust "
-                           "WHERE room_code = ? GROUP BY snippet_id", [code])
-        return Tally(members=members, predictions={r: dict(sorted(c.items())) for r, c in latest.items()},
-                     predicted=len({member for member, _ in history}),
-                     changed_mind=len({member for (member, _), o in history.items() if len(set(o)) > 1}),
-                     trust={r["snippet_id"]: (r["yes"], r["no"]) for r in votes})
+        votes = self._rows(
+            "SELECT snippet_id, SUM(trust) AS yes, SUM(1 - trust) AS no FROM room_trust "
+            "WHERE room_code = ? GROUP BY snippet_id",
+            [code],
+        )
+        return Tally(
+            members=members,
+            predictions={r: dict(sorted(c.items())) for r, c in latest.items()},
+            predicted=len({member for member, _ in history}),
+            changed_mind=len({member for (member, _), o in history.items() if len(set(o)) > 1}),
+            trust={r["snippet_id"]: (r["yes"], r["no"]) for r in votes},
+        )

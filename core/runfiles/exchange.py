@@ -12,10 +12,11 @@ from core.runfiles import io, provenance
 from core.runfiles.format import Kind, Origin, RunFile, RunFileError
 from core.store import RunStore
 from core.store.runs import mark_interrupted
-from core.trace import Event, Run
+from core.trace import Run
 
-STILL_RUNNING = ("the run was still going where it was exported, and it goes on nowhere here; its trace is kept up "
-                 "to that point")
+STILL_RUNNING = (
+    "the run was still going where it was exported, and it goes on nowhere here; its trace is kept up to that point"
+)
 
 
 def export_runs(store: RunStore, run_ids: list[str], *, kind: Kind | None = None, title: str = "") -> RunFile:
@@ -23,8 +24,7 @@ def export_runs(store: RunStore, run_ids: list[str], *, kind: Kind | None = None
     (its file would hold a run that says "running" and has not the events it goes on to have)."""
     if not run_ids:
         raise RunFileError("no runs to export: choose at least one")
-    with store._lock:
-        missing = [i for i in run_ids if not store.db["runs"].count_where("id = ?", [i])]
+    missing = [i for i in run_ids if not store.has_run(i)]
     if missing:
         raise RunFileError(f"no saved run has the id {', '.join(missing)}")
     runs = [store.load_run(i) for i in dict.fromkeys(run_ids)]
@@ -52,11 +52,12 @@ class ImportReport:
     def summary(self) -> str:
         parts = [f"{len(self.imported)} run{'s' if len(self.imported) != 1 else ''} imported from {self.source}"]
         if self.interrupted:
-            parts.append(f"{len(self.interrupted)} of them still running where exported, kept as interrupted "
-                         f"({', '.join(self.interrupted)})")
+            parts.append(
+                f"{len(self.interrupted)} of them still running where exported, kept as interrupted "
+                f"({', '.join(self.interrupted)})"
+            )
         if self.skipped:
-            parts.append(f"{len(self.skipped)} already here with the same content, skipped "
-                         f"({', '.join(self.skipped)})")
+            parts.append(f"{len(self.skipped)} already here with the same content, skipped ({', '.join(self.skipped)})")
         return "; ".join(parts)
 
 
@@ -72,13 +73,9 @@ def _differences(here: Run, there: Run) -> str:
     return ", ".join(fields)
 
 
-def _event_row(event: Event) -> dict[str, Any]:
-    return {"run_id": event.run_id, "seq": event.seq, "stage": event.stage, "agent": event.agent, "kind": event.kind,
-            "payload": event.payload.model_dump_json(), "usage": event.usage.model_dump_json(), "time": event.time}
-
-
-def import_file(store: RunStore, source: Path | str | BinaryIO, *, name: str | None = None,
-                **limits: int) -> ImportReport:
+def import_file(
+    store: RunStore, source: Path | str | BinaryIO, *, name: str | None = None, **limits: int
+) -> ImportReport:
     """Check the whole file, then import it (see ``import_runs``)."""
     label = name or (Path(source).name if isinstance(source, str | Path) else "the uploaded file")
     return import_runs(store, io.read(source, **limits), label)
@@ -99,38 +96,35 @@ def import_runs(store: RunStore, run_file: RunFile, label: str) -> ImportReport:
     is already here is skipped when its content is the same and refuses the whole import when it differs."""
     report = ImportReport(source=label)
     now = time.time()
-    db = store.db
     runs = {entry.run.id: as_imported(entry.run) for entry in run_file.runs}
-    with store._lock:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            conflicts = []
-            for entry in run_file.runs:
-                run = runs[entry.run.id]
-                if not db["runs"].count_where("id = ?", [run.id]):
-                    continue
-                here = store.load_run(run.id)
-                if _comparable(here) == _comparable(run):
-                    report.skipped.append(run.id)
-                else:
-                    conflicts.append(f"run {run.id} ({_differences(here, run)})")
-            if conflicts:
-                raise RunFileError("these runs are already here with different content: " + "; ".join(conflicts)
-                                   + ". Delete them in History first to replace them.")
-            for entry in run_file.runs:
-                run = runs[entry.run.id]
-                if run.id in report.skipped:
-                    continue
-                db["runs"].insert(RunStore._run_row(run))
-                db["events"].insert_all([_event_row(e) for e in run.events])
-                origin = Origin(source=label, imported_at=now, exported_at=run_file.exported_at)
-                db[provenance.TABLE].insert(provenance.provenance_row(run.id, entry.backend, entry.corpora,
-                                                                      entry.case_id, origin, entry.variation))
-                report.imported.append(run.id)
-                if entry.run.status == "running":
-                    report.interrupted.append(run.id)
-        except BaseException:
-            db.conn.rollback()
-            raise
-        db.conn.commit()
+    with store.writing() as db:
+        conflicts = []
+        for entry in run_file.runs:
+            run = runs[entry.run.id]
+            if not store.has_run(run.id):
+                continue
+            here = store.load_run(run.id)
+            if _comparable(here) == _comparable(run):
+                report.skipped.append(run.id)
+            else:
+                conflicts.append(f"run {run.id} ({_differences(here, run)})")
+        if conflicts:
+            raise RunFileError(
+                "these runs are already here with different content: "
+                + "; ".join(conflicts)
+                + ". Delete them in History first to replace them."
+            )
+        for entry in run_file.runs:
+            run = runs[entry.run.id]
+            if run.id in report.skipped:
+                continue
+            db["runs"].insert(RunStore._run_row(run))
+            db["events"].insert_all([RunStore._event_row(e) for e in run.events])
+            origin = Origin(source=label, imported_at=now, exported_at=run_file.exported_at)
+            db[provenance.TABLE].insert(
+                provenance.provenance_row(run.id, entry.backend, entry.corpora, entry.case_id, origin, entry.variation)
+            )
+            report.imported.append(run.id)
+            if entry.run.status == "running":
+                report.interrupted.append(run.id)
     return report

@@ -34,30 +34,51 @@ def index_fingerprints(index_dir: Path | None = None) -> dict[str, str | None]:
 def retriever_corpora(retriever: Any) -> list[CorpusRef]:
     """The corpora a live retriever searches, with the fingerprints of the indexes it opened."""
     indexes = getattr(retriever, "indexes", {}) or {}
-    return [CorpusRef(name=name, fingerprint=getattr(indexes.get(name), "manifest", {}).get("fingerprint"))
-            for name in getattr(retriever, "corpora", [])]
+    return [
+        CorpusRef(name=name, fingerprint=getattr(indexes.get(name), "manifest", {}).get("fingerprint"))
+        for name in getattr(retriever, "corpora", [])
+    ]
 
 
-def record(store: RunStore, run_id: str, *, backend: str, corpora: list[CorpusRef], case_id: str | None = None,
-           origin: Origin | None = None, variation: Variation | None = None) -> None:
+def record(
+    store: RunStore,
+    run_id: str,
+    *,
+    backend: str,
+    corpora: list[CorpusRef],
+    case_id: str | None = None,
+    origin: Origin | None = None,
+    variation: Variation | None = None,
+) -> None:
     """Keep a run's provenance (a run recorded or re-run here, or imported)."""
     row = provenance_row(run_id, backend, corpora, case_id, origin, variation)
-    with store._lock, store.db.conn:
-        store.db[TABLE].upsert(row, pk="run_id")
+    with store.writing() as db:
+        db[TABLE].upsert(row, pk="run_id")
 
 
-def provenance_row(run_id: str, backend: str, corpora: list[CorpusRef], case_id: str | None,
-                   origin: Origin | None, variation: Variation | None = None) -> dict[str, Any]:
-    return {"run_id": run_id, "backend": mask(backend, known_secrets()),
-            "corpora": json.dumps([c.model_dump() for c in corpora]), "case_id": case_id,
-            "source": origin.source if origin else None, "imported_at": origin.imported_at if origin else None,
-            "exported_at": origin.exported_at if origin else None,
-            "variation": variation.model_dump_json() if variation else None}
+def provenance_row(
+    run_id: str,
+    backend: str,
+    corpora: list[CorpusRef],
+    case_id: str | None,
+    origin: Origin | None,
+    variation: Variation | None = None,
+) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "backend": mask(backend, known_secrets()),
+        "corpora": json.dumps([c.model_dump() for c in corpora]),
+        "case_id": case_id,
+        "source": origin.source if origin else None,
+        "imported_at": origin.imported_at if origin else None,
+        "exported_at": origin.exported_at if origin else None,
+        "variation": variation.model_dump_json() if variation else None,
+    }
 
 
 def lookup(store: RunStore, run_id: str) -> dict[str, Any] | None:
-    with store._lock:
-        rows = list(store.db[TABLE].rows_where("run_id = ?", [run_id]))
+    with store.reading() as db:
+        rows = list(db[TABLE].rows_where("run_id = ?", [run_id]))
     return rows[0] if rows else None
 
 
@@ -67,17 +88,24 @@ def entry_for(store: RunStore, run: Run, local_fingerprints: dict[str, str | Non
     row = lookup(store, run.id)
     if row is None:
         local = index_fingerprints() if local_fingerprints is None else local_fingerprints
-        return RunEntry(run=run, backend=run.model, corpora=[CorpusRef(name=c, fingerprint=local.get(c))
-                                                               for c in run.corpus])
+        return RunEntry(
+            run=run, backend=run.model, corpora=[CorpusRef(name=c, fingerprint=local.get(c)) for c in run.corpus]
+        )
     origin = None
     if row["imported_at"] is not None:
         origin = Origin(source=row["source"] or "", imported_at=row["imported_at"], exported_at=row["exported_at"])
     variation = Variation.model_validate_json(row["variation"]) if row["variation"] else None
-    return RunEntry(run=run, backend=row["backend"], corpora=[CorpusRef(**c) for c in json.loads(row["corpora"])],
-                    case_id=row["case_id"], origin=origin, variation=variation)
+    return RunEntry(
+        run=run,
+        backend=row["backend"],
+        corpora=[CorpusRef(**c) for c in json.loads(row["corpora"])],
+        case_id=row["case_id"],
+        origin=origin,
+        variation=variation,
+    )
 
 
 def imported_runs(store: RunStore) -> dict[str, dict[str, Any]]:
     """Run id -> provenance row, for every imported run (History marks them)."""
-    with store._lock:
-        return {r["run_id"]: r for r in store.db[TABLE].rows_where("imported_at IS NOT NULL")}
+    with store.reading() as db:
+        return {r["run_id"]: r for r in db[TABLE].rows_where("imported_at IS NOT NULL")}

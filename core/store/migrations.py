@@ -1,9 +1,11 @@
-"""Numbered schema migrations. Append new ones; never edit an applied one."""
+"""Numbered schema migrations of the studio's SQLite files (applied by ``core.store.sqlite``). Append new ones; never
+edit an applied one. A migration is a fact of the file format: it imports nothing from the layers above the store,
+and copies any logic it needs as it stood when the migration was written."""
 
 from __future__ import annotations
 
-import sqlite3
-import time
+import hashlib
+import json
 from collections.abc import Callable
 
 import sqlite_utils
@@ -14,30 +16,83 @@ class StoreError(RuntimeError):
 
 
 def _m001_initial(db: sqlite_utils.Database) -> None:
-    db["runs"].create({
-        "id": str, "method": str, "params": str, "question": str, "options": str, "model": str, "corpus": str,
-        "started": float, "finished": float, "status": str, "answer": str, "totals": str, "parent_id": str,
-    }, pk="id")
+    db["runs"].create(
+        {
+            "id": str,
+            "method": str,
+            "params": str,
+            "question": str,
+            "options": str,
+            "model": str,
+            "corpus": str,
+            "started": float,
+            "finished": float,
+            "status": str,
+            "answer": str,
+            "totals": str,
+            "parent_id": str,
+        },
+        pk="id",
+    )
     db["runs"].create_index(["started"])
-    db["events"].create({
-        "run_id": str, "seq": int, "stage": str, "agent": str, "kind": str, "payload": str, "usage": str, "time": float,
-    }, pk=("run_id", "seq"), foreign_keys=[("run_id", "runs", "id")])
-    db["annotations"].create({
-        "id": int, "run_id": str, "event_seq": int, "snippet_id": str, "annotator": str, "label": str, "note": str,
-        "time": float,
-    }, pk="id", foreign_keys=[("run_id", "runs", "id")])
+    db["events"].create(
+        {
+            "run_id": str,
+            "seq": int,
+            "stage": str,
+            "agent": str,
+            "kind": str,
+            "payload": str,
+            "usage": str,
+            "time": float,
+        },
+        pk=("run_id", "seq"),
+        foreign_keys=[("run_id", "runs", "id")],
+    )
+    db["annotations"].create(
+        {
+            "id": int,
+            "run_id": str,
+            "event_seq": int,
+            "snippet_id": str,
+            "annotator": str,
+            "label": str,
+            "note": str,
+            "time": float,
+        },
+        pk="id",
+        foreign_keys=[("run_id", "runs", "id")],
+    )
     db["annotations"].create_index(["run_id", "snippet_id"])
 
 
 def _m002_eval_items(db: sqlite_utils.Database) -> None:
     # One row per (method configuration, dataset, question): what makes a benchmark resumable. No foreign key
     # to runs, so deleting a run stays possible; the row then keeps its scores without the trace.
-    db["eval_items"].create({
-        "config": str, "method": str, "dataset": str, "qid": str, "run_id": str, "model": str, "params": str,
-        "corpus": str, "gold": str, "predicted": str, "correct": int, "status": str, "error_type": str,
-        "calls": int, "retrievals": int, "prompt_tokens": int, "completion_tokens": int, "seconds": float,
-        "finished": float,
-    }, pk=("config", "dataset", "qid"))
+    db["eval_items"].create(
+        {
+            "config": str,
+            "method": str,
+            "dataset": str,
+            "qid": str,
+            "run_id": str,
+            "model": str,
+            "params": str,
+            "corpus": str,
+            "gold": str,
+            "predicted": str,
+            "correct": int,
+            "status": str,
+            "error_type": str,
+            "calls": int,
+            "retrievals": int,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "seconds": float,
+            "finished": float,
+        },
+        pk=("config", "dataset", "qid"),
+    )
 
 
 def _m003_run_owner(db: sqlite_utils.Database) -> None:
@@ -53,29 +108,78 @@ def _m004_comparison_groups(db: sqlite_utils.Database) -> None:
     # A comparison: the runs of two or three methods on one question, reopened side by side. Deleting a run
     # leaves the group with the runs that remain.
     db["comparison_groups"].create({"id": str, "title": str, "created": float}, pk="id")
-    db["comparison_runs"].create({"group_id": str, "position": int, "run_id": str}, pk=("group_id", "position"),
-                                 foreign_keys=[("group_id", "comparison_groups", "id")])
+    db["comparison_runs"].create(
+        {"group_id": str, "position": int, "run_id": str},
+        pk=("group_id", "position"),
+        foreign_keys=[("group_id", "comparison_groups", "id")],
+    )
     db["comparison_runs"].create_index(["run_id"])
 
 
 def _m005_labels(db: sqlite_utils.Database) -> None:
     # Labels belong to (question, snippet, annotator), not to a run: every run of a question is scored from the same
     # judgments (pooling, as TREC does). One current label per key; every change is kept in label_history.
-    db["label_questions"].create({
-        "question_id": str, "qhash": str, "question": str, "options": str, "source": str, "created": float,
-    }, pk="question_id")
+    db["label_questions"].create(
+        {
+            "question_id": str,
+            "qhash": str,
+            "question": str,
+            "options": str,
+            "source": str,
+            "created": float,
+        },
+        pk="question_id",
+    )
     db["label_questions"].create_index(["qhash"], unique=True)
-    db["labels"].create({
-        "question_id": str, "snippet_id": str, "annotator": str, "grade": int, "note": str, "updated": float,
-    }, pk=("question_id", "snippet_id", "annotator"), not_null={"grade"})
-    db["label_finals"].create({
-        "question_id": str, "snippet_id": str, "grade": int, "note": str, "adjudicator": str, "updated": float,
-    }, pk=("question_id", "snippet_id"), not_null={"grade"})
-    db["label_history"].create({
-        "id": int, "question_id": str, "snippet_id": str, "annotator": str, "kind": str, "old_grade": int,
-        "new_grade": int, "old_note": str, "new_note": str, "source": str, "time": float,
-    }, pk="id")
+    db["labels"].create(
+        {
+            "question_id": str,
+            "snippet_id": str,
+            "annotator": str,
+            "grade": int,
+            "note": str,
+            "updated": float,
+        },
+        pk=("question_id", "snippet_id", "annotator"),
+        not_null={"grade"},
+    )
+    db["label_finals"].create(
+        {
+            "question_id": str,
+            "snippet_id": str,
+            "grade": int,
+            "note": str,
+            "adjudicator": str,
+            "updated": float,
+        },
+        pk=("question_id", "snippet_id"),
+        not_null={"grade"},
+    )
+    db["label_history"].create(
+        {
+            "id": int,
+            "question_id": str,
+            "snippet_id": str,
+            "annotator": str,
+            "kind": str,
+            "old_grade": int,
+            "new_grade": int,
+            "old_note": str,
+            "new_note": str,
+            "source": str,
+            "time": float,
+        },
+        pk="id",
+    )
     db["label_history"].create_index(["question_id", "snippet_id"])
+
+
+def _asked_key_v6(question: str, options: dict[str, str], gold: str) -> str:
+    """What identified a benchmark question as asked when migration 6 was written (``core.eval.keys.asked_key``).
+    Copied, not imported: the store sits below eval, and this migration must go on giving old rows the key they were
+    given then even if the live key changes one day (a change that needs its own migration to re-key rows)."""
+    blob = json.dumps([question, list(options.items()), gold], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
 
 
 def _m006_eval_asked_and_presets(db: sqlite_utils.Database) -> None:
@@ -83,17 +187,16 @@ def _m006_eval_asked_and_presets(db: sqlite_utils.Database) -> None:
     # carry the name of the ablation preset they were run for. Rows from before get the key of what their run's
     # trace says was asked (with the gold they were scored against); a row whose run was deleted gets an empty
     # key, which matches no question, so that question runs again rather than being scored blind.
-    import json
-
-    from core.eval.keys import asked_key  # imported here: core.eval itself imports the store
-
     items = db["eval_items"]
     items.add_column("asked", str)
     items.add_column("preset", str)
-    found = list(db.query("select e.rowid as row, e.gold, r.question, r.options from eval_items e "
-                          "left join runs r on r.id = e.run_id"))
+    found = list(
+        db.query(
+            "select e.rowid as row, e.gold, r.question, r.options from eval_items e left join runs r on r.id = e.run_id"
+        )
+    )
     for row in found:
-        key = "" if row["question"] is None else asked_key(row["question"], json.loads(row["options"]), row["gold"])
+        key = "" if row["question"] is None else _asked_key_v6(row["question"], json.loads(row["options"]), row["gold"])
         db.execute("update eval_items set asked = ?, preset = '' where rowid = ?", [key, row["row"]])
     items.transform(pk=("config", "dataset", "qid", "asked"))
 
@@ -145,6 +248,34 @@ def _m009_model_prices(db: sqlite_utils.Database) -> None:
                   updated REAL NOT NULL)""")
 
 
+def _m010_response_cache(db: sqlite_utils.Database) -> None:
+    # The response cache (core/llm/cache.py): accepted replies keyed by backend + messages + sampling parameters,
+    # with how each ended. The cache created this table itself before it was numbered here, so a file that has it
+    # keeps its rows, and one from before finish reasons were kept gains the column (its rows replay as finished).
+    responses = db["responses"]
+    responses.create(
+        {
+            "key": str,
+            "model": str,
+            "text": str,
+            "prompt_tokens": int,
+            "completion_tokens": int,
+            "created": float,
+            "finish_reason": str,
+        },
+        pk="key",
+        if_not_exists=True,
+    )
+    if "finish_reason" not in responses.columns_dict:
+        responses.add_column("finish_reason", str)
+
+
+def _m011_drop_annotations(db: sqlite_utils.Database) -> None:
+    # Per-run annotations (migration 1) were planned and never written by any version; labels are graded per
+    # question and snippet (migration 5). The table is dropped so no code keeps deleting from it.
+    db.execute("DROP TABLE annotations")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, events, annotations", _m001_initial),
     (2, "benchmark items", _m002_eval_items),
@@ -155,36 +286,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (7, "run provenance, workshop rooms and votes", _m007_workshop),
     (8, "shared mode: owner's settings and annotator names in use", _m008_shared_mode),
     (9, "model prices per million tokens", _m009_model_prices),
+    (10, "response cache", _m010_response_cache),
+    (11, "drop the unused annotations table", _m011_drop_annotations),
 ]
-
-
-def migrate(db: sqlite_utils.Database) -> list[int]:
-    """Apply the migrations not yet applied, each in its own exclusive transaction that first checks it is still
-    needed, so processes opening the same file at once apply each exactly once; returns the numbers applied."""
-    db["_migrations"].create({"version": int, "name": str, "applied": float}, pk="version", if_not_exists=True)
-    done = {row["version"]: row["name"] for row in db["_migrations"].rows}
-    path = db.execute("PRAGMA database_list").fetchone()[2] or "the studio database"
-    for version, name, _ in MIGRATIONS:
-        if version in done and done[version] != name:
-            raise StoreError(f"{path} was written by another version of the studio: its migration {version} is "
-                             f"“{done[version]}”, this version's is “{name}”. Move the file aside (a new one is "
-                             "started in its place) or open it with the version that wrote it")
-    applied = []
-    for version, name, step in MIGRATIONS:
-        if version in done:
-            continue
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            if db.execute("SELECT 1 FROM _migrations WHERE version = ?", [version]).fetchone() is None:
-                try:
-                    step(db)
-                except sqlite3.OperationalError as exc:
-                    raise StoreError(f"{path} could not be brought up to date (migration {version}, {name}): {exc}. "
-                                     "It may have been changed by another program or version of the studio") from exc
-                db["_migrations"].insert({"version": version, "name": name, "applied": time.time()})
-                applied.append(version)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-    return applied

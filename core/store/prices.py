@@ -14,13 +14,13 @@ CHUNK = 500  # run ids per query, well under SQLite's limit on bound variables
 
 
 def price_rows(store: RunStore) -> list[dict[str, Any]]:
-    with store._lock:
-        return list(store.db[TABLE].rows_where(order_by="model"))
+    with store.reading() as db:
+        return list(db[TABLE].rows_where(order_by="model"))
 
 
 def put_price(store: RunStore, model: str, input_per_m: float, output_per_m: float, currency: str) -> None:
-    with store._lock, store.db.conn:
-        store.db[TABLE].upsert(
+    with store.writing() as db:
+        db[TABLE].upsert(
             {
                 "model": model,
                 "input_per_m": input_per_m,
@@ -34,14 +34,14 @@ def put_price(store: RunStore, model: str, input_per_m: float, output_per_m: flo
 
 def delete_price(store: RunStore, model: str) -> bool:
     """True when the model had a price."""
-    with store._lock, store.db.conn:
-        return store.db.execute(f"DELETE FROM {TABLE} WHERE model = ?", [model]).rowcount > 0
+    with store.writing() as db:
+        return db.execute(f"DELETE FROM {TABLE} WHERE model = ?", [model]).rowcount > 0
 
 
 def model_runs(store: RunStore) -> dict[str, int]:
     """Model name -> how many saved runs it answered, the most recently used first."""
-    with store._lock:
-        found = store.db.execute(
+    with store.reading() as db:
+        found = db.execute(
             "SELECT model, count(*) FROM runs WHERE model != '' GROUP BY model ORDER BY max(started) DESC"
         ).fetchall()
     return dict(found)
@@ -51,10 +51,10 @@ def call_usages(store: RunStore, run_ids: Iterable[str]) -> list[tuple[str, str]
     """(run id, usage JSON) of every event of these runs that made an LLM call, in no particular order."""
     ids = list(dict.fromkeys(run_ids))
     found: list[tuple[str, str]] = []
-    with store._lock:
+    with store.reading() as db:
         for start in range(0, len(ids), CHUNK):
             part = ids[start : start + CHUNK]
-            found += store.db.execute(
+            found += db.execute(
                 f"SELECT run_id, usage FROM events WHERE run_id IN ({', '.join('?' for _ in part)}) "
                 "AND json_extract(usage, '$.calls') > 0",
                 part,

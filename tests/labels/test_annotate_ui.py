@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.eval.mirage import BenchItem
+from core.eval.results import EvalResults
 from core.labels import LabelStore, collect
+from core.question import Question
 from core.store import RunStore
 from core.teaching import load_cases
 from tests.labels.helpers import hit, save_run
@@ -66,6 +69,20 @@ def test_blind_judging_hides_origin_saves_at_once_and_moves_to_the_next_unjudged
         at.button(key="annotate.grade.0").click().run()
     assert len(LabelStore().labels()) == 5 and at.button(key="annotate.next_unjudged").disabled
     assert "judged every passage of this question" in at.success[0].value
+
+
+def test_the_queue_of_an_evaluation_offers_the_datasets_benchmarks_have_results_for(runs):
+    medrag, _ = runs
+    at = annotate_page("ann")
+    at.radio(key="annotate.source").set_value("eval").run()
+    assert at.multiselect(key="annotate.datasets").options == []
+    results = EvalResults(RunStore())
+    for dataset in ("pubmedqa", "medqa"):
+        results.record(
+            "cot-1", BenchItem(dataset, "q1", Question(text=medrag.question, options=medrag.options), "A"), medrag
+        )
+    at.run()
+    assert at.multiselect(key="annotate.datasets").options == ["medqa", "pubmedqa"]
 
 
 def test_open_mode_shows_methods_ranks_labels_and_the_gold_answer(runs):

@@ -9,6 +9,7 @@ from functools import lru_cache
 import streamlit as st
 
 from core.access import Action
+from core.eval.results import evaluated_datasets
 from core.labels import PoolQuestion, RunFilter, collect, resolve
 from core.labels.pool import day_start
 from core.labels.progress import TARGET_ANNOTATORS, progress
@@ -35,13 +36,6 @@ def _read(path) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def _datasets() -> list[str]:
-    db = state.store().db
-    if "eval_items" not in db.table_names():
-        return []
-    return [r["dataset"] for r in db.query("select distinct dataset from eval_items order by dataset")]
-
-
 def queue_form() -> tuple[RunFilter, int]:
     """What to annotate: the runs that make the queue, and the target number of annotators per snippet."""
     methods = sorted({r["method"] for r in state.store().list_runs(limit=100_000)})
@@ -53,8 +47,11 @@ def queue_form() -> tuple[RunFilter, int]:
             cases = frozenset(st.multiselect("Cases (none = every case)", list(by_id), key="annotate.cases",
                                              format_func=lambda c: f"{by_id[c].specialty} · {by_id[c].title}"))
         elif source == "eval":
-            datasets = frozenset(st.multiselect("Datasets (none = every dataset)", _datasets(),
-                                                key="annotate.datasets"))
+            datasets = frozenset(
+                st.multiselect(
+                    "Datasets (none = every dataset)", evaluated_datasets(state.store()), key="annotate.datasets"
+                )
+            )
         left, middle, right = st.columns([2, 2, 1])
         chosen = left.multiselect("Methods (none = every method)", methods, format_func=method_label,
                                   key="annotate.methods")
