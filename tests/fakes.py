@@ -134,12 +134,13 @@ def make_hits(n: int, corpus: str = "teaching") -> list[Hit]:
 def until_runs_end(at, timeout: float = 30.0):
     """Rerun an AppTest page once every run this server started has ended (a page no longer waits for its runs:
     a fragment redraws them, which AppTest does not tick)."""
-    from ui.live import live_runs
+    from core.live_run import LiveRun
+    from ui.jobs import runner
 
-    if not live_runs().running():
+    if not runner().running(LiveRun):
         return at  # nothing was started (the page refused the input): what it said is on screen
     deadline = time.time() + timeout
-    while live_runs().running():
+    while runner().running(LiveRun):
         if time.time() > deadline:
             raise AssertionError("a run did not end in time")
         time.sleep(0.05)

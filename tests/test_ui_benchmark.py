@@ -14,18 +14,19 @@ from core.__main__ import main
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 from tests.test_eval import BENCH, IDS
 from tests.test_eval_presets import mass_llm
-from ui.bench_run import jobs
+from core.eval.job import EvalJob
+from ui.jobs import runner
 from ui.state import LLM_OVERRIDE, RETRIEVER_OVERRIDE
 
 
 @pytest.fixture(autouse=True)
 def no_jobs():
-    jobs.clear()  # the registry lives as long as the process, as in the server
+    runner.clear()  # the runner lives as long as the process, as in the server
     yield
-    for job in list(jobs()._jobs.values()):
-        job.stop()
-        job.wait(10)
-    jobs.clear()
+    for job in runner().jobs():
+        job.cancel()
+        job.until_done(10)
+    runner.clear()
 
 
 @pytest.fixture
@@ -51,8 +52,8 @@ def page(path, llm, **state) -> AppTest:
 
 
 def finish(at: AppTest) -> AppTest:
-    job = jobs().latest()
-    assert job is not None and job.wait(20)
+    job = runner().latest(EvalJob)
+    assert job is not None and job.until_done(20)
     return at.run()
 
 
@@ -93,9 +94,9 @@ def test_stop_then_resume_and_the_command_line_picks_up_the_rest(bench, monkeypa
     at.run()
     at.button(key="bench.stop").click().run()
     at = finish(at)
-    assert jobs().latest().status == "stopped"
+    assert runner().latest(EvalJob).status == "stopped"
     assert ":orange-badge[stopped]" in text_of(at)
-    done = jobs().latest().outcome.ran
+    done = runner().latest(EvalJob).outcome.ran
     assert 1 <= done < 5
     assert at.button(key="bench.start").label == f"Resume ({5 - done} left)"
 
@@ -110,6 +111,20 @@ def test_stop_then_resume_and_the_command_line_picks_up_the_rest(bench, monkeypa
     assert "cot  all       60.0% (3/5)  23.1%–88.2%" in capsys.readouterr().out
 
 
+def test_a_running_benchmark_is_listed_in_history_and_stops_from_there(bench):
+    path, _ = bench
+    at = page(path, answering("A", delay=0.5), **{"bench.concurrency": 1})
+    at.button(key="bench.start").click().run()
+    job = runner().latest(EvalJob)
+    history = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=30).run()
+    assert not history.exception
+    line = next(m.value for m in history.markdown if ":gray-badge[benchmark]" in m.value)
+    assert "**mini\\: 5 questions × cot**" in line and " of 5 runs on scripted @ " in line
+    history.button(key=f"history.stop.{job.id}").click().run()
+    assert job.until_done(10) and job.status == "stopped" and job.outcome.ran < 5
+    assert ":orange-badge[stopped]" in text_of(at.run())
+
+
 def test_the_page_resumes_what_the_command_line_started(bench, monkeypatch, capsys):
     path, ids = bench
     monkeypatch.setattr("core.cli.eval.LLM", lambda: answering("B"))
@@ -118,7 +133,7 @@ def test_the_page_resumes_what_the_command_line_started(bench, monkeypatch, caps
     at = page(path, llm, **{"bench.pick": "An ids file", "bench.ids": str(ids)})
     assert "4 questions × 1 arm(s) = **4 runs**, 2 finished" in text_of(at)
     at = finish(at.button(key="bench.start").click().run())
-    assert len(llm.calls) == 2 and jobs().latest().outcome.skipped == 2
+    assert len(llm.calls) == 2 and runner().latest(EvalJob).outcome.skipped == 2
 
 
 def test_the_page_and_the_command_line_share_a_method_with_an_automatic_knob(bench, monkeypatch, capsys):
@@ -165,7 +180,7 @@ def test_a_cell_opens_its_questions_with_links_to_history_and_compare(bench):
     at = page(path, answering("A"), **{"bench.methods": ["cot", "medrag"],
                                        RETRIEVER_OVERRIDE: ListRetriever(make_hits(4))})
     at = finish(at.button(key="bench.start").click().run())
-    runs = {(r["arm"], r["qid"]): r["run_id"] for r in jobs().latest().outcome.rows}
+    runs = {(r["arm"], r["qid"]): r["run_id"] for r in runner().latest(EvalJob).outcome.rows}
     at.selectbox(key="bench.cell").set_value("cot|medqa").run()  # as a click on the table's first line does
     questions = table_with(at, "gold")
     assert list(questions["id"]) == ["q1", "q2", "q3"] and list(questions["gold"]) == ["B", "A", "A"]

@@ -109,6 +109,26 @@ def test_a_visitors_live_runs_stay_within_the_owners_limit():
     assert [b for b in history.button if b.key == "history.delete"]  # a visitor's own run is theirs to delete
 
 
+def test_a_visitor_sees_every_running_job_and_stops_only_their_own():
+    from core.live_run import LiveRun
+    from core.question import Question
+    from ui.jobs import runner
+
+    slow = ScriptedLLM(delay=8).on("Think step by step", {"reasoning": "Metformin.", "answer": "B"})
+    question = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
+    mine, theirs = (runner().start(LiveRun("cot", question, {}, llm=slow, retriever=None, store=RunStore(),
+                                           owner=f"session {who}")) for who in ("visitor-1", "visitor-2"))
+    try:
+        history = page("history", **{"access.session": "visitor-1"})  # the first visitor's browser
+        assert "**Running now** · 2" in texts(history)
+        assert [b.key for b in history.button if b.key.startswith("history.stop.")] == [f"history.stop.{mine.id}"]
+        history.button(key=f"history.stop.{mine.id}").click().run()
+        assert mine.until_done(5) and mine.status == "stopped" and not theirs.done
+    finally:
+        theirs.cancel()
+        theirs.until_done(5)
+
+
 def test_a_visitors_runs_go_to_the_embedded_model_never_to_the_owners_endpoint(monkeypatch):
     monkeypatch.setenv("MEDRAG_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("MEDRAG_API_KEY", "sk-the-owners-key")

@@ -14,19 +14,20 @@ import streamlit as st
 
 from core.methods.base import MethodSpec
 from core.retrieval.background import BackgroundBuild, BuildStatus
-from ui import state
+from ui import jobs, state
 
 REFRESH_SECONDS = 2
+JOB = "default corpus index"  # its id in the server's job runner: one build per server
 
 
 def enabled() -> bool:
     return os.environ.get("MEDRAG_BACKGROUND_INDEX", "1") != "0"
 
 
-@st.cache_resource(show_spinner=False)
 def _build() -> BackgroundBuild:
     pool = state.retriever_pool()  # the build opens the default corpus in the pool every page uses
-    return BackgroundBuild(lambda progress: pool.get(None, progress), name="default corpus index").start()
+    return jobs.runner().once(JOB, lambda: BackgroundBuild(lambda progress: pool.get(None, progress),
+                                                        "Default corpus index", job_id=JOB))
 
 
 def status() -> BuildStatus | None:

@@ -3,11 +3,14 @@ every retrieval; the new run names its parent. ``what_changed`` says how the two
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
+from core.live_run import LiveRun
 from core.llm import LLM
-from core.methods.base import Retriever, RunContext, Sink
+from core.methods.base import Retriever, RunContext, Sink, StreamSink
 from core.question import Question
 from core.runfiles import Variation
 from core.runfiles import provenance
@@ -18,7 +21,8 @@ from core.trace import AgentMessage, Retrieval, Run
 
 def rerun(parent: Run, variation: Variation, *, llm: LLM, retriever: Retriever | None,
           store: RunStore | None = None, sinks: Iterable[Sink] = (),
-          ctx_hook: Callable[[RunContext], None] | None = None, case_id: str | None = None) -> Run:
+          ctx_hook: Callable[[RunContext], None] | None = None, case_id: str | None = None,
+          stream_sinks: Iterable[StreamSink] = (), cancel: threading.Event | None = None) -> Run:
     """Run ``parent``'s method again with ``variation``; saved (with what it changed) when a store is given."""
     if not variation.drop and not variation.pin:
         raise ValueError("a what-if re-run needs a snippet to drop or to pin")
@@ -32,7 +36,25 @@ def rerun(parent: Run, variation: Variation, *, llm: LLM, retriever: Retriever |
             ctx_hook(ctx)
 
     return execute(parent.method, question, parent.params, llm=llm, retriever=retriever, store=store, sinks=sinks,
-                   exclude=variation.drop, pin=variation.pin, parent_id=parent.id, ctx_hook=hook)
+                   exclude=variation.drop, pin=variation.pin, parent_id=parent.id, ctx_hook=hook,
+                   stream_sinks=stream_sinks, cancel=cancel)
+
+
+class WhatIfRun(LiveRun):
+    """``rerun`` as a job: followed, stopped and found again after a reload like any live run."""
+
+    kind = "what-if run"
+
+    def __init__(self, parent: Run, variation: Variation, *, llm: LLM, retriever: Retriever | None,
+                 store: RunStore, case_id: str | None = None, owner: str = ""):
+        super().__init__(parent.method, Question(text=parent.question, options=parent.options), parent.params,
+                         llm=llm, retriever=retriever, store=store, owner=owner)
+        self.label = f"{self.spec.label} ({variation.describe()})"
+        self.parent, self.variation, self.case_id = parent, variation, case_id
+
+    def _execute(self, **hooks: Any) -> Run:
+        return rerun(self.parent, self.variation, llm=self.llm, retriever=self.retriever, store=self.store,
+                     case_id=self.case_id, **hooks)
 
 
 def retrieved_ids(run: Run) -> list[str]:

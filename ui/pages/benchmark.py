@@ -13,7 +13,7 @@ from core.methods import get
 from core.retrieval import CorpusError
 from core.retrieval.corpus import corpus_sources
 from core.retrieval.default_corpus import default_corpus_paths
-from ui import state
+from ui import jobs, state
 from ui.bench_corpora import corpora_check
 from ui.bench_results import results
 from ui.bench_run import current_job, progress_panel, start
@@ -62,8 +62,8 @@ def _controls(setup: Setup, rows: list[dict]) -> None:
                         help="A benchmark is running; stop it first" if running else None)
     if clicked and start(setup) is not None:
         st.rerun()
-    if running and stop.button("Stop", icon=":material/stop:", key="bench.stop", width="stretch"):
-        job.stop()
+    if running and jobs.may_stop(job) and stop.button("Stop", icon=":material/stop:", key="bench.stop", width="stretch"):
+        job.cancel()
         st.rerun()
 
 

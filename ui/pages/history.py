@@ -1,5 +1,6 @@
-"""History: every saved run; reopen one and see exactly the trace it had, or delete it. Runs still going are
-listed first (follow one live, stop it), and kept comparisons reopen side by side.
+"""History: every saved run; reopen one and see exactly the trace it had, or delete it. What is running now is
+listed first (every job of this server, and runs another process writes: follow one, stop one), and kept
+comparisons reopen side by side.
 
 ``/history?run=<id>`` opens History on that run.
 """
@@ -78,10 +79,10 @@ def page() -> None:
     store = state.store()
     files_panel(store)
     every = store.list_runs(limit=1000)
+    running_now(every)
     if not every:
         st.info("No runs yet. Ask a question on the Ask page and it will appear here.")
         return
-    running_now(every)
     comparisons(list_groups(store), {r["id"]: r for r in every})
     left, middle, right = st.columns(3)
     method = left.selectbox("Method", [None, *sorted({r["method"] for r in every})], key="history.method",

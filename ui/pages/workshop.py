@@ -119,8 +119,12 @@ def page() -> None:
     with st.expander("The pack's cases and what each teaches", icon=":material/school:"):
         cases_table()
     chosen = choose_saved() if where == "Saved and imported runs" else choose_from_pack()
-    if chosen is None:
-        return
+    if chosen is not None:
+        replayed(chosen)
+    whatif_view.progress()  # a what-if re-run stays on screen whatever is replayed now (a reload finds it again)
+
+
+def replayed(chosen: Chosen) -> None:
     replay = Replay(chosen.runs)
     title = chosen.case.title if chosen.case else short(chosen.runs[0].question, 60)
     if access.current().may(Action.PRESENT) and st.button(
@@ -129,4 +133,3 @@ def page() -> None:
         room_view.open_room(chosen, replay, title)
     playing = player("workshop.player", replay).playing
     st.fragment(stage, run_every=TICK_SECONDS if playing else None)(chosen, replay)
-    whatif_view.progress()
