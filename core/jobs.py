@@ -193,8 +193,11 @@ class JobRunner:
     def _keep(self, job: J) -> J:
         with self._lock:
             now = time.time()
-            self._jobs = {i: j for i, j in self._jobs.items()
-                          if j.lasting or not j.done or (j.ended or now) > now - self.keep_ended}
+            self._jobs = {
+                i: j
+                for i, j in self._jobs.items()
+                if j.lasting or not j.done or (j.ended or now) > now - self.keep_ended
+            }
             if job.id:
                 self._jobs[job.id] = job
         return job

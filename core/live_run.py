@@ -28,8 +28,17 @@ class LiveRun(Job):
 
     kind = "live run"
 
-    def __init__(self, method: str, question: Question, params: dict[str, Any], *, llm: LLM,
-                 retriever: Retriever | None, store: RunStore, owner: str = ""):
+    def __init__(
+        self,
+        method: str,
+        question: Question,
+        params: dict[str, Any],
+        *,
+        llm: LLM,
+        retriever: Retriever | None,
+        store: RunStore,
+        owner: str = "",
+    ):
         self.spec = get(method)
         super().__init__(self.spec.label, detail=question.text, owner=owner)
         self.question, self.params = question, params
@@ -72,13 +81,21 @@ class LiveRun(Job):
 
     # -- the worker thread ---------------------------------------------------------------
     def work(self) -> Run:
-        self.run = self._execute(sinks=[self._sink], ctx_hook=self._hook, stream_sinks=[self._partial],
-                                 cancel=self._cancel)
+        self.run = self._execute(
+            sinks=[self._sink], ctx_hook=self._hook, stream_sinks=[self._partial], cancel=self._cancel
+        )
         return self.run
 
     def _execute(self, **hooks: Any) -> Run:
-        return execute(self.spec.name, self.question, self.params, llm=self.llm, retriever=self.retriever,
-                       store=self.store, **hooks)
+        return execute(
+            self.spec.name,
+            self.question,
+            self.params,
+            llm=self.llm,
+            retriever=self.retriever,
+            store=self.store,
+            **hooks,
+        )
 
     def _ended_as(self) -> Status:
         return ENDED_AS.get(self.run.status, "failed") if self.run else "failed"
@@ -104,10 +121,18 @@ class LiveRun(Job):
 
     def _failed(self, exc: Exception) -> None:
         """execute() keeps a method's failures in the trace itself; this covers one around it (a store error)."""
-        run = self._ctx.run if self._ctx else Run(method=self.spec.name, question=self.question.text,
-                                                  options=self.question.options)
-        event = Event(run_id=run.id, seq=len(run.events), stage="failed", agent=self.spec.label,
-                      payload=Error(message=self.error or "", error_type=type(exc).__name__))
+        run = (
+            self._ctx.run
+            if self._ctx
+            else Run(method=self.spec.name, question=self.question.text, options=self.question.options)
+        )
+        event = Event(
+            run_id=run.id,
+            seq=len(run.events),
+            stage="failed",
+            agent=self.spec.label,
+            payload=Error(message=self.error or "", error_type=type(exc).__name__),
+        )
         run.events.append(event)
         run.status, run.finished = "error", time.time()
         self.run = run

@@ -11,14 +11,16 @@ from streamlit.testing.v1 import AppTest
 from core.retrieval.background import BackgroundBuild
 
 
-def blocking_build(release: threading.Event, fail: bool = False,
-                   step: tuple[str, int, int] = ("embed hpo", 4_096, 16_384)) -> BackgroundBuild:
+def blocking_build(
+    release: threading.Event, fail: bool = False, step: tuple[str, int, int] = ("embed hpo", 4_096, 16_384)
+) -> BackgroundBuild:
     def work(progress):
         progress(*step)
         release.wait(10)
         if fail:
             raise RuntimeError("disk full")
         return "retriever"
+
     build = BackgroundBuild(work).start()
     for _ in range(500):  # until the build has reported its first stage
         if build.status().stage or build.status().state != "building":

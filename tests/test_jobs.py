@@ -93,8 +93,14 @@ def test_admit_counts_an_owners_jobs_going_and_two_starts_at_once_cannot_both_pa
         return f"{going} going" if going >= 1 else None
 
     results = []
-    threads = [threading.Thread(target=lambda: results.append(runner.admit(
-        [Steps(1, release=release, owner="ana")], counting=Steps, refusal=at_most_one))) for _ in range(4)]
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(
+                runner.admit([Steps(1, release=release, owner="ana")], counting=Steps, refusal=at_most_one)
+            )
+        )
+        for _ in range(4)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -132,8 +138,15 @@ def test_once_starts_a_job_only_the_first_time():
 def test_a_live_run_is_a_job_whose_id_is_its_run_id(tmp_path):
     store = RunStore(tmp_path / "s.sqlite")
     runner = JobRunner()
-    live = LiveRun("cot", MC, {}, llm=ScriptedLLM().enqueue({"reasoning": "r", "answer": "B"}), retriever=None,
-                   store=store, owner="ana")
+    live = LiveRun(
+        "cot",
+        MC,
+        {},
+        llm=ScriptedLLM().enqueue({"reasoning": "r", "answer": "B"}),
+        retriever=None,
+        store=store,
+        owner="ana",
+    )
     assert runner.admit([live], counting=LiveRun, refusal=lambda going: None) is None
     assert live.until_done(5) and runner.get(live.run.id, LiveRun) is live and live.status == "finished"
     assert store.load_run(live.id).status == "ok" and live.kind == "live run" and live.detail == MC.text
@@ -144,8 +157,16 @@ def test_a_what_if_re_run_can_be_stopped_and_keeps_its_parent(tmp_path):
     retriever = ListRetriever(make_hits(6))
     parent = execute("medrag", MC, {"k": 3}, llm=ScriptedLLM().enqueue(REPLY), retriever=retriever, store=store)
     slow = ListRetriever(make_hits(6), delay=1.0)
-    job = JobRunner().start(WhatIfRun(parent, Variation(drop=["teaching-1"]), llm=ScriptedLLM().enqueue(REPLY),
-                                      retriever=slow, store=store, case_id="demo"))
+    job = JobRunner().start(
+        WhatIfRun(
+            parent,
+            Variation(drop=["teaching-1"]),
+            llm=ScriptedLLM().enqueue(REPLY),
+            retriever=slow,
+            store=store,
+            case_id="demo",
+        )
+    )
     assert job.kind == "what-if run" and job.label == "MedRAG (dropped teaching-1)" and job.status == "running"
     job.cancel()  # during the retrieval: the reader's call never starts
     assert job.until_done(5) and job.status == "stopped"

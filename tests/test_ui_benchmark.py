@@ -177,8 +177,9 @@ def test_one_click_adds_an_ablation_and_its_full_method(bench):
 
 def test_a_cell_opens_its_questions_with_links_to_history_and_compare(bench):
     path, _ = bench
-    at = page(path, answering("A"), **{"bench.methods": ["cot", "medrag"],
-                                       RETRIEVER_OVERRIDE: ListRetriever(make_hits(4))})
+    at = page(
+        path, answering("A"), **{"bench.methods": ["cot", "medrag"], RETRIEVER_OVERRIDE: ListRetriever(make_hits(4))}
+    )
     at = finish(at.button(key="bench.start").click().run())
     runs = {(r["arm"], r["qid"]): r["run_id"] for r in runner().latest(EvalJob).outcome.rows}
     at.selectbox(key="bench.cell").set_value("cot|medqa").run()  # as a click on the table's first line does
@@ -188,18 +189,28 @@ def test_a_cell_opens_its_questions_with_links_to_history_and_compare(bench):
     assert list(questions["trace"]) == [f"/history?run={runs[('cot', q)]}" for q in ("q1", "q2", "q3")]
     at.selectbox(key="bench.compare_with").set_value("medrag").run()
     questions = table_with(at, "gold")
-    assert list(questions["compare"]) == [f"/compare?runs={runs[('cot', q)]},{runs[('medrag', q)]}"
-                                          for q in ("q1", "q2", "q3")]
-    assert "**CoT and MedRAG are not distinguishable on these 5 questions (McNemar p = 1.00; 0 vs 0 discordant)**" \
+    assert list(questions["compare"]) == [
+        f"/compare?runs={runs[('cot', q)]},{runs[('medrag', q)]}" for q in ("q1", "q2", "q3")
+    ]
+    assert (
+        "**CoT and MedRAG are not distinguishable on these 5 questions (McNemar p = 1.00; 0 vs 0 discordant)**"
         in text_of(at)
+    )
 
 
-@pytest.mark.parametrize("content, message", [
-    ("{broken", ("mini.json is not readable JSON: Expecting property name enclosed in double quotes at line 1, "
-                 "column 2")),
-    (json.dumps({"medqa": {"q1": {"question": "Q?", "options": {"A": "x", "B": "y"}, "answer": "E"}}}),
-     "medqa/q1: the answer 'E' is not one of the options ['A', 'B']"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (
+            "{broken",
+            ("mini.json is not readable JSON: Expecting property name enclosed in double quotes at line 1, column 2"),
+        ),
+        (
+            json.dumps({"medqa": {"q1": {"question": "Q?", "options": {"A": "x", "B": "y"}, "answer": "E"}}}),
+            "medqa/q1: the answer 'E' is not one of the options ['A', 'B']",
+        ),
+    ],
+)
 def test_bad_input_is_said_in_place_and_nothing_starts(bench, content, message):
     path, _ = bench
     path.write_text(content)
@@ -223,8 +234,12 @@ def test_the_corpora_are_checked_on_a_few_questions_and_a_miss_offers_others(ben
     path, _ = bench
 
     def corpus(*texts: str) -> ListRetriever:
-        return ListRetriever([Hit(snippet_id=f"s{i}", corpus="notes", title="", text=t, rank=i + 1, score=1.0)
-                              for i, t in enumerate(texts)])
+        return ListRetriever(
+            [
+                Hit(snippet_id=f"s{i}", corpus="notes", title="", text=t, rank=i + 1, score=1.0)
+                for i, t in enumerate(texts)
+            ]
+        )
 
     at = page(path, answering(), **{"bench.methods": ["cot"]})
     assert not at.get("button_group") and not [b for b in at.button if b.key == "bench.check_corpora"]  # no retrieval
@@ -236,7 +251,15 @@ def test_the_corpora_are_checked_on_a_few_questions_and_a_miss_offers_others(ben
     assert not off.exception
     assert off.warning[0].value.startswith("The corpora hold little on this benchmark's topics: 0 of 5 questions")
     assert off.text_input(key="bench.new_corpus")  # another corpus offered: a folder to add, or those indexed
-    on = page(path, answering(), **{"bench.methods": ["medrag"], RETRIEVER_OVERRIDE: corpus(
-        *(q["question"] for d in json.loads(path.read_text()).values() for q in d.values()))})
+    on = page(
+        path,
+        answering(),
+        **{
+            "bench.methods": ["medrag"],
+            RETRIEVER_OVERRIDE: corpus(
+                *(q["question"] for d in json.loads(path.read_text()).values() for q in d.values())
+            ),
+        },
+    )
     on.button(key="bench.check_corpora").click().run()
     assert on.success[0].value.startswith("On topic: 5 of 5 questions found a passage on their topic")

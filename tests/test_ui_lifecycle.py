@@ -98,8 +98,15 @@ def test_a_run_another_process_is_writing_is_followed_through_the_store():
     store = RunStore()
     run = Run(method="sema", question="Which drug treats disease 1?")
     store.create_run(run)  # as the command line would, in its own process
-    store.append_event(Event(run_id=run.id, seq=0, stage="exploration turn 1", agent="E-Agent",
-                             payload=Query(text="disease 1 drug", purpose="initial")))
+    store.append_event(
+        Event(
+            run_id=run.id,
+            seq=0,
+            stage="exploration turn 1",
+            agent="E-Agent",
+            payload=Query(text="disease 1 drug", purpose="initial"),
+        )
+    )
     at = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=20)
     at.query_params["run"] = run.id
     at.run()

@@ -26,13 +26,17 @@ PAGE = "from ui.pages.workshop import page\npage()"
 
 
 def teaching_hits() -> list[Hit]:
-    return [Hit(snippet_id=p.id, corpus="teaching_pack", title=p.title, text=p.content, rank=1, score=1.0)
-            for p in load_passages() if p.case_id in ("stemi", "asthma")]
+    return [
+        Hit(snippet_id=p.id, corpus="teaching_pack", title=p.title, text=p.content, rank=1, score=1.0)
+        for p in load_passages()
+        if p.case_id in ("stemi", "asthma")
+    ]
 
 
 def scripted() -> ScriptedLLM:
-    return ScriptedLLM().on("", lambda messages: {"reasoning": "The documents say so.", "answer": "B",
-                                                  "cited_ids": ["tp-stemi-o1"]})
+    return ScriptedLLM().on(
+        "", lambda messages: {"reasoning": "The documents say so.", "answer": "B", "cited_ids": ["tp-stemi-o1"]}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -89,8 +93,9 @@ def test_a_pack_run_replays_step_by_step_then_reveals_with_the_key_and_never_sta
     at.button(key="workshop.next").click().run()
     text = text_of(at)
     # the method's choice against the key and against the pick, each said in its own words; a personal tally first
-    assert ("**MedRAG** chose **B** :green-badge[the teaching key] · you predicted **A**: "
-            ":orange-badge[it chose otherwise]") in text
+    assert (
+        "**MedRAG** chose **B** :green-badge[the teaching key] · you predicted **A**: :orange-badge[it chose otherwise]"
+    ) in text
     assert "Your predictions: right for 0 of 1 method · the teaching key in 0 of your 1 pick." in text
     assert "**Teaching pack key: B.**" in text and "cited the outdated one" in text
     assert "since revised: Oxygen only when saturation is below 90%" in text
@@ -157,7 +162,8 @@ def test_a_room_the_presenter_drives_and_a_participant_follows(no_model):
 
     presenter.run()
     assert "**1 of 1 participants** have picked an option" in text_of(presenter) and "In the room: Ada" in text_of(
-        presenter)
+        presenter
+    )
     presenter.button(key=f"room.{code}.next").click().run()
     assert RoomStore().room(code).step == 1
     guest.run()
@@ -181,8 +187,9 @@ def test_a_wrong_room_code_is_named():
 def start_what_if(delay: float = 0.0) -> AppTest:
     """MedRAG's pack run of the first case, re-run with its first passage dropped, on a scripted model."""
     at = AppTest.from_string(PAGE, default_timeout=30)
-    at.session_state["llm_override"] = ScriptedLLM(delay=delay).on("", lambda m: {
-        "reasoning": "Without it.", "answer": "A", "cited_ids": []})
+    at.session_state["llm_override"] = ScriptedLLM(delay=delay).on(
+        "", lambda m: {"reasoning": "Without it.", "answer": "A", "cited_ids": []}
+    )
     at.session_state["retriever_override"] = ListRetriever(teaching_hits())
     at.run()
     at.multiselect(key="workshop.methods.stemi").set_value(["medrag"]).run()
@@ -255,8 +262,10 @@ def test_a_method_that_never_retrieves_is_not_counted_against_the_cases_passages
     at.button(key="workshop.next").click().run()
     at.button(key="workshop.next").click().run()
     text = text_of(at)
-    assert "**Where CoT met the case's passages:** retrieved nothing, so it met none of the case's passages" in \
-        text.replace("\\", "")
+    assert (
+        "**Where CoT met the case's passages:** retrieved nothing, so it met none of the case's passages"
+        in text.replace("\\", "")
+    )
     cot = [line for line in text.splitlines() if "CoT" in line and "passages" in line]
     assert cot and not any("met 0 of" in line for line in cot)
     assert "**Where MedRAG met the case's passages:** met 5 of 5 key passages" in text  # MedRAG's own tally stays

@@ -55,13 +55,22 @@ def start(setup: Setup) -> EvalJob | None:
     if llm is None:
         return None
     arms = ", ".join(arm.name for arm in plan.arms)
-    job = EvalJob(plan, llm=llm, retriever=retriever, store=state.store(), concurrency=setup.concurrency,
-                  title=f"{setup.bench_name}: {len(plan.items)} questions × {arms}", owner=access.client_key())
+    job = EvalJob(
+        plan,
+        llm=llm,
+        retriever=retriever,
+        store=state.store(),
+        concurrency=setup.concurrency,
+        title=f"{setup.bench_name}: {len(plan.items)} questions × {arms}",
+        owner=access.client_key(),
+    )
     try:
         jobs.runner().start(job)
     except Busy as busy:
-        st.error(f"A benchmark is already running ({busy.running.label}); stop it or wait for it to end. "
-                 "Two at once would only share the same model and cores.")
+        st.error(
+            f"A benchmark is already running ({busy.running.label}); stop it or wait for it to end. "
+            "Two at once would only share the same model and cores."
+        )
         return None
     st.session_state[JOB] = job.id
     return job
@@ -80,8 +89,11 @@ def duration(seconds: float | None) -> str:
 
 def _paced(progress: EvalProgress) -> str:
     """Where the estimate comes from while no question of this benchmark has finished."""
-    return " (at the pace recorded for these methods here; updated as questions finish)" \
-        if progress.from_record and progress.seconds_left() is not None else ""
+    return (
+        " (at the pace recorded for these methods here; updated as questions finish)"
+        if progress.from_record and progress.seconds_left() is not None
+        else ""
+    )
 
 
 def _arm_lines(progress: EvalProgress, running: bool) -> None:
@@ -101,16 +113,21 @@ def _panel(job_id: str) -> None:
         return
     p = job.progress
     if job.running:
-        st.markdown(f":blue-badge[{job.status}] {job.title} · {job.concurrency} at once on {job.backend} · "
-                    f"elapsed {duration(p.elapsed)} · about {duration(p.seconds_left())} left{_paced(p)}")
+        st.markdown(
+            f":blue-badge[{job.status}] {job.title} · {job.concurrency} at once on {job.backend} · "
+            f"elapsed {duration(p.elapsed)} · about {duration(p.seconds_left())} left{_paced(p)}"
+        )
     else:
         badge = {"finished": "green", "stopped": "orange", "failed": "red"}[job.status]
         ran = job.outcome.ran if job.outcome else sum(a.done for a in p.arms())
-        st.markdown(f":{badge}-badge[{job.status}] {job.title} · {ran} run(s) in {duration(p.elapsed)} on "
-                    f"{job.backend}")
+        st.markdown(
+            f":{badge}-badge[{job.status}] {job.title} · {ran} run(s) in {duration(p.elapsed)} on {job.backend}"
+        )
     if job.error:
-        st.error(f"The benchmark stopped on an unexpected problem: {job.error}. Finished questions are kept; "
-                 "start it again to resume.")
+        st.error(
+            f"The benchmark stopped on an unexpected problem: {job.error}. Finished questions are kept; "
+            "start it again to resume."
+        )
     _arm_lines(p, job.running)
 
 

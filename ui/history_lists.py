@@ -28,9 +28,11 @@ class Follow(NamedTuple):
     action: Action
 
 
-FOLLOW = [Follow(WhatIfRun, "workshop", "whatif", Action.REPLAY),  # before LiveRun: a what-if re-run is one too
-          Follow(LiveRun, "history", "run", Action.REPLAY),
-          Follow(EvalJob, "benchmark", None, Action.BENCHMARK)]  # an index build is followed in the sidebar
+FOLLOW = [
+    Follow(WhatIfRun, "workshop", "whatif", Action.REPLAY),  # before LiveRun: a what-if re-run is one too
+    Follow(LiveRun, "history", "run", Action.REPLAY),
+    Follow(EvalJob, "benchmark", None, Action.BENCHMARK),
+]  # an index build is followed in the sidebar
 
 
 def running_now(rows: list[dict[str, Any]]) -> None:
@@ -45,9 +47,11 @@ def running_now(rows: list[dict[str, Any]]) -> None:
         _job(job)
     for row in elsewhere:
         text, follow, _ = st.columns([6, 2, 2], vertical_alignment="center")
-        text.markdown(f":orange-badge[running] **{md(method_label(row['method']))}** · "
-                      f"{md(short(row['question'], 80))} :gray[· {time.time() - row['started']:.0f} s · another "
-                      "process: follow it here, stop it where it was started]")
+        text.markdown(
+            f":orange-badge[running] **{md(method_label(row['method']))}** · "
+            f"{md(short(row['question'], 80))} :gray[· {time.time() - row['started']:.0f} s · another "
+            "process: follow it here, stop it where it was started]"
+        )
         with follow:
             page_link("history", "Follow live", icon=":material/visibility:", run=row["id"])
 
@@ -57,15 +61,21 @@ def _job(job: Job) -> None:
     summary = job.summary()
     about = f" · {md(short(job.detail, 80))}" if job.detail else ""
     badge = ":orange-badge[stopping]" if job.stop_requested else ":orange-badge[running]"
-    text.markdown(f"{badge} :gray-badge[{job.kind}] **{md(short(job.label, 80))}**{about} :gray[· "
-                  f"{md(summary.text)} · {job.elapsed:.0f} s]")
+    text.markdown(
+        f"{badge} :gray-badge[{job.kind}] **{md(short(job.label, 80))}**{about} :gray[· "
+        f"{md(summary.text)} · {job.elapsed:.0f} s]"
+    )
     if summary.fraction is not None:
         text.progress(summary.fraction)
     where = next((f for f in FOLLOW if isinstance(job, f.of)), None)
     if where is not None and access.current().may(where.action):
         with follow:
-            page_link(where.page, "Follow live", icon=":material/visibility:",
-                      **({where.query: job.id} if where.query else {}))
+            page_link(
+                where.page,
+                "Follow live",
+                icon=":material/visibility:",
+                **({where.query: job.id} if where.query else {}),
+            )
     with stop:
         jobs.stop_button([job], key=f"history.stop.{job.id}")
 
@@ -83,4 +93,6 @@ def comparisons(groups: list[dict[str, Any]], runs: dict[str, dict[str, Any]]) -
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(started))
             text.markdown(f"**{md(methods)}** · {md(short(group['title'], 90))} :gray[· {when}]")
             with link:
-                page_link("compare", "Open side by side", icon=":material/open_in_new:", runs=",".join(group["run_ids"]))
+                page_link(
+                    "compare", "Open side by side", icon=":material/open_in_new:", runs=",".join(group["run_ids"])
+                )

@@ -29,8 +29,9 @@ def live(run_id: str | None) -> LiveRun | None:
 def may_stop(job: Job) -> bool:
     """The owner stops any job; anyone else the jobs their client started (every tab of one computer, as the
     visitor's limit on live runs counts them, so a reload keeps control of one's own run)."""
-    return job.cancellable and (access.current().may(Action.MANAGE_RUNS) or job.owner == access.client_key()
-                                or access.mine(job.id))
+    return job.cancellable and (
+        access.current().may(Action.MANAGE_RUNS) or job.owner == access.client_key() or access.mine(job.id)
+    )
 
 
 def _stop(jobs: list[Job]) -> None:
@@ -53,6 +54,13 @@ def stop_button(jobs: list[Job], *, key: str, label: str = "Stop") -> None:
     if not going:  # nothing going, or not this visitor's to stop (only the owner stops others' jobs)
         return
     stopping = all(job.stop_requested for job in going)
-    st.button("Stopping…" if stopping else label, icon=":material/stop:", key=key, width="stretch",
-              disabled=stopping, on_click=_stop, args=(going,),
-              help=None if stopping else "Stops at the next step; what was done so far is kept")
+    st.button(
+        "Stopping…" if stopping else label,
+        icon=":material/stop:",
+        key=key,
+        width="stretch",
+        disabled=stopping,
+        on_click=_stop,
+        args=(going,),
+        help=None if stopping else "Stops at the next step; what was done so far is kept",
+    )

@@ -35,8 +35,9 @@ def llm_for(access: Access) -> LLM:
 def admit(access: Access, runs: list[LiveRun]) -> bool:
     """Starts ``runs`` (live runs or what-if re-runs, made with ``owner=client_key()``) when this client may have
     that many more going now (the owner's limit per visitor counts every tab of one client); else says why."""
-    problem = jobs.runner().admit(runs, counting=LiveRun,
-                                  refusal=lambda going: access.live_run_refusal(going, len(runs)))
+    problem = jobs.runner().admit(
+        runs, counting=LiveRun, refusal=lambda going: access.live_run_refusal(going, len(runs))
+    )
     if problem:
         st.error(problem, icon=":material/lock:")
     return problem is None
@@ -62,8 +63,9 @@ def start_model() -> bool:
             st.error(f"{exc}")
             return False
         bar.progress(1.0, text="loaded")
-        box.update(label=f"Embedded model ready (loaded in {server.load_seconds:.0f} s)", state="complete",
-                   expanded=False)
+        box.update(
+            label=f"Embedded model ready (loaded in {server.load_seconds:.0f} s)", state="complete", expanded=False
+        )
     return True
 
 
@@ -121,8 +123,12 @@ def start(chosen: list[tuple[MethodSpec, dict[str, Any]]], text: str, options: d
     if not ensure_model(access):
         return []
     llm, store, owner = llm_for(access), state.store(), session_access.client_key()
-    lives = [LiveRun(spec.name, question, params[spec.name], llm=llm, retriever=retrievers[spec.name], store=store,
-                     owner=owner) for spec, _ in chosen]
+    lives = [
+        LiveRun(
+            spec.name, question, params[spec.name], llm=llm, retriever=retrievers[spec.name], store=store, owner=owner
+        )
+        for spec, _ in chosen
+    ]
     if not admit(access, lives):
         return []
     session_access.started([live.id for live in lives])

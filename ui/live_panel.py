@@ -36,8 +36,11 @@ def status_label(label: str, run: Run | None, events: list[Event], done: bool, e
         doing = f"after {last.stage} · {last.agent}" if last else "starting its first step"
         return f"{label}: running, {doing} · {_count(len(events), 'event')} · {seconds}"
     if run is None or run.status in ("error", "interrupted"):
-        return f"{label}: failed after {seconds}" if run is None or run.status == "error" else \
-            f"{label}: interrupted after {seconds}"
+        return (
+            f"{label}: failed after {seconds}"
+            if run is None or run.status == "error"
+            else f"{label}: interrupted after {seconds}"
+        )
     if run.status == "cancelled":
         return f"{label}: stopped after {seconds}"
     t = run.totals
@@ -74,16 +77,20 @@ def done_line(event: Event) -> str:
 
 def pending_line(call: Standing) -> str:
     """A call still in flight that has written nothing yet: waiting behind other runs, or reading its prompt."""
-    return (f"{STATE_ICONS[call.state]} **{md(call.agent)}** :gray[{md(call.stage)}] — {md(call.line())} "
-            f":gray[· {time.time() - call.since:.0f} s]")
+    return (
+        f"{STATE_ICONS[call.state]} **{md(call.agent)}** :gray[{md(call.stage)}] — {md(call.line())} "
+        f":gray[· {time.time() - call.since:.0f} s]"
+    )
 
 
 def partial_reply(partial: Partial) -> None:
     """A reply as far as it is written: its fields when it is JSON (none yet while the first key is written, never
     the raw opening brace), else its text."""
     with st.container(border=True, key=f"writing-{partial.agent}-{partial.started}"):
-        st.markdown(f"{STATE_ICONS['writing']} :orange-badge[writing] **{md(partial.agent)}** :gray[{md(partial.role)} · "
-                    f"{md(partial.stage)} · {time.time() - partial.started:.0f} s]")
+        st.markdown(
+            f"{STATE_ICONS['writing']} :orange-badge[writing] **{md(partial.agent)}** :gray[{md(partial.role)} · "
+            f"{md(partial.stage)} · {time.time() - partial.started:.0f} s]"
+        )
         fields = partial_fields(partial.text)
         if fields:
             reply_fields(fields)
@@ -121,8 +128,10 @@ def saved_box(run: Run) -> None:
     quiet = time.time() - (run.events[-1].time if run.events else run.started)
     label = status_label(get(run.method).label, run, run.events, False, time.time() - run.started)
     with status_box(f"{label} · last step {quiet:.0f} s ago", "running", expanded=True):
-        st.caption("Started by another process (the command line, or another server); followed here through the "
-                   "store. Stop it where it was started.")
+        st.caption(
+            "Started by another process (the command line, or another server); followed here through the "
+            "store. Stop it where it was started."
+        )
         for event in run.events:
             st.markdown(done_line(event))
 

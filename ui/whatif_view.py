@@ -51,39 +51,63 @@ def _pin_candidates(run: Run, retrieval: Retrieval, case: TeachingCase | None) -
 def panel(chosen: Chosen, replay: Replay, step: int, key: str) -> None:
     if not session_access.notice(Action.LIVE_RUN):
         return
-    st.markdown("Pick a retrieval shown so far, drop one of its snippets or pin one in, and re-run the method "
-                "live with that change. The new run is saved and linked to this one.")
-    retrieving = [i for i in range(len(replay.runs))
-                  if any(isinstance(e.payload, Retrieval) for e in replay.events(step, i))]
+    st.markdown(
+        "Pick a retrieval shown so far, drop one of its snippets or pin one in, and re-run the method "
+        "live with that change. The new run is saved and linked to this one."
+    )
+    retrieving = [
+        i for i in range(len(replay.runs)) if any(isinstance(e.payload, Retrieval) for e in replay.events(step, i))
+    ]
     if not retrieving:
         st.caption("No retrieval is shown yet at this step: step on to one (CoT does not retrieve).")
         return
     index = retrieving[0]
     if len(retrieving) > 1:
-        index = st.selectbox("Run", retrieving, key=f"{key}.run",
-                             format_func=lambda i: method_label(replay.runs[i].method))
+        index = st.selectbox(
+            "Run", retrieving, key=f"{key}.run", format_func=lambda i: method_label(replay.runs[i].method)
+        )
     run = replay.runs[index]
     retrievals = [e for e in replay.events(step, index) if isinstance(e.payload, Retrieval)]
-    event = st.selectbox("Retrieval", retrievals, key=f"{key}.retrieval.{run.id}",
-                         format_func=lambda e: f"step {replay.step_of(index, e.seq)} · {short(e.payload.query, 80)}")
+    event = st.selectbox(
+        "Retrieval",
+        retrievals,
+        key=f"{key}.retrieval.{run.id}",
+        format_func=lambda e: f"step {replay.step_of(index, e.seq)} · {short(e.payload.query, 80)}",
+    )
     retrieval: Retrieval = event.payload
-    action = st.segmented_control("Change", ["Drop a snippet", "Pin a snippet"], default="Drop a snippet",
-                                  key=f"{key}.action")
+    action = st.segmented_control(
+        "Change", ["Drop a snippet", "Pin a snippet"], default="Drop a snippet", key=f"{key}.action"
+    )
     if action == "Pin a snippet":
         candidates = _pin_candidates(run, retrieval, chosen.case)
-        snippet = st.selectbox("Snippet to pin at the top of every retrieval", list(candidates), index=None,
-                               key=f"{key}.pin", format_func=lambda i: candidates[i])
+        snippet = st.selectbox(
+            "Snippet to pin at the top of every retrieval",
+            list(candidates),
+            index=None,
+            key=f"{key}.pin",
+            format_func=lambda i: candidates[i],
+        )
         variation = Variation(pin=[snippet]) if snippet else None
     else:
         hits = {h.snippet_id: h for h in retrieval.hits}
-        snippet = st.selectbox("Snippet to drop from every retrieval", list(hits), index=None, key=f"{key}.drop",
-                               format_func=lambda i: _hit_label(hits[i]))
+        snippet = st.selectbox(
+            "Snippet to drop from every retrieval",
+            list(hits),
+            index=None,
+            key=f"{key}.drop",
+            format_func=lambda i: _hit_label(hits[i]),
+        )
         variation = Variation(drop=[snippet]) if snippet else None
     live = jobs.live(st.session_state.get(WHATIF))
     busy = live is not None and not live.done
-    if st.button(f"Re-run {method_label(run.method)} live with this change", icon=":material/science:",
-                 type="primary", disabled=variation is None or busy, key=f"{key}.go",
-                 help="Needs the model: the embedded one starts the first time (about a minute)"):
+    if st.button(
+        f"Re-run {method_label(run.method)} live with this change",
+        icon=":material/science:",
+        type="primary",
+        disabled=variation is None or busy,
+        key=f"{key}.go",
+        help="Needs the model: the embedded one starts the first time (about a minute)",
+    ):
         start(chosen, run, variation)
 
 
@@ -98,16 +122,25 @@ def start(chosen: Chosen, parent: Run, variation: Variation) -> None:
         st.error(f"The corpus could not be opened: {exc}")
         return
     if retriever is not None and set(parent.corpus) - set(retriever.corpora):
-        st.warning(f"The run searched {', '.join(parent.corpus)}; the corpora open now are "
-                   f"{', '.join(retriever.corpora)}, so the re-run also differs by corpus.")
+        st.warning(
+            f"The run searched {', '.join(parent.corpus)}; the corpora open now are "
+            f"{', '.join(retriever.corpora)}, so the re-run also differs by corpus."
+        )
     if not ensure_model(access):
         return
     store = state.store()
     if chosen.source == PACK:  # the parent goes into History too, so the new run's link leads somewhere
         entry = pack()[2][parent.id]
         import_runs(store, RunFile(kind="run", runs=[entry]), f"workshop pack ({entry.case_id}.json.gz)")
-    job = WhatIfRun(parent, variation, llm=llm_for(access), retriever=retriever, store=store,
-                    case_id=chosen.case.id if chosen.case else None, owner=session_access.client_key())
+    job = WhatIfRun(
+        parent,
+        variation,
+        llm=llm_for(access),
+        retriever=retriever,
+        store=store,
+        case_id=chosen.case.id if chosen.case else None,
+        owner=session_access.client_key(),
+    )
     if not admit(access, [job]):
         return
     session_access.started([job.id])
@@ -129,16 +162,29 @@ def progress() -> None:
         return
     shown = (live.parent, live.run, live.variation) if live is not None and live.run else _saved(run_id)
     if shown is None:
-        st.warning(f"No saved what-if re-run has the id “{run_id}”. It may have been deleted; History lists every "
-                   "saved run.")
+        st.warning(
+            f"No saved what-if re-run has the id “{run_id}”. It may have been deleted; History lists every saved run."
+        )
         _close()
         return
     parent, child, variation = shown
     note, close = st.columns([5, 1], vertical_alignment="center")
-    note.caption(("The re-run was stopped before it finished: below is what it did until then. "
-                  if child.status == "cancelled" else "") + f"Saved as run {child.id}.")
-    close.button("Close", icon=":material/close:", key="workshop.whatif.close", on_click=_close, width="stretch",
-                 help="Hides the what-if re-run here; History keeps it")
+    note.caption(
+        (
+            "The re-run was stopped before it finished: below is what it did until then. "
+            if child.status == "cancelled"
+            else ""
+        )
+        + f"Saved as run {child.id}."
+    )
+    close.button(
+        "Close",
+        icon=":material/close:",
+        key="workshop.whatif.close",
+        on_click=_close,
+        width="stretch",
+        help="Hides the what-if re-run here; History keeps it",
+    )
     side_by_side(parent, child, variation)
 
 
@@ -158,8 +204,11 @@ def _close() -> None:
 def _running(live: WhatIfRun) -> None:
     if live.done:
         st.rerun()
-    with status_box(f"What-if re-run of {method_label(live.parent.method)} ({live.variation.describe()}): "
-                    f"{live.summary().text}", "running", expanded=False):
+    with status_box(
+        f"What-if re-run of {method_label(live.parent.method)} ({live.variation.describe()}): {live.summary().text}",
+        "running",
+        expanded=False,
+    ):
         for event in live.events[-3:]:
             st.caption(f"{event.stage} · {event.agent} · {event.kind}")
     stop, note = st.columns([1, 4], vertical_alignment="center")
@@ -172,12 +221,20 @@ def side_by_side(parent: Run, child: Run, variation: Variation) -> None:
     """What changed, then the two runs as swimlanes: one row per common stage, the original and the re-run."""
     st.markdown(f"**What changed** when the re-run {md(variation.describe())}:")
     st.markdown("\n".join(f"- {md(line)}" for line in what_changed(parent, child).lines()))
-    for column, run, title in zip(st.columns(2, gap="small"), (parent, child), ("The original run",
-                                                                                "The what-if re-run")):
+    for column, run, title in zip(
+        st.columns(2, gap="small"), (parent, child), ("The original run", "The what-if re-run")
+    ):
         column.markdown(f"#### {title}")
         column.caption(f"{method_label(run.method)} · run {run.id} · [open in History](/history?run={run.id})")
-    pinned = sorted({short(h.title or h.snippet_id, 60) for e in child.events if isinstance(e.payload, Retrieval)
-                     for h in e.payload.hits if h.pinned})
+    pinned = sorted(
+        {
+            short(h.title or h.snippet_id, 60)
+            for e in child.events
+            if isinstance(e.payload, Retrieval)
+            for h in e.payload.hits
+            if h.pinned
+        }
+    )
     if pinned:
         st.caption(f"Pinned at the top of every retrieval of the re-run: {', '.join(pinned)}")
     swimlanes([parent, child], key="whatif")

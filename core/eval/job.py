@@ -17,8 +17,17 @@ class EvalJob(Job):
     kind = "benchmark"
     alone = True  # two would only share the same model and cores
 
-    def __init__(self, plan: EvalPlan, *, llm: LLM, retriever: Retriever | None, store: RunStore,
-                 concurrency: int = 1, title: str = "", owner: str = ""):
+    def __init__(
+        self,
+        plan: EvalPlan,
+        *,
+        llm: LLM,
+        retriever: Retriever | None,
+        store: RunStore,
+        concurrency: int = 1,
+        title: str = "",
+        owner: str = "",
+    ):
         super().__init__(title, owner=owner)
         self.plan = plan
         self.llm, self.retriever, self.store = llm, retriever, store
@@ -41,8 +50,15 @@ class EvalJob(Job):
 
     def work(self) -> EvalOutcome:
         """The runs in flight when it is cancelled are kept, as cancelled; finished questions stay finished."""
-        return evaluate(self.plan, llm=self.llm, retriever=self.retriever, store=self.store,
-                        concurrency=self.concurrency, stop=self._cancel, watch=self.progress)
+        return evaluate(
+            self.plan,
+            llm=self.llm,
+            retriever=self.retriever,
+            store=self.store,
+            concurrency=self.concurrency,
+            stop=self._cancel,
+            watch=self.progress,
+        )
 
     def _ended_as(self) -> Status:
         if self.error is not None:

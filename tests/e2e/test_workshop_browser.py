@@ -34,8 +34,14 @@ class Endpoint(FakeEndpoint):
 
     def __init__(self):
         self.slow = False
-        super().__init__(script=lambda request: Step(text=json.dumps(REPLY), usage=(900, 30), delay=0.5,
-                                                     **({"pieces": 60, "chunk_delay": 1.0} if self.slow else {})))
+        super().__init__(
+            script=lambda request: Step(
+                text=json.dumps(REPLY),
+                usage=(900, 30),
+                delay=0.5,
+                **({"pieces": 60, "chunk_delay": 1.0} if self.slow else {}),
+            )
+        )
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +52,15 @@ def app(tmp_path_factory):
         pytest.skip("the workshop pack has no stemi case: record it with `python -m core workshop record`")
     endpoint = Endpoint()
     home = tmp_path_factory.mktemp("workshop-home")
-    with serve_app(home, {"MEDRAG_BASE_URL": endpoint.url, "MEDRAG_MODEL": "scripted", "MEDRAG_CACHE": "off",
-                          "MEDRAG_WORKSHOP_PACK": str(PACK_DIR)}) as (url, _):
+    with serve_app(
+        home,
+        {
+            "MEDRAG_BASE_URL": endpoint.url,
+            "MEDRAG_MODEL": "scripted",
+            "MEDRAG_CACHE": "off",
+            "MEDRAG_WORKSHOP_PACK": str(PACK_DIR),
+        },
+    ) as (url, _):
         yield url, home, endpoint
     endpoint.close()
 

@@ -53,8 +53,9 @@ def _form() -> None:
     with ask:
         text, options = question_form("ask")
         st.caption(f"Runs on {state.runs_go_to()}.")
-        clicked = st.button("Run", type="primary", icon=":material/play_arrow:", width="stretch", key="ask.go",
-                            disabled=not may_run)
+        clicked = st.button(
+            "Run", type="primary", icon=":material/play_arrow:", width="stretch", key="ask.go", disabled=not may_run
+        )
         access.notice(Action.LIVE_RUN)
     if clicked:
         started = start([(spec, values)], text, options)

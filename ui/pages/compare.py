@@ -57,12 +57,24 @@ def _answer(run: Run) -> str:
 
 def summary(runs: list[Run]) -> None:
     st.markdown(agreement(runs))
-    st.dataframe([{
-        "method": method_label(r.method), "status": r.status, "answer": _answer(r), "calls": r.totals.calls,
-        "retrievals": r.totals.retrievals, "tokens": r.totals.tokens, "seconds": round(r.totals.seconds, 1),
-        "cost": cost_cell(r),
-    } for r in runs], hide_index=True, key="compare-summary", column_config={"cost": st.column_config.TextColumn(
-        help=COLUMN_HELP)})
+    st.dataframe(
+        [
+            {
+                "method": method_label(r.method),
+                "status": r.status,
+                "answer": _answer(r),
+                "calls": r.totals.calls,
+                "retrievals": r.totals.retrievals,
+                "tokens": r.totals.tokens,
+                "seconds": round(r.totals.seconds, 1),
+                "cost": cost_cell(r),
+            }
+            for r in runs
+        ],
+        hide_index=True,
+        key="compare-summary",
+        column_config={"cost": st.column_config.TextColumn(help=COLUMN_HELP)},
+    )
 
 
 def shown_run_ids() -> list[str]:
@@ -116,8 +128,9 @@ def _again(runs: list[Run]) -> None:
     known = [r for r in runs if r.method in methods]
     state.preset("compare.methods", [r.method for r in known])
     for run in known:
-        preset_knobs(methods[run.method], key="compare.knobs", defaults=state.knob_defaults(run.method),
-                     values=run.params)
+        preset_knobs(
+            methods[run.method], key="compare.knobs", defaults=state.knob_defaults(run.method), values=run.params
+        )
     preset_question("compare", runs[0].question, runs[0].options)
     _new()
 
@@ -126,9 +139,15 @@ def _form() -> None:
     methods = registry()
     ask, setup = st.columns([3, 2], gap="large")
     with setup:
-        chosen = state.kept(st.multiselect, "Methods (two or three)", key="compare.methods",
-                            default=list(methods)[:2], options=list(methods), format_func=lambda n: methods[n].label,
-                            max_selections=MAX_RUNS)
+        chosen = state.kept(
+            st.multiselect,
+            "Methods (two or three)",
+            key="compare.methods",
+            default=list(methods)[:2],
+            options=list(methods),
+            format_func=lambda n: methods[n].label,
+            max_selections=MAX_RUNS,
+        )
         values = {}
         for name in chosen:
             spec = methods[name]
@@ -138,9 +157,15 @@ def _form() -> None:
     with ask:
         text, options = question_form("compare")
         st.caption(f"Runs on {state.runs_go_to()}.")
-        clicked = st.button("Run all", type="primary", icon=":material/play_arrow:", width="stretch",
-                            disabled=len(chosen) < 2 or not access.current().may(Action.LIVE_RUN), key="compare.go",
-                            help="Choose at least two methods" if len(chosen) < 2 else None)
+        clicked = st.button(
+            "Run all",
+            type="primary",
+            icon=":material/play_arrow:",
+            width="stretch",
+            disabled=len(chosen) < 2 or not access.current().may(Action.LIVE_RUN),
+            key="compare.go",
+            help="Choose at least two methods" if len(chosen) < 2 else None,
+        )
         access.notice(Action.LIVE_RUN)
     if clicked:
         started = start([(methods[name], values[name]) for name in chosen], text, options)
