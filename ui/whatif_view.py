@@ -98,7 +98,7 @@ def panel(chosen: Chosen, replay: Replay, step: int, key: str) -> None:
             format_func=lambda i: _hit_label(hits[i]),
         )
         variation = Variation(drop=[snippet]) if snippet else None
-    live = jobs.live(st.session_state.get(WHATIF))
+    live = jobs.live(linked(LINK, WHATIF))  # the re-run shown, also on the first draw after a reload
     busy = live is not None and not live.done
     if st.button(
         f"Re-run {method_label(run.method)} live with this change",
