@@ -26,8 +26,11 @@ class ScriptedLLM(LLM):
     """
 
     def __init__(self, delay: float = 0.0, cache=None):
-        super().__init__(Endpoint(base_url="http://scripted.invalid/v1", model="scripted"), cache=cache,
-                         cache_mode="auto" if cache is not None else "off")
+        super().__init__(
+            Endpoint(base_url="http://scripted.invalid/v1", model="scripted"),
+            cache=cache,
+            cache_mode="auto" if cache is not None else "off",
+        )
         self.delay = delay
         self.rules: list[tuple[str, Reply]] = []
         self.queue: deque[Reply] = deque()
@@ -58,8 +61,16 @@ class ScriptedLLM(LLM):
         with self._lock:
             self.active += 1
             self.max_active = max(self.max_active, self.active)
-            self.calls.append({"messages": messages, "schema": schema, "temperature": params["temperature"],
-                               "seed": params.get("seed"), "max_tokens": params["max_tokens"], "params": dict(params)})
+            self.calls.append(
+                {
+                    "messages": messages,
+                    "schema": schema,
+                    "temperature": params["temperature"],
+                    "seed": params.get("seed"),
+                    "max_tokens": params["max_tokens"],
+                    "params": dict(params),
+                }
+            )
         try:
             started = time.perf_counter()
             reply = self._pick(messages)
@@ -69,14 +80,21 @@ class ScriptedLLM(LLM):
             step = max(1, -(-len(text) // CHUNKS))
             for end in range(step, len(text) + step, step):
                 if cancel is not None and cancel.wait(self.delay / CHUNKS):
-                    raise LLMCancelled("the call was cancelled", text[: end - step],
-                                       Usage(calls=1, seconds=round(time.perf_counter() - started, 3)))
+                    raise LLMCancelled(
+                        "the call was cancelled",
+                        text[: end - step],
+                        Usage(calls=1, seconds=round(time.perf_counter() - started, 3)),
+                    )
                 if self.delay and cancel is None:
                     time.sleep(self.delay / CHUNKS)
                 if on_text is not None:
                     on_text(text[:end])
-            usage = Usage(calls=1, prompt_tokens=sum(len(m["content"]) for m in messages) // 4,
-                          completion_tokens=len(text) // 4, seconds=round(time.perf_counter() - started, 3))
+            usage = Usage(
+                calls=1,
+                prompt_tokens=sum(len(m["content"]) for m in messages) // 4,
+                completion_tokens=len(text) // 4,
+                seconds=round(time.perf_counter() - started, 3),
+            )
             return LLMResponse(text=text, usage=usage, model="scripted", finish_reason="stop")
         finally:
             with self._lock:
@@ -91,13 +109,32 @@ def chunk_stream(text: str, prompt_tokens: int, completion_tokens: int, pieces: 
     from openai.types.chat import ChatCompletionChunk
 
     step = max(1, -(-len(text) // pieces))
-    parts = [text[i:i + step] for i in range(0, len(text), step)] or [""]
+    parts = [text[i : i + step] for i in range(0, len(text), step)] or [""]
     base = {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "fake"}
-    chunks = [ChatCompletionChunk.model_validate({**base, "choices": [{"index": 0, "delta": {"content": part},
-              "finish_reason": "stop" if i == len(parts) - 1 else None}]}) for i, part in enumerate(parts)]
-    chunks.append(ChatCompletionChunk.model_validate({**base, "choices": [], "usage": {
-        "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens}}))
+    chunks = [
+        ChatCompletionChunk.model_validate(
+            {
+                **base,
+                "choices": [
+                    {"index": 0, "delta": {"content": part}, "finish_reason": "stop" if i == len(parts) - 1 else None}
+                ],
+            }
+        )
+        for i, part in enumerate(parts)
+    ]
+    chunks.append(
+        ChatCompletionChunk.model_validate(
+            {
+                **base,
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            }
+        )
+    )
     return nullcontext(chunks)
 
 
@@ -110,8 +147,9 @@ class ListRetriever:
         self.corpora = sorted({h.corpus for h in hits})
         self.queries: list[str] = []
 
-    def search(self, query: str, k: int, *, corpora=None, balanced=False, exclude=frozenset(),
-               pin=frozenset(), per_corpus=None) -> list[Hit]:
+    def search(
+        self, query: str, k: int, *, corpora=None, balanced=False, exclude=frozenset(), pin=frozenset(), per_corpus=None
+    ) -> list[Hit]:
         self.queries.append(query)
         if self.delay:
             time.sleep(self.delay)
@@ -127,19 +165,29 @@ class ListRetriever:
 
 
 def make_hits(n: int, corpus: str = "teaching") -> list[Hit]:
-    return [Hit(snippet_id=f"{corpus}-{i}", corpus=corpus, title=f"Doc {i}", text=f"fact number {i} about disease {i % 3}",
-                rank=i + 1, score=1.0 / (i + 1)) for i in range(n)]
+    return [
+        Hit(
+            snippet_id=f"{corpus}-{i}",
+            corpus=corpus,
+            title=f"Doc {i}",
+            text=f"fact number {i} about disease {i % 3}",
+            rank=i + 1,
+            score=1.0 / (i + 1),
+        )
+        for i in range(n)
+    ]
 
 
 def until_runs_end(at, timeout: float = 30.0):
     """Rerun an AppTest page once every run this server started has ended (a page no longer waits for its runs:
     a fragment redraws them, which AppTest does not tick)."""
-    from ui.live import live_runs
+    from core.live_run import LiveRun
+    from ui.jobs import runner
 
-    if not live_runs().running():
+    if not runner().running(LiveRun):
         return at  # nothing was started (the page refused the input): what it said is on screen
     deadline = time.time() + timeout
-    while live_runs().running():
+    while runner().running(LiveRun):
         if time.time() > deadline:
             raise AssertionError("a run did not end in time")
         time.sleep(0.05)

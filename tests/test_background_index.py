@@ -11,14 +11,16 @@ from streamlit.testing.v1 import AppTest
 from core.retrieval.background import BackgroundBuild
 
 
-def blocking_build(release: threading.Event, fail: bool = False,
-                   step: tuple[str, int, int] = ("embed hpo", 4_096, 16_384)) -> BackgroundBuild:
+def blocking_build(
+    release: threading.Event, fail: bool = False, step: tuple[str, int, int] = ("embed hpo", 4_096, 16_384)
+) -> BackgroundBuild:
     def work(progress):
         progress(*step)
         release.wait(10)
         if fail:
             raise RuntimeError("disk full")
         return "retriever"
+
     build = BackgroundBuild(work).start()
     for _ in range(500):  # until the build has reported its first stage
         if build.status().stage or build.status().state != "building":
@@ -34,14 +36,16 @@ def test_a_build_reports_its_stage_then_its_result():
     assert status.state == "building" and status.fraction == 0.25
     assert "embed hpo: 4,096 of 16,384 (25%)" in status.describe()
     release.set()
-    assert build.wait(5).state == "ready" and build.result == "retriever"
+    assert build.until_done(5) and build.status().state == "ready" and build.result == "retriever"
     assert build.status().describe().startswith("ready")
 
 
 def test_a_failed_build_says_why_and_raises_nothing():
     release = threading.Event()
     release.set()
-    status = blocking_build(release, fail=True).wait(5)
+    build = blocking_build(release, fail=True)
+    assert build.until_done(5)
+    status = build.status()
     assert status.state == "failed" and status.error == "disk full"
     assert "failed" in status.describe() and "disk full" in status.describe()
 
@@ -68,7 +72,7 @@ def test_the_sidebar_shows_progress_and_corpus_methods_wait(monkeypatch):
     assert "Building the default corpus index" in at.sidebar.get("progress")[0].proto.text
     assert "still being built" in at.session_state["medrag"] and at.session_state["cot"] is None
     release.set()
-    build.wait(5)
+    build.until_done(5)
     at.run()
     assert at.session_state["medrag"] is None
     assert "index ready" in at.sidebar.caption[0].value
@@ -104,3 +108,31 @@ def test_opening_a_built_index_says_opening_not_building(monkeypatch):
 def test_turned_off_the_app_opens_the_corpus_when_a_run_needs_it():
     at = AppTest.from_string(SCRIPT, default_timeout=10).run()  # the test suite turns the background build off
     assert not at.exception and at.session_state["medrag"] is None and not at.sidebar.get("progress")
+
+
+def test_history_lists_the_build_while_it_runs_and_offers_no_stop(monkeypatch):
+    from ui import index_status
+    from ui.jobs import runner
+
+    release = threading.Event()
+
+    class Pool:  # the default corpus, building until released
+        def get(self, corpus, progress):
+            progress("embed hpo", 4_096, 16_384)
+            release.wait(10)
+
+    monkeypatch.setenv("MEDRAG_BACKGROUND_INDEX", "1")
+    monkeypatch.setattr("ui.state.retriever_pool", Pool)
+    runner.clear()
+    build = index_status._build()  # as the first page view starts it, in the server's job runner
+    assert index_status._build() is build and runner().get(index_status.JOB) is build
+    try:
+        at = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=10).run()
+        line = next(m.value for m in at.markdown if ":gray-badge[index build]" in m.value)
+        assert "**Default corpus index**" in line and "embed hpo" in line
+        assert "No runs yet" in at.info[0].value  # listed even before any run exists
+        assert not [b for b in at.button if b.key.startswith("history.stop")]  # a build cannot be stopped midway
+    finally:
+        release.set()
+        build.until_done(5)
+        runner.clear()

@@ -14,18 +14,19 @@ from core.__main__ import main
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 from tests.test_eval import BENCH, IDS
 from tests.test_eval_presets import mass_llm
-from ui.bench_run import jobs
+from core.eval.job import EvalJob
+from ui.jobs import runner
 from ui.state import LLM_OVERRIDE, RETRIEVER_OVERRIDE
 
 
 @pytest.fixture(autouse=True)
 def no_jobs():
-    jobs.clear()  # the registry lives as long as the process, as in the server
+    runner.clear()  # the runner lives as long as the process, as in the server
     yield
-    for job in list(jobs()._jobs.values()):
-        job.stop()
-        job.wait(10)
-    jobs.clear()
+    for job in runner().jobs():
+        job.cancel()
+        job.until_done(10)
+    runner.clear()
 
 
 @pytest.fixture
@@ -51,8 +52,8 @@ def page(path, llm, **state) -> AppTest:
 
 
 def finish(at: AppTest) -> AppTest:
-    job = jobs().latest()
-    assert job is not None and job.wait(20)
+    job = runner().latest(EvalJob)
+    assert job is not None and job.until_done(20)
     return at.run()
 
 
@@ -93,9 +94,9 @@ def test_stop_then_resume_and_the_command_line_picks_up_the_rest(bench, monkeypa
     at.run()
     at.button(key="bench.stop").click().run()
     at = finish(at)
-    assert jobs().latest().status == "stopped"
+    assert runner().latest(EvalJob).status == "stopped"
     assert ":orange-badge[stopped]" in text_of(at)
-    done = jobs().latest().outcome.ran
+    done = runner().latest(EvalJob).outcome.ran
     assert 1 <= done < 5
     assert at.button(key="bench.start").label == f"Resume ({5 - done} left)"
 
@@ -110,6 +111,20 @@ def test_stop_then_resume_and_the_command_line_picks_up_the_rest(bench, monkeypa
     assert "cot  all       60.0% (3/5)  23.1%–88.2%" in capsys.readouterr().out
 
 
+def test_a_running_benchmark_is_listed_in_history_and_stops_from_there(bench):
+    path, _ = bench
+    at = page(path, answering("A", delay=0.5), **{"bench.concurrency": 1})
+    at.button(key="bench.start").click().run()
+    job = runner().latest(EvalJob)
+    history = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=30).run()
+    assert not history.exception
+    line = next(m.value for m in history.markdown if ":gray-badge[benchmark]" in m.value)
+    assert "**mini\\: 5 questions × cot**" in line and " of 5 runs on scripted @ " in line
+    history.button(key=f"history.stop.{job.id}").click().run()
+    assert job.until_done(10) and job.status == "stopped" and job.outcome.ran < 5
+    assert ":orange-badge[stopped]" in text_of(at.run())
+
+
 def test_the_page_resumes_what_the_command_line_started(bench, monkeypatch, capsys):
     path, ids = bench
     monkeypatch.setattr("core.cli.eval.LLM", lambda: answering("B"))
@@ -118,7 +133,7 @@ def test_the_page_resumes_what_the_command_line_started(bench, monkeypatch, caps
     at = page(path, llm, **{"bench.pick": "An ids file", "bench.ids": str(ids)})
     assert "4 questions × 1 arm(s) = **4 runs**, 2 finished" in text_of(at)
     at = finish(at.button(key="bench.start").click().run())
-    assert len(llm.calls) == 2 and jobs().latest().outcome.skipped == 2
+    assert len(llm.calls) == 2 and runner().latest(EvalJob).outcome.skipped == 2
 
 
 def test_the_page_and_the_command_line_share_a_method_with_an_automatic_knob(bench, monkeypatch, capsys):
@@ -162,10 +177,11 @@ def test_one_click_adds_an_ablation_and_its_full_method(bench):
 
 def test_a_cell_opens_its_questions_with_links_to_history_and_compare(bench):
     path, _ = bench
-    at = page(path, answering("A"), **{"bench.methods": ["cot", "medrag"],
-                                       RETRIEVER_OVERRIDE: ListRetriever(make_hits(4))})
+    at = page(
+        path, answering("A"), **{"bench.methods": ["cot", "medrag"], RETRIEVER_OVERRIDE: ListRetriever(make_hits(4))}
+    )
     at = finish(at.button(key="bench.start").click().run())
-    runs = {(r["arm"], r["qid"]): r["run_id"] for r in jobs().latest().outcome.rows}
+    runs = {(r["arm"], r["qid"]): r["run_id"] for r in runner().latest(EvalJob).outcome.rows}
     at.selectbox(key="bench.cell").set_value("cot|medqa").run()  # as a click on the table's first line does
     questions = table_with(at, "gold")
     assert list(questions["id"]) == ["q1", "q2", "q3"] and list(questions["gold"]) == ["B", "A", "A"]
@@ -173,18 +189,28 @@ def test_a_cell_opens_its_questions_with_links_to_history_and_compare(bench):
     assert list(questions["trace"]) == [f"/history?run={runs[('cot', q)]}" for q in ("q1", "q2", "q3")]
     at.selectbox(key="bench.compare_with").set_value("medrag").run()
     questions = table_with(at, "gold")
-    assert list(questions["compare"]) == [f"/compare?runs={runs[('cot', q)]},{runs[('medrag', q)]}"
-                                          for q in ("q1", "q2", "q3")]
-    assert "**CoT and MedRAG are not distinguishable on these 5 questions (McNemar p = 1.00; 0 vs 0 discordant)**" \
+    assert list(questions["compare"]) == [
+        f"/compare?runs={runs[('cot', q)]},{runs[('medrag', q)]}" for q in ("q1", "q2", "q3")
+    ]
+    assert (
+        "**CoT and MedRAG are not distinguishable on these 5 questions (McNemar p = 1.00; 0 vs 0 discordant)**"
         in text_of(at)
+    )
 
 
-@pytest.mark.parametrize("content, message", [
-    ("{broken", ("mini.json is not readable JSON: Expecting property name enclosed in double quotes at line 1, "
-                 "column 2")),
-    (json.dumps({"medqa": {"q1": {"question": "Q?", "options": {"A": "x", "B": "y"}, "answer": "E"}}}),
-     "medqa/q1: the answer 'E' is not one of the options ['A', 'B']"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (
+            "{broken",
+            ("mini.json is not readable JSON: Expecting property name enclosed in double quotes at line 1, column 2"),
+        ),
+        (
+            json.dumps({"medqa": {"q1": {"question": "Q?", "options": {"A": "x", "B": "y"}, "answer": "E"}}}),
+            "medqa/q1: the answer 'E' is not one of the options ['A', 'B']",
+        ),
+    ],
+)
 def test_bad_input_is_said_in_place_and_nothing_starts(bench, content, message):
     path, _ = bench
     path.write_text(content)
@@ -208,8 +234,12 @@ def test_the_corpora_are_checked_on_a_few_questions_and_a_miss_offers_others(ben
     path, _ = bench
 
     def corpus(*texts: str) -> ListRetriever:
-        return ListRetriever([Hit(snippet_id=f"s{i}", corpus="notes", title="", text=t, rank=i + 1, score=1.0)
-                              for i, t in enumerate(texts)])
+        return ListRetriever(
+            [
+                Hit(snippet_id=f"s{i}", corpus="notes", title="", text=t, rank=i + 1, score=1.0)
+                for i, t in enumerate(texts)
+            ]
+        )
 
     at = page(path, answering(), **{"bench.methods": ["cot"]})
     assert not at.get("button_group") and not [b for b in at.button if b.key == "bench.check_corpora"]  # no retrieval
@@ -221,7 +251,15 @@ def test_the_corpora_are_checked_on_a_few_questions_and_a_miss_offers_others(ben
     assert not off.exception
     assert off.warning[0].value.startswith("The corpora hold little on this benchmark's topics: 0 of 5 questions")
     assert off.text_input(key="bench.new_corpus")  # another corpus offered: a folder to add, or those indexed
-    on = page(path, answering(), **{"bench.methods": ["medrag"], RETRIEVER_OVERRIDE: corpus(
-        *(q["question"] for d in json.loads(path.read_text()).values() for q in d.values()))})
+    on = page(
+        path,
+        answering(),
+        **{
+            "bench.methods": ["medrag"],
+            RETRIEVER_OVERRIDE: corpus(
+                *(q["question"] for d in json.loads(path.read_text()).values() for q in d.values())
+            ),
+        },
+    )
     on.button(key="bench.check_corpora").click().run()
     assert on.success[0].value.startswith("On topic: 5 of 5 questions found a passage on their topic")

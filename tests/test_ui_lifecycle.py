@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 from core.store import RunStore
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits, until_runs_end
 from tests.test_ui_ask import ask_page, fill, text_of
-from ui.live import live_runs
+from ui.jobs import live, runner
 from ui.state import LLM_OVERRIDE
 
 REPLY = {"reasoning": "Insulin lowers blood glucose.", "answer": "A", "cited_ids": []}
@@ -34,7 +34,7 @@ def test_stop_is_there_at_once_and_the_buttons_come_back_when_the_run_ends():
     at = at.button(key="ask.go").click().run()
     assert buttons(at) == {"Ask again": False, "Stop": False}  # the redraw after the click: the run is going
     run_id = at.query_params["run"]
-    assert live_runs().get(run_id) is not None and at.status[0].label.startswith("MedRAG: running")
+    assert live(run_id) is not None and at.status[0].label.startswith("MedRAG: running")
     at = until_runs_end(at)
     assert buttons(at) == {"Ask again": False}
     assert '<span class="letter">A</span>Insulin' in text_of(at)
@@ -45,7 +45,7 @@ def test_stop_is_there_at_once_and_the_buttons_come_back_when_the_run_ends():
     assert at.query_params["run"] != run_id and "Insulin lowers" not in text_of(at)
     at = at.button(key="ask.stop").click().run()
     # Stop waits a moment for the run to end (here within the 1.5 s retrieval), so the page drawn next has it ended
-    assert not live_runs().running() and buttons(at) == {"Ask again": False}
+    assert not runner().running() and buttons(at) == {"Ask again": False}
     assert at.status[0].label.startswith("MedRAG: stopped after")
     assert [r["status"] for r in RunStore().list_runs()] == ["cancelled", "ok"]
 
@@ -75,9 +75,9 @@ def test_a_reply_shows_field_by_field_while_written_and_stop_ends_it_mid_call():
     at = fill(ask_page(llm), "Which hormone lowers blood glucose?", ["Insulin", "Glucagon"])
     at = at.button(key="ask.go").click().run()
     run_id = at.query_params["run"]
-    live = live_runs().get(run_id)
+    running = live(run_id)
     deadline = time.time() + 5
-    while not (live.working() and '"reasoning": "Insulin' in live.working()[0].text) and time.time() < deadline:
+    while not (running.working() and '"reasoning": "Insulin' in running.working()[0].text) and time.time() < deadline:
         time.sleep(0.05)
     at.run()
     assert "now Clinician writing for" in at.status[0].label  # which agent works now, and for how long
@@ -98,8 +98,15 @@ def test_a_run_another_process_is_writing_is_followed_through_the_store():
     store = RunStore()
     run = Run(method="sema", question="Which drug treats disease 1?")
     store.create_run(run)  # as the command line would, in its own process
-    store.append_event(Event(run_id=run.id, seq=0, stage="exploration turn 1", agent="E-Agent",
-                             payload=Query(text="disease 1 drug", purpose="initial")))
+    store.append_event(
+        Event(
+            run_id=run.id,
+            seq=0,
+            stage="exploration turn 1",
+            agent="E-Agent",
+            payload=Query(text="disease 1 drug", purpose="initial"),
+        )
+    )
     at = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=20)
     at.query_params["run"] = run.id
     at.run()

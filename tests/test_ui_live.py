@@ -7,15 +7,21 @@ import time
 from core.question import Question
 from core.store import RunStore
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
-from ui.live import LiveRun
+from core.live_run import LiveRun
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
 REPLY = {"reasoning": "Doc 1 says so.", "answer": "B", "cited_ids": ["teaching-1"]}
 
 
 def test_events_arrive_before_the_run_ends(tmp_path):
-    live = LiveRun("medrag", MC, {}, llm=ScriptedLLM(delay=1.0).enqueue(REPLY), retriever=ListRetriever(make_hits(4)),
-                   store=RunStore(tmp_path / "s.sqlite")).start()
+    live = LiveRun(
+        "medrag",
+        MC,
+        {},
+        llm=ScriptedLLM(delay=1.0).enqueue(REPLY),
+        retriever=ListRetriever(make_hits(4)),
+        store=RunStore(tmp_path / "s.sqlite"),
+    ).start()
     live.wait(0, timeout=5)
     assert [e.kind for e in live.events] == ["retrieval"] and not live.done  # the reader is still thinking
     while not live.done:
@@ -26,8 +32,14 @@ def test_events_arrive_before_the_run_ends(tmp_path):
 
 def test_stop_cancels_at_the_next_step(tmp_path):
     store = RunStore(tmp_path / "s.sqlite")
-    live = LiveRun("medrag", MC, {}, llm=ScriptedLLM().enqueue(REPLY),
-                   retriever=ListRetriever(make_hits(4), delay=1.0), store=store).start()
+    live = LiveRun(
+        "medrag",
+        MC,
+        {},
+        llm=ScriptedLLM().enqueue(REPLY),
+        retriever=ListRetriever(make_hits(4), delay=1.0),
+        store=store,
+    ).start()
     time.sleep(0.2)
     live.cancel()  # during the retrieval; the reader's call never starts
     while not live.done:
@@ -41,8 +53,14 @@ def test_a_fault_outside_the_method_still_ends_the_run_with_an_error(tmp_path):
         def finish_run(self, run):
             raise OSError("disk full")
 
-    live = LiveRun("cot", MC, {}, llm=ScriptedLLM().enqueue({"reasoning": "r", "answer": "A"}), retriever=None,
-                   store=BrokenStore(tmp_path / "s.sqlite")).start()
+    live = LiveRun(
+        "cot",
+        MC,
+        {},
+        llm=ScriptedLLM().enqueue({"reasoning": "r", "answer": "A"}),
+        retriever=None,
+        store=BrokenStore(tmp_path / "s.sqlite"),
+    ).start()
     while not live.done:
         live.wait(len(live.events), timeout=5)
     assert live.run.status == "error"

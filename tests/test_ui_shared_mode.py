@@ -56,12 +56,19 @@ def test_owner_pages_are_not_in_a_visitors_navigation_and_refuse_when_reached():
     listed = AppTest.from_string(
         "import streamlit as st\nfrom core.access import Access, Mode, Role\nfrom ui.pages import sections\n"
         "st.session_state['pages'] = {s: [p.title for p in ps] for s, ps in "
-        "sections(Access(Mode.SHARED, Role.VISITOR)).items()}", default_timeout=10).run()
-    assert listed.session_state["pages"] == {"": ["MedRAG Studio"], "Run": ["Ask", "Compare", "Workshop"],
-                      "Review": ["History", "Annotate"]}
+        "sections(Access(Mode.SHARED, Role.VISITOR)).items()}",
+        default_timeout=10,
+    ).run()
+    assert listed.session_state["pages"] == {
+        "": ["MedRAG Studio"],
+        "Run": ["Ask", "Compare", "Workshop"],
+        "Review": ["History", "Annotate"],
+    }
     guarded = AppTest.from_string(
         "from core.access import Action\nfrom ui.pages import owners_only, settings\n"
-        "owners_only(settings.page, Action.SETTINGS)()", default_timeout=30).run()
+        "owners_only(settings.page, Action.SETTINGS)()",
+        default_timeout=30,
+    ).run()
     assert "Only the studio's owner can change the settings." in guarded.error[0].value
     assert not guarded.title  # the settings page itself never ran
 
@@ -74,7 +81,9 @@ def test_a_visitor_cannot_run_delete_import_or_adjudicate():
     assert not [b for b in history.button if b.key == "history.delete"]  # not offered
     assert "You can download the runs you started in this browser" in texts(history)
     assert "Only the studio's owner can import run files." in texts(history)
-    history.session_state["history.confirm_delete"] = medrag_id  # the run History opens first  # acting anyway: refused where it happens
+    history.session_state["history.confirm_delete"] = (
+        medrag_id  # the run History opens first  # acting anyway: refused where it happens
+    )
     history.run()
     history.button(key="history.delete_yes").click().run()
     assert "it is not one you started" in history.error[0].value and len(RunStore().list_runs()) == 2
@@ -84,8 +93,11 @@ def test_a_visitor_cannot_run_delete_import_or_adjudicate():
 
 def test_a_visitors_live_runs_stay_within_the_owners_limit():
     save_allowances(paths.db_path(), Allowances(live_runs=True, live_runs_each=1), Access(Mode.SHARED, Role.OWNER))
-    llm = (ScriptedLLM(delay=0.3).on("Documents:", {"reasoning": "Doc 1.", "answer": "B", "cited_ids": []})
-           .on("Think step by step", {"reasoning": "Metformin.", "answer": "B"}))
+    llm = (
+        ScriptedLLM(delay=0.3)
+        .on("Documents:", {"reasoning": "Doc 1.", "answer": "B", "cited_ids": []})
+        .on("Think step by step", {"reasoning": "Metformin.", "answer": "B"})
+    )
     at = page("compare", **{LLM_OVERRIDE: llm, RETRIEVER_OVERRIDE: ListRetriever(make_hits(3))})
     at.text_area(key="compare.text").input("Which drug treats disease 1?")
     at.text_input(key="compare.opt.0").input("aspirin")
@@ -109,12 +121,36 @@ def test_a_visitors_live_runs_stay_within_the_owners_limit():
     assert [b for b in history.button if b.key == "history.delete"]  # a visitor's own run is theirs to delete
 
 
+def test_a_visitor_sees_every_running_job_and_stops_only_their_own():
+    from core.live_run import LiveRun
+    from core.question import Question
+    from ui.jobs import runner
+
+    slow = ScriptedLLM(delay=8).on("Think step by step", {"reasoning": "Metformin.", "answer": "B"})
+    question = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
+    mine, theirs = (
+        runner().start(LiveRun("cot", question, {}, llm=slow, retriever=None, store=RunStore(), owner=f"session {who}"))
+        for who in ("visitor-1", "visitor-2")
+    )
+    try:
+        history = page("history", **{"access.session": "visitor-1"})  # the first visitor's browser
+        assert "**Running now** · 2" in texts(history)
+        assert [b.key for b in history.button if b.key.startswith("history.stop.")] == [f"history.stop.{mine.id}"]
+        history.button(key=f"history.stop.{mine.id}").click().run()
+        assert mine.until_done(5) and mine.status == "stopped" and not theirs.done
+    finally:
+        theirs.cancel()
+        theirs.until_done(5)
+
+
 def test_a_visitors_runs_go_to_the_embedded_model_never_to_the_owners_endpoint(monkeypatch):
     monkeypatch.setenv("MEDRAG_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("MEDRAG_API_KEY", "sk-the-owners-key")
-    script = ("import streamlit as st\nfrom ui import access\nfrom ui.launch import llm_for\n"
-              "endpoint = llm_for(access.current()).endpoint\n"
-              "st.session_state['used'] = (endpoint.embedded, endpoint.base_url, endpoint.api_key)")
+    script = (
+        "import streamlit as st\nfrom ui import access\nfrom ui.launch import llm_for\n"
+        "endpoint = llm_for(access.current()).endpoint\n"
+        "st.session_state['used'] = (endpoint.embedded, endpoint.base_url, endpoint.api_key)"
+    )
     visitor = AppTest.from_string(script, default_timeout=10).run()
     assert visitor.session_state["used"] == (True, None, "")
     owner = AppTest.from_string(script, default_timeout=10)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -18,19 +19,24 @@ from core.teaching import load_cases, load_passages
 from core.trace import Hit
 from core.workshop import pack
 from tests.fakes import ListRetriever, ScriptedLLM
+from ui.jobs import live, runner
 
 CASES = [c for c in load_cases() if c.id in ("stemi", "asthma")]
 PAGE = "from ui.pages.workshop import page\npage()"
 
 
 def teaching_hits() -> list[Hit]:
-    return [Hit(snippet_id=p.id, corpus="teaching_pack", title=p.title, text=p.content, rank=1, score=1.0)
-            for p in load_passages() if p.case_id in ("stemi", "asthma")]
+    return [
+        Hit(snippet_id=p.id, corpus="teaching_pack", title=p.title, text=p.content, rank=1, score=1.0)
+        for p in load_passages()
+        if p.case_id in ("stemi", "asthma")
+    ]
 
 
 def scripted() -> ScriptedLLM:
-    return ScriptedLLM().on("", lambda messages: {"reasoning": "The documents say so.", "answer": "B",
-                                                  "cited_ids": ["tp-stemi-o1"]})
+    return ScriptedLLM().on(
+        "", lambda messages: {"reasoning": "The documents say so.", "answer": "B", "cited_ids": ["tp-stemi-o1"]}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -87,8 +93,9 @@ def test_a_pack_run_replays_step_by_step_then_reveals_with_the_key_and_never_sta
     at.button(key="workshop.next").click().run()
     text = text_of(at)
     # the method's choice against the key and against the pick, each said in its own words; a personal tally first
-    assert ("**MedRAG** chose **B** :green-badge[the teaching key] · you predicted **A**: "
-            ":orange-badge[it chose otherwise]") in text
+    assert (
+        "**MedRAG** chose **B** :green-badge[the teaching key] · you predicted **A**: :orange-badge[it chose otherwise]"
+    ) in text
     assert "Your predictions: right for 0 of 1 method · the teaching key in 0 of your 1 pick." in text
     assert "**Teaching pack key: B.**" in text and "cited the outdated one" in text
     assert "since revised: Oxygen only when saturation is below 90%" in text
@@ -155,7 +162,8 @@ def test_a_room_the_presenter_drives_and_a_participant_follows(no_model):
 
     presenter.run()
     assert "**1 of 1 participants** have picked an option" in text_of(presenter) and "In the room: Ada" in text_of(
-        presenter)
+        presenter
+    )
     presenter.button(key=f"room.{code}.next").click().run()
     assert RoomStore().room(code).step == 1
     guest.run()
@@ -176,30 +184,64 @@ def test_a_wrong_room_code_is_named():
     assert "no room has the code ABCDEF" in at.error[0].value
 
 
-def test_what_if_drops_a_snippet_re_runs_and_shows_both_runs(tmp_path):
+def start_what_if(delay: float = 0.0) -> AppTest:
+    """MedRAG's pack run of the first case, re-run with its first passage dropped, on a scripted model."""
     at = AppTest.from_string(PAGE, default_timeout=30)
-    at.session_state["llm_override"] = ScriptedLLM().on("", lambda m: {"reasoning": "Without it.", "answer": "A",
-                                                                       "cited_ids": []})
+    at.session_state["llm_override"] = ScriptedLLM(delay=delay).on(
+        "", lambda m: {"reasoning": "Without it.", "answer": "A", "cited_ids": []}
+    )
     at.session_state["retriever_override"] = ListRetriever(teaching_hits())
     at.run()
     at.multiselect(key="workshop.methods.stemi").set_value(["medrag"]).run()
     at.button(key="workshop.next").click().run()
     at.selectbox(key="workshop.whatif.drop").set_value("tp-stemi-o1").run()
-    at.button(key="workshop.whatif.go").click().run()
-    deadline = time.time() + 20
-    while not at.session_state["workshop.whatif"].done and time.time() < deadline:
-        time.sleep(0.1)
+    return at.button(key="workshop.whatif.go").click().run()
+
+
+def test_what_if_drops_a_snippet_re_runs_and_shows_both_runs(tmp_path):
+    at = start_what_if()
+    assert live(at.session_state["workshop.whatif"]).until_done(20)
     at.run()
     text = text_of(at)
     assert "**What changed** when the re-run dropped tp\\-stemi\\-o1:" in text
     assert "Answer changed\\: B\\. Aspirin loading dose" in text and "→ A\\. High\\-flow oxygen" in text
     assert "The original run" in text and "The what-if re-run" in text
     store = RunStore()
-    child = store.load_run(at.session_state["workshop.whatif"].run.id)
+    child = store.load_run(at.session_state["workshop.whatif"])
     parent = store.load_run(child.parent_id)  # the pack run went into History too
     assert parent.method == child.method == "medrag"
     hits = [h.snippet_id for e in child.events if e.kind == "retrieval" for h in e.payload.hits]
     assert "tp-stemi-o1" not in hits
+    # a reload (a new session on the page's URL) finds it: in the server's runner, then, after a restart, the store
+    assert param(at, "whatif") == child.id
+    for restarted in (False, True):
+        if restarted:
+            runner.clear()
+        again = workshop({"whatif": child.id})
+        assert not again.exception and "The what-if re-run" in text_of(again)
+        assert "Answer changed\\: B\\. Aspirin loading dose" in text_of(again)
+    again.button(key="workshop.whatif.close").click().run()
+    assert "whatif" not in again.query_params and "The what-if re-run" not in text_of(again)
+
+
+def test_a_what_if_re_run_survives_a_reload_is_listed_in_history_and_stops_on_request():
+    at = start_what_if(delay=8)  # the reader's call takes 8 s: long enough to reload, list and stop it
+    run_id = param(at, "whatif")
+    assert at.status[0].label.startswith("What-if re-run of MedRAG (dropped tp-stemi-o1): ")
+    reloaded = workshop({"whatif": run_id})  # a new session: nothing of the first in its state
+    assert reloaded.status[0].label.startswith("What-if re-run of MedRAG (dropped tp-stemi-o1): ")
+    assert f"Saved as it goes as run {run_id}" in text_of(reloaded)
+    history = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=30).run()
+    listed = text_of(history)
+    assert ":orange-badge[running] :gray-badge[what-if run] **MedRAG \\(dropped tp\\-stemi\\-o1\\)**" in listed
+    assert history.button(key=f"history.stop.{run_id}").label == "Stop"
+    stopped = time.time()
+    reloaded.button(key="workshop.whatif.stop").click().run()
+    assert live(run_id).until_done(5) and live(run_id).status == "stopped"
+    assert time.time() - stopped < 5  # the 8 s model call is cut, not waited for
+    assert RunStore().load_run(run_id).status == "cancelled"
+    assert "The re-run was stopped before it finished" in text_of(reloaded.run())
+    assert "The what-if re-run" in text_of(reloaded)
 
 
 def test_history_offers_run_files_and_marks_imported_runs(tmp_path):
@@ -220,8 +262,10 @@ def test_a_method_that_never_retrieves_is_not_counted_against_the_cases_passages
     at.button(key="workshop.next").click().run()
     at.button(key="workshop.next").click().run()
     text = text_of(at)
-    assert "**Where CoT met the case's passages:** retrieved nothing, so it met none of the case's passages" in \
-        text.replace("\\", "")
+    assert (
+        "**Where CoT met the case's passages:** retrieved nothing, so it met none of the case's passages"
+        in text.replace("\\", "")
+    )
     cot = [line for line in text.splitlines() if "CoT" in line and "passages" in line]
     assert cot and not any("met 0 of" in line for line in cot)
     assert "**Where MedRAG met the case's passages:** met 5 of 5 key passages" in text  # MedRAG's own tally stays

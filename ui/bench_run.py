@@ -1,10 +1,9 @@
-"""Benchmark jobs owned by the server process: started from the page, they run in a background thread (the
-same engine and store as ``python -m core eval``), so the rest of the studio stays usable and a reload finds
-them again. One runs at a time: two would only share the same model and cores."""
+"""Benchmark jobs in the server's job runner (``ui/jobs.py``): started from the page, they run in a background
+thread (the same engine and store as ``python -m core eval``), so the rest of the studio stays usable and a reload
+finds them again. One runs at a time: two would only share the same model and cores."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 import streamlit as st
@@ -12,9 +11,10 @@ import streamlit as st
 from core.access import Action
 from core.eval.job import EvalJob
 from core.eval.progress import EvalProgress
+from core.jobs import Busy
 from core.llm import LLM, Endpoint
 from core.methods import get
-from ui import access, state
+from ui import access, jobs, state
 from ui.bench_setup import Setup
 from ui.launch import embedded_server, ensure_model, open_retriever_for, start_model
 
@@ -24,40 +24,11 @@ JOB = "bench.job"  # this session's job id
 SEEN = "bench.seen"  # (runs done, when) at the last redraw of the whole page
 
 
-class JobRegistry:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._jobs: dict[str, EvalJob] = {}
-
-    def start(self, job: EvalJob) -> str | None:
-        """Starts the job, or says why not."""
-        with self._lock:
-            busy = self.running()
-            if busy is not None:
-                return (f"A benchmark is already running ({busy.title}); stop it or wait for it to end. "
-                        "Two at once would only share the same model and cores.")
-            self._jobs[job.id] = job.start()
-        return None
-
-    def running(self) -> EvalJob | None:
-        return next((j for j in self._jobs.values() if j.running), None)
-
-    def latest(self) -> EvalJob | None:
-        return max(self._jobs.values(), key=lambda j: j.created, default=None)
-
-    def get(self, job_id: str | None) -> EvalJob | None:
-        return self._jobs.get(job_id) if job_id else None
-
-
-@st.cache_resource(show_spinner=False)
-def jobs() -> JobRegistry:
-    return JobRegistry()
-
-
 def current_job() -> EvalJob | None:
     """This session's job, else the one running (a reload or another tab re-attaches to it), else the last one."""
-    registry = jobs()
-    return registry.get(st.session_state.get(JOB)) or registry.running() or registry.latest()
+    runner = jobs.runner()
+    going = runner.running(EvalJob)
+    return runner.get(st.session_state.get(JOB), EvalJob) or (going[0] if going else runner.latest(EvalJob))
 
 
 def backend_llm(choice: str) -> LLM | None:
@@ -84,11 +55,22 @@ def start(setup: Setup) -> EvalJob | None:
     if llm is None:
         return None
     arms = ", ".join(arm.name for arm in plan.arms)
-    job = EvalJob(plan, llm=llm, retriever=retriever, store=state.store(), concurrency=setup.concurrency,
-                  title=f"{setup.bench_name}: {len(plan.items)} questions × {arms}")
-    problem = jobs().start(job)
-    if problem:
-        st.error(problem)
+    job = EvalJob(
+        plan,
+        llm=llm,
+        retriever=retriever,
+        store=state.store(),
+        concurrency=setup.concurrency,
+        title=f"{setup.bench_name}: {len(plan.items)} questions × {arms}",
+        owner=access.client_key(),
+    )
+    try:
+        jobs.runner().start(job)
+    except Busy as busy:
+        st.error(
+            f"A benchmark is already running ({busy.running.label}); stop it or wait for it to end. "
+            "Two at once would only share the same model and cores."
+        )
         return None
     st.session_state[JOB] = job.id
     return job
@@ -107,8 +89,11 @@ def duration(seconds: float | None) -> str:
 
 def _paced(progress: EvalProgress) -> str:
     """Where the estimate comes from while no question of this benchmark has finished."""
-    return " (at the pace recorded for these methods here; updated as questions finish)" \
-        if progress.from_record and progress.seconds_left() is not None else ""
+    return (
+        " (at the pace recorded for these methods here; updated as questions finish)"
+        if progress.from_record and progress.seconds_left() is not None
+        else ""
+    )
 
 
 def _arm_lines(progress: EvalProgress, running: bool) -> None:
@@ -123,28 +108,33 @@ def _arm_lines(progress: EvalProgress, running: bool) -> None:
 
 
 def _panel(job_id: str) -> None:
-    job = jobs().get(job_id)
+    job = jobs.runner().get(job_id, EvalJob)
     if job is None:
         return
     p = job.progress
     if job.running:
-        st.markdown(f":blue-badge[{job.status}] {job.title} · {job.concurrency} at once on {job.backend} · "
-                    f"elapsed {duration(p.elapsed)} · about {duration(p.seconds_left())} left{_paced(p)}")
+        st.markdown(
+            f":blue-badge[{job.status}] {job.title} · {job.concurrency} at once on {job.backend} · "
+            f"elapsed {duration(p.elapsed)} · about {duration(p.seconds_left())} left{_paced(p)}"
+        )
     else:
         badge = {"finished": "green", "stopped": "orange", "failed": "red"}[job.status]
         ran = job.outcome.ran if job.outcome else sum(a.done for a in p.arms())
-        st.markdown(f":{badge}-badge[{job.status}] {job.title} · {ran} run(s) in {duration(p.elapsed)} on "
-                    f"{job.backend}")
+        st.markdown(
+            f":{badge}-badge[{job.status}] {job.title} · {ran} run(s) in {duration(p.elapsed)} on {job.backend}"
+        )
     if job.error:
-        st.error(f"The benchmark stopped on an unexpected problem: {job.error}. Finished questions are kept; "
-                 "start it again to resume.")
+        st.error(
+            f"The benchmark stopped on an unexpected problem: {job.error}. Finished questions are kept; "
+            "start it again to resume."
+        )
     _arm_lines(p, job.running)
 
 
 @st.fragment(run_every=REFRESH_SECONDS)
 def _live_panel(job_id: str) -> None:
     _panel(job_id)
-    job = jobs().get(job_id)
+    job = jobs.runner().get(job_id, EvalJob)
     if job is None:
         return
     done = sum(a.done for a in job.progress.arms())

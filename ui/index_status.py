@@ -14,19 +14,21 @@ import streamlit as st
 
 from core.methods.base import MethodSpec
 from core.retrieval.background import BackgroundBuild, BuildStatus
-from ui import state
+from ui import jobs, state
 
 REFRESH_SECONDS = 2
+JOB = "default corpus index"  # its id in the server's job runner: one build per server
 
 
 def enabled() -> bool:
     return os.environ.get("MEDRAG_BACKGROUND_INDEX", "1") != "0"
 
 
-@st.cache_resource(show_spinner=False)
 def _build() -> BackgroundBuild:
     pool = state.retriever_pool()  # the build opens the default corpus in the pool every page uses
-    return BackgroundBuild(lambda progress: pool.get(None, progress), name="default corpus index").start()
+    return jobs.runner().once(
+        JOB, lambda: BackgroundBuild(lambda progress: pool.get(None, progress), "Default corpus index", job_id=JOB)
+    )
 
 
 def status() -> BuildStatus | None:
@@ -54,21 +56,28 @@ def _progress() -> None:
         return
     verb = "Opening" if current.only_opening else "Building"
     st.progress(current.fraction, text=f"{verb} the default corpus index · {current.describe()}")
-    st.caption("Seconds when the index was built before; a run that reads the corpus waits for it."
-               if current.only_opening else
-               "CoT needs no corpus and answers now; methods that read the corpus can start when this is done.")
+    st.caption(
+        "Seconds when the index was built before; a run that reads the corpus waits for it."
+        if current.only_opening
+        else "CoT needs no corpus and answers now; methods that read the corpus can start when this is done."
+    )
 
 
 def corpus_not_ready(spec: MethodSpec) -> str | None:
     """Why ``spec`` cannot start yet: it reads the default corpus and its index is still being built."""
-    if not spec.uses_retrieval or st.session_state.get(state.RETRIEVER_OVERRIDE) is not None \
-            or state.corpus_selection() is not None:
+    if (
+        not spec.uses_retrieval
+        or st.session_state.get(state.RETRIEVER_OVERRIDE) is not None
+        or state.corpus_selection() is not None
+    ):
         return None
     current = status()
     if current is None or current.state == "ready" or current.only_opening:
         return None  # ready, or only opening a built index: the run waits the few seconds that takes
     if current.state == "failed":
         return f"{spec.label} needs the default corpus, whose index could not be built: {current.error}"
-    return (f"{spec.label} needs the default corpus, whose index is still being built ({current.describe()}). "
-            f"Methods that need no corpus, such as CoT, answer now; start {spec.label} once the sidebar says "
-            "the index is ready.")
+    return (
+        f"{spec.label} needs the default corpus, whose index is still being built ({current.describe()}). "
+        f"Methods that need no corpus, such as CoT, answer now; start {spec.label} once the sidebar says "
+        "the index is ready."
+    )

@@ -5,51 +5,19 @@ Every problem is said on the page in plain words and nothing is started; the pag
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 import streamlit as st
 
 from core.access import Access, Action
+from core.live_run import LiveRun
 from core.llm import LLM, Endpoint
 from core.llm.embedded import EmbeddedServer, ModelAssemblyError
 from core.methods.base import MethodSpec
 from ui import access as session_access
-from ui import index_status, state
+from ui import index_status, jobs, state
 from ui.knobs import check_knobs
-from ui.live import LiveRun, live_runs
 from ui.question_form import parse_question
-
-
-class Going(Protocol):
-    @property
-    def done(self) -> bool: ...
-
-
-class LiveQuota:
-    """Live runs going per visitor (every tab of one client together), counted and started under one lock so two
-    clicks at once cannot both pass the owner's limit."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._runs: dict[str, list[Going]] = {}
-
-    def admit(self, key: str, access: Access, more: int,
-              begin: Callable[[], list[Going]]) -> tuple[list[Going], str | None]:
-        """``begin()``'s runs, or none and why not."""
-        with self._lock:
-            going = [r for r in self._runs.get(key, []) if not r.done]
-            if problem := access.live_run_refusal(len(going), more):
-                return [], problem
-            started = begin()
-            self._runs[key] = going + started
-            return started, None
-
-
-@st.cache_resource(show_spinner=False)
-def quota() -> LiveQuota:
-    return LiveQuota()
 
 
 @st.cache_resource(show_spinner=False)
@@ -64,12 +32,15 @@ def llm_for(access: Access) -> LLM:
     return _embedded_llm()
 
 
-def admit(access: Access, more: int, begin: Callable[[], list[Going]]) -> list[Going]:
-    """``begin()``'s live runs when this session may start ``more`` now; else none, and why on the page."""
-    started, problem = quota().admit(session_access.client_key(), access, more, begin)
+def admit(access: Access, runs: list[LiveRun]) -> bool:
+    """Starts ``runs`` (live runs or what-if re-runs, made with ``owner=client_key()``) when this client may have
+    that many more going now (the owner's limit per visitor counts every tab of one client); else says why."""
+    problem = jobs.runner().admit(
+        runs, counting=LiveRun, refusal=lambda going: access.live_run_refusal(going, len(runs))
+    )
     if problem:
         st.error(problem, icon=":material/lock:")
-    return started
+    return problem is None
 
 
 def embedded_server() -> EmbeddedServer | None:
@@ -92,8 +63,9 @@ def start_model() -> bool:
             st.error(f"{exc}")
             return False
         bar.progress(1.0, text="loaded")
-        box.update(label=f"Embedded model ready (loaded in {server.load_seconds:.0f} s)", state="complete",
-                   expanded=False)
+        box.update(
+            label=f"Embedded model ready (loaded in {server.load_seconds:.0f} s)", state="complete", expanded=False
+        )
     return True
 
 
@@ -125,7 +97,7 @@ def start(chosen: list[tuple[MethodSpec, dict[str, Any]]], text: str, options: d
     """One live run per (method, knob values) on the same question, or none and a message saying why.
 
     ``options`` is None for a free-text question; an empty dict is a multiple-choice question with no options yet.
-    Started runs are in the server's registry (``live_runs``), so any page or tab can follow them.
+    Started runs are in the server's job runner (``ui/jobs.py``), so any page or tab can follow them.
     """
     access = session_access.current()
     if not session_access.allowed(Action.LIVE_RUN):
@@ -150,15 +122,14 @@ def start(chosen: list[tuple[MethodSpec, dict[str, Any]]], text: str, options: d
             return []
     if not ensure_model(access):
         return []
-    llm, store, registry = llm_for(access), state.store(), live_runs()
-
-    def begin() -> list[LiveRun]:
-        lives = [LiveRun(spec.name, question, params[spec.name], llm=llm, retriever=retrievers[spec.name],
-                         store=store).start() for spec, _ in chosen]
-        for live in lives:
-            registry.add(live)
-        return lives
-
-    lives = admit(access, len(chosen), begin)
+    llm, store, owner = llm_for(access), state.store(), session_access.client_key()
+    lives = [
+        LiveRun(
+            spec.name, question, params[spec.name], llm=llm, retriever=retrievers[spec.name], store=store, owner=owner
+        )
+        for spec, _ in chosen
+    ]
+    if not admit(access, lives):
+        return []
     session_access.started([live.id for live in lives])
     return lives

@@ -14,3 +14,14 @@ def _elsewhere() -> None:
 
 def page_link(url_path: str, label: str, *, icon: str | None = None, **query: str) -> None:
     st.page_link(st.Page(_elsewhere, title=label, url_path=url_path), label=label, icon=icon, query_params=query)
+
+
+def linked(param: str, key: str) -> str | None:
+    """What a page shows, by id: the one named in the URL wins (a link, a reload) and becomes this tab's, kept in
+    ``st.session_state[key]``; otherwise this tab's, put back in the URL so a reload finds it again."""
+    from_url = st.query_params.get(param)
+    if from_url:
+        st.session_state[key] = from_url
+    elif st.session_state.get(key):
+        st.query_params[param] = st.session_state[key]
+    return st.session_state.get(key)

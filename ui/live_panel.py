@@ -16,8 +16,8 @@ from core.call_queue import QUEUE, Standing
 from core.methods import get
 from core.partial_reply import partial_fields
 from core.trace import Event, Partial, Run
-from ui import access
-from ui.live import LiveRun, live_runs
+from core.live_run import LiveRun
+from ui import jobs
 from ui.reply_fields import reply_fields
 from ui.step_lines import step_line
 from ui.text import md
@@ -36,8 +36,11 @@ def status_label(label: str, run: Run | None, events: list[Event], done: bool, e
         doing = f"after {last.stage} · {last.agent}" if last else "starting its first step"
         return f"{label}: running, {doing} · {_count(len(events), 'event')} · {seconds}"
     if run is None or run.status in ("error", "interrupted"):
-        return f"{label}: failed after {seconds}" if run is None or run.status == "error" else \
-            f"{label}: interrupted after {seconds}"
+        return (
+            f"{label}: failed after {seconds}"
+            if run is None or run.status == "error"
+            else f"{label}: interrupted after {seconds}"
+        )
     if run.status == "cancelled":
         return f"{label}: stopped after {seconds}"
     t = run.totals
@@ -74,16 +77,20 @@ def done_line(event: Event) -> str:
 
 def pending_line(call: Standing) -> str:
     """A call still in flight that has written nothing yet: waiting behind other runs, or reading its prompt."""
-    return (f"{STATE_ICONS[call.state]} **{md(call.agent)}** :gray[{md(call.stage)}] — {md(call.line())} "
-            f":gray[· {time.time() - call.since:.0f} s]")
+    return (
+        f"{STATE_ICONS[call.state]} **{md(call.agent)}** :gray[{md(call.stage)}] — {md(call.line())} "
+        f":gray[· {time.time() - call.since:.0f} s]"
+    )
 
 
 def partial_reply(partial: Partial) -> None:
     """A reply as far as it is written: its fields when it is JSON (none yet while the first key is written, never
     the raw opening brace), else its text."""
     with st.container(border=True, key=f"writing-{partial.agent}-{partial.started}"):
-        st.markdown(f"{STATE_ICONS['writing']} :orange-badge[writing] **{md(partial.agent)}** :gray[{md(partial.role)} · "
-                    f"{md(partial.stage)} · {time.time() - partial.started:.0f} s]")
+        st.markdown(
+            f"{STATE_ICONS['writing']} :orange-badge[writing] **{md(partial.agent)}** :gray[{md(partial.role)} · "
+            f"{md(partial.stage)} · {time.time() - partial.started:.0f} s]"
+        )
         fields = partial_fields(partial.text)
         if fields:
             reply_fields(fields)
@@ -121,19 +128,20 @@ def saved_box(run: Run) -> None:
     quiet = time.time() - (run.events[-1].time if run.events else run.started)
     label = status_label(get(run.method).label, run, run.events, False, time.time() - run.started)
     with status_box(f"{label} · last step {quiet:.0f} s ago", "running", expanded=True):
-        st.caption("Started by another process (the command line, or another server); followed here through the "
-                   "store. Stop it where it was started.")
+        st.caption(
+            "Started by another process (the command line, or another server); followed here through the "
+            "store. Stop it where it was started."
+        )
         for event in run.events:
             st.markdown(done_line(event))
 
 
 def follow(run_ids: list[str], *, draw_extra: Callable[[list[LiveRun]], None] | None = None) -> None:
     """Boxes for this server's live runs, side by side, redrawn every second until all have ended."""
-    registry = live_runs()
 
     @st.fragment(run_every=REFRESH_SECONDS)
     def panel() -> None:
-        lives = [live for live in map(registry.get, run_ids) if live is not None]
+        lives = [live for live in map(jobs.live, run_ids) if live is not None]
         if draw_extra:
             draw_extra(lives)
         for column, live in zip(st.columns(len(lives), gap="medium") if len(lives) > 1 else [st.container()], lives):
@@ -156,28 +164,3 @@ def follow_saved(run_id: str, load: Callable[[str], Run]) -> None:
         saved_box(run)
 
     panel()
-
-
-STOP_WAIT_SECONDS = 2.0
-
-
-def _stop(running: list[LiveRun]) -> None:
-    """Cancel, then give the runs a moment to end (most do within a second), so the page that follows draws them
-    ended: Run available again, no Stop. A run still ending is picked up by the live panel as before."""
-    running = [live for live in running if access.may_manage(live.id)]  # asked again where the stop happens
-    for live in running:
-        live.cancel()
-    deadline = time.monotonic() + STOP_WAIT_SECONDS
-    for live in running:
-        live.until_done(max(deadline - time.monotonic(), 0.0))
-
-
-def stop_button(lives: list[LiveRun], *, key: str, label: str = "Stop") -> None:
-    """Stop for runs that are going; disabled, saying so, once a stop is on its way."""
-    running = [live for live in lives if not live.done and access.may_manage(live.id, say=False)]
-    if not running:  # nothing going, or not this visitor's to stop (only the owner stops others' runs)
-        return
-    stopping = all(live.stop_requested for live in running)
-    st.button("Stopping…" if stopping else label, icon=":material/stop:", key=key, width="stretch",
-              disabled=stopping, on_click=_stop, args=(running,),
-              help=None if stopping else "Ends the run at its next step; what it did so far is kept")

@@ -9,9 +9,9 @@ from core.call_queue import QUEUE
 from core.methods import get
 from core.stages import current_stage
 from core.trace import Run
-from ui import state
-from ui.live import LiveRun, live_runs
-from ui.live_panel import follow, follow_saved, live_box, stop_button
+from core.live_run import LiveRun
+from ui import jobs, state
+from ui.live_panel import follow, follow_saved, live_box
 from ui.method_map import method_map
 from ui.trace_view import render_run
 
@@ -37,10 +37,10 @@ def _saved_map(run: Run, key: str) -> None:
 
 def show_run(run_id: str, *, key: str, stop: bool = False, show_question: bool = False) -> Run | None:
     """Draws the run; returns it once it has ended (None while it goes, or if no run has this id)."""
-    live = live_runs().get(run_id)
+    live = jobs.live(run_id)
     if live is not None and not live.done:
         if stop:
-            stop_button([live], key=f"{key}.stop")
+            jobs.stop_button([live], key=f"{key}.stop")
         follow([live.id], draw_extra=lambda lives: [_lit_map(one) for one in lives])
         st.caption(f"Run {live.id} is saved as it goes; reopen it any time in History.")
         return None

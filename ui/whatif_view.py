@@ -3,52 +3,29 @@ method live (this needs the model); then the two answers and traces side by side
 
 from __future__ import annotations
 
-import threading
-
 import streamlit as st
 
 from core.access import Action
 from core.methods import get
-from core.runfiles import RunFile, Variation, import_runs
+from core.runfiles import RunFile, Variation, import_runs, provenance
 from core.teaching import ROLE_WORDS, TeachingCase
-from core.trace import Event, Hit, Retrieval, Run
+from core.trace import Hit, Retrieval, Run
 from core.workshop.marks import teaching_marks
 from core.workshop.replay import Replay
-from core.workshop.whatif import rerun, what_changed
+from core.workshop.whatif import WhatIfRun, what_changed
 from ui import access as session_access
-from ui import state
+from ui import jobs, state
 from ui.knobs import method_label
 from ui.launch import admit, ensure_model, llm_for
+from ui.links import linked
 from ui.live_panel import status_box
+from ui.run_display import load
 from ui.swimlanes import swimlanes
 from ui.text import md, short
 from ui.workshop_data import PACK, Chosen, pack
 
-WHATIF = "workshop.whatif"
-
-
-class WhatIfRun:
-    """One what-if re-run in its own thread; the page polls it, the thread never touches Streamlit."""
-
-    def __init__(self, parent: Run, variation: Variation, case: TeachingCase | None):
-        self.parent, self.variation, self.case = parent, variation, case
-        self.events: list[Event] = []
-        self.run: Run | None = None
-        self.failure: str | None = None
-        self.done = False
-
-    def start(self, llm, retriever, store) -> WhatIfRun:
-        def work() -> None:
-            try:
-                self.run = rerun(self.parent, self.variation, llm=llm, retriever=retriever, store=store,
-                                 sinks=[self.events.append], case_id=self.case.id if self.case else None)
-            except Exception as exc:  # noqa: BLE001 - shown on the page in words, the parent run is untouched
-                self.failure = f"{type(exc).__name__}: {exc}"
-            finally:
-                self.done = True
-
-        threading.Thread(target=work, daemon=True, name="studio-whatif").start()
-        return self
+WHATIF = "workshop.whatif"  # the run id of the what-if re-run this tab shows
+LINK = "whatif"  # ... and the URL's name for it (``/workshop?whatif=<id>``), so a reload finds it again
 
 
 def _hit_label(hit: Hit) -> str:
@@ -74,39 +51,63 @@ def _pin_candidates(run: Run, retrieval: Retrieval, case: TeachingCase | None) -
 def panel(chosen: Chosen, replay: Replay, step: int, key: str) -> None:
     if not session_access.notice(Action.LIVE_RUN):
         return
-    st.markdown("Pick a retrieval shown so far, drop one of its snippets or pin one in, and re-run the method "
-                "live with that change. The new run is saved and linked to this one.")
-    retrieving = [i for i in range(len(replay.runs))
-                  if any(isinstance(e.payload, Retrieval) for e in replay.events(step, i))]
+    st.markdown(
+        "Pick a retrieval shown so far, drop one of its snippets or pin one in, and re-run the method "
+        "live with that change. The new run is saved and linked to this one."
+    )
+    retrieving = [
+        i for i in range(len(replay.runs)) if any(isinstance(e.payload, Retrieval) for e in replay.events(step, i))
+    ]
     if not retrieving:
         st.caption("No retrieval is shown yet at this step: step on to one (CoT does not retrieve).")
         return
     index = retrieving[0]
     if len(retrieving) > 1:
-        index = st.selectbox("Run", retrieving, key=f"{key}.run",
-                             format_func=lambda i: method_label(replay.runs[i].method))
+        index = st.selectbox(
+            "Run", retrieving, key=f"{key}.run", format_func=lambda i: method_label(replay.runs[i].method)
+        )
     run = replay.runs[index]
     retrievals = [e for e in replay.events(step, index) if isinstance(e.payload, Retrieval)]
-    event = st.selectbox("Retrieval", retrievals, key=f"{key}.retrieval.{run.id}",
-                         format_func=lambda e: f"step {replay.step_of(index, e.seq)} · {short(e.payload.query, 80)}")
+    event = st.selectbox(
+        "Retrieval",
+        retrievals,
+        key=f"{key}.retrieval.{run.id}",
+        format_func=lambda e: f"step {replay.step_of(index, e.seq)} · {short(e.payload.query, 80)}",
+    )
     retrieval: Retrieval = event.payload
-    action = st.segmented_control("Change", ["Drop a snippet", "Pin a snippet"], default="Drop a snippet",
-                                  key=f"{key}.action")
+    action = st.segmented_control(
+        "Change", ["Drop a snippet", "Pin a snippet"], default="Drop a snippet", key=f"{key}.action"
+    )
     if action == "Pin a snippet":
         candidates = _pin_candidates(run, retrieval, chosen.case)
-        snippet = st.selectbox("Snippet to pin at the top of every retrieval", list(candidates), index=None,
-                               key=f"{key}.pin", format_func=lambda i: candidates[i])
+        snippet = st.selectbox(
+            "Snippet to pin at the top of every retrieval",
+            list(candidates),
+            index=None,
+            key=f"{key}.pin",
+            format_func=lambda i: candidates[i],
+        )
         variation = Variation(pin=[snippet]) if snippet else None
     else:
         hits = {h.snippet_id: h for h in retrieval.hits}
-        snippet = st.selectbox("Snippet to drop from every retrieval", list(hits), index=None, key=f"{key}.drop",
-                               format_func=lambda i: _hit_label(hits[i]))
+        snippet = st.selectbox(
+            "Snippet to drop from every retrieval",
+            list(hits),
+            index=None,
+            key=f"{key}.drop",
+            format_func=lambda i: _hit_label(hits[i]),
+        )
         variation = Variation(drop=[snippet]) if snippet else None
-    live: WhatIfRun | None = st.session_state.get(WHATIF)
+    live = jobs.live(linked(LINK, WHATIF))  # the re-run shown, also on the first draw after a reload
     busy = live is not None and not live.done
-    if st.button(f"Re-run {method_label(run.method)} live with this change", icon=":material/science:",
-                 type="primary", disabled=variation is None or busy, key=f"{key}.go",
-                 help="Needs the model: the embedded one starts the first time (about a minute)"):
+    if st.button(
+        f"Re-run {method_label(run.method)} live with this change",
+        icon=":material/science:",
+        type="primary",
+        disabled=variation is None or busy,
+        key=f"{key}.go",
+        help="Needs the model: the embedded one starts the first time (about a minute)",
+    ):
         start(chosen, run, variation)
 
 
@@ -121,58 +122,119 @@ def start(chosen: Chosen, parent: Run, variation: Variation) -> None:
         st.error(f"The corpus could not be opened: {exc}")
         return
     if retriever is not None and set(parent.corpus) - set(retriever.corpora):
-        st.warning(f"The run searched {', '.join(parent.corpus)}; the corpora open now are "
-                   f"{', '.join(retriever.corpora)}, so the re-run also differs by corpus.")
+        st.warning(
+            f"The run searched {', '.join(parent.corpus)}; the corpora open now are "
+            f"{', '.join(retriever.corpora)}, so the re-run also differs by corpus."
+        )
     if not ensure_model(access):
         return
     store = state.store()
     if chosen.source == PACK:  # the parent goes into History too, so the new run's link leads somewhere
         entry = pack()[2][parent.id]
         import_runs(store, RunFile(kind="run", runs=[entry]), f"workshop pack ({entry.case_id}.json.gz)")
-    started = admit(access, 1, lambda: [WhatIfRun(parent, variation, chosen.case).start(llm_for(access), retriever,
-                                                                                       store)])
-    if not started:
+    job = WhatIfRun(
+        parent,
+        variation,
+        llm=llm_for(access),
+        retriever=retriever,
+        store=store,
+        case_id=chosen.case.id if chosen.case else None,
+        owner=session_access.client_key(),
+    )
+    if not admit(access, [job]):
         return
-    st.session_state[WHATIF] = started[0]
+    session_access.started([job.id])
+    st.session_state[WHATIF] = job.id
+    st.query_params[LINK] = job.id
     st.rerun()  # the panel is drawn inside the replay's fragment; the re-run's progress is drawn by the whole page
 
 
 def progress() -> None:
-    """Where the live re-run is (a fragment that polls every second), then the two runs side by side."""
-    live: WhatIfRun | None = st.session_state.get(WHATIF)
-    if live is None:
+    """Where the live re-run is (a fragment that polls every second, with Stop), then the two runs side by side.
+    The re-run is the one named in the URL (a reload, a link) or else the one this tab last started; it is found
+    in the server's job runner while it goes, in the store once it has ended."""
+    run_id = linked(LINK, WHATIF)
+    if run_id is None:
         return
-    if not live.done:
-        st.fragment(_running, run_every=1.0)()
+    live = jobs.runner().get(run_id, WhatIfRun)
+    if live is not None and not live.done:
+        st.fragment(_running, run_every=1.0)(live)
         return
-    if live.failure or live.run is None:
-        st.error(f"The re-run could not start: {live.failure}")
+    shown = (live.parent, live.run, live.variation) if live is not None and live.run else _saved(run_id)
+    if shown is None:
+        st.warning(
+            f"No saved what-if re-run has the id “{run_id}”. It may have been deleted; History lists every saved run."
+        )
+        _close()
         return
-    side_by_side(live.parent, live.run, live.variation)
+    parent, child, variation = shown
+    note, close = st.columns([5, 1], vertical_alignment="center")
+    note.caption(
+        (
+            "The re-run was stopped before it finished: below is what it did until then. "
+            if child.status == "cancelled"
+            else ""
+        )
+        + f"Saved as run {child.id}."
+    )
+    close.button(
+        "Close",
+        icon=":material/close:",
+        key="workshop.whatif.close",
+        on_click=_close,
+        width="stretch",
+        help="Hides the what-if re-run here; History keeps it",
+    )
+    side_by_side(parent, child, variation)
 
 
-def _running() -> None:
-    live: WhatIfRun = st.session_state[WHATIF]
+def _saved(run_id: str) -> tuple[Run, Run, Variation] | None:
+    """A re-run this server no longer holds (it restarted), with its parent and change, from the store."""
+    child = load(run_id)
+    parent = load(child.parent_id) if child is not None and child.parent_id else None
+    variation = provenance.entry_for(state.store(), child).variation if parent is not None else None
+    return (parent, child, variation) if variation is not None else None
+
+
+def _close() -> None:
+    st.session_state.pop(WHATIF, None)
+    st.query_params.pop(LINK, None)
+
+
+def _running(live: WhatIfRun) -> None:
     if live.done:
         st.rerun()
-    last = live.events[-1] if live.events else None
-    doing = f"after {last.stage} · {last.agent}" if last else "waiting for the first step"
-    with status_box(f"What-if re-run of {method_label(live.parent.method)} ({live.variation.describe()}): {doing} · "
-                    f"{len(live.events)} events", "running", expanded=False):
+    with status_box(
+        f"What-if re-run of {method_label(live.parent.method)} ({live.variation.describe()}): {live.summary().text}",
+        "running",
+        expanded=False,
+    ):
         for event in live.events[-3:]:
             st.caption(f"{event.stage} · {event.agent} · {event.kind}")
+    stop, note = st.columns([1, 4], vertical_alignment="center")
+    with stop:
+        jobs.stop_button([live], key="workshop.whatif.stop")
+    note.caption(f"Saved as it goes as run {live.id}: a reload, or History's running list, finds it again.")
 
 
 def side_by_side(parent: Run, child: Run, variation: Variation) -> None:
     """What changed, then the two runs as swimlanes: one row per common stage, the original and the re-run."""
     st.markdown(f"**What changed** when the re-run {md(variation.describe())}:")
     st.markdown("\n".join(f"- {md(line)}" for line in what_changed(parent, child).lines()))
-    for column, run, title in zip(st.columns(2, gap="small"), (parent, child), ("The original run",
-                                                                                "The what-if re-run")):
+    for column, run, title in zip(
+        st.columns(2, gap="small"), (parent, child), ("The original run", "The what-if re-run")
+    ):
         column.markdown(f"#### {title}")
         column.caption(f"{method_label(run.method)} · run {run.id} · [open in History](/history?run={run.id})")
-    pinned = sorted({short(h.title or h.snippet_id, 60) for e in child.events if isinstance(e.payload, Retrieval)
-                     for h in e.payload.hits if h.pinned})
+    pinned = sorted(
+        {
+            short(h.title or h.snippet_id, 60)
+            for e in child.events
+            if isinstance(e.payload, Retrieval)
+            for h in e.payload.hits
+            if h.pinned
+        }
+    )
     if pinned:
         st.caption(f"Pinned at the top of every retrieval of the re-run: {', '.join(pinned)}")
     swimlanes([parent, child], key="whatif")

@@ -1,14 +1,14 @@
-"""Building an index while the app already answers: the work runs in a thread, its progress is readable at any
-time, and callers that need the corpus ask whether it is ready instead of waiting blind."""
+"""Building an index while the app already answers: the work runs as a job (``core/jobs.py``), its progress is
+readable at any time, and callers that need the corpus ask whether it is ready instead of waiting blind."""
 
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from core.jobs import Job, JobProgress
 from core.retrieval.progress import Progress, is_load_stage, stage_line
 
 State = Literal["building", "ready", "failed"]
@@ -43,44 +43,35 @@ class BuildStatus:
         return f"{stage_line(self.stage, self.done, self.total)}, {self.elapsed:.0f} s so far"
 
 
-class BackgroundBuild:
-    """Runs ``work(progress)`` once in a daemon thread; ``status()`` says how far it got, ``result`` is what it
-    returned. The work must be safe to run beside other threads (index builds hold a file lock per corpus)."""
+class BackgroundBuild(Job):
+    """Runs ``build(progress)`` once; ``status()`` says how far it got, ``result`` is what it returned. The build
+    must be safe to run beside other threads (index builds hold a file lock per corpus)."""
 
-    def __init__(self, work: Callable[[Progress], Any], name: str = "index build"):
-        self._work = work
+    kind = "index build"
+    cancellable = False  # a build stopped midway would leave the corpus unusable until the next start
+    lasting = True  # every page asks whether the corpus is ready, for the server's life
+
+    def __init__(self, build: Callable[[Progress], Any], name: str = "index build", *, job_id: str | None = None):
+        super().__init__(name, job_id=job_id)
+        self._build = build
         self._lock = threading.Lock()
         self._stage, self._done, self._total = "", 0, 0
-        self._started = time.time()
-        self._ended: float | None = None
-        self._error: str | None = None
-        self.result: Any = None
-        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
-    def start(self) -> BackgroundBuild:
-        self._started = time.time()
-        self._thread.start()
-        return self
+    def work(self) -> Any:
+        return self._build(self._progress)
 
     def _progress(self, stage: str, done: int, total: int) -> None:
         with self._lock:
             self._stage, self._done, self._total = stage, done, total
 
-    def _run(self) -> None:
-        try:
-            self.result = self._work(self._progress)
-        except Exception as exc:  # the thread's boundary: the failure is shown, never raised into a page
-            with self._lock:
-                self._error = str(exc) or type(exc).__name__
-        with self._lock:
-            self._ended = time.time()
+    def _describe(self, exc: Exception) -> str:
+        return str(exc) or type(exc).__name__
 
     def status(self) -> BuildStatus:
         with self._lock:
-            state: State = "building" if self._ended is None else ("failed" if self._error else "ready")
-            elapsed = (self._ended or time.time()) - self._started
-            return BuildStatus(state, self._stage, self._done, self._total, round(elapsed, 1), self._error)
+            state: State = "building" if self.ended is None else ("failed" if self.error else "ready")
+            return BuildStatus(state, self._stage, self._done, self._total, round(self.elapsed, 1), self.error)
 
-    def wait(self, timeout: float | None = None) -> BuildStatus:
-        self._thread.join(timeout)
-        return self.status()
+    def summary(self) -> JobProgress:
+        status = self.status()
+        return JobProgress(status.describe(), status.fraction)

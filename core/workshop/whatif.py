@@ -3,11 +3,14 @@ every retrieval; the new run names its parent. ``what_changed`` says how the two
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
+from core.live_run import LiveRun
 from core.llm import LLM
-from core.methods.base import Retriever, RunContext, Sink
+from core.methods.base import Retriever, RunContext, Sink, StreamSink
 from core.question import Question
 from core.runfiles import Variation
 from core.runfiles import provenance
@@ -16,9 +19,19 @@ from core.store import RunStore
 from core.trace import AgentMessage, Retrieval, Run
 
 
-def rerun(parent: Run, variation: Variation, *, llm: LLM, retriever: Retriever | None,
-          store: RunStore | None = None, sinks: Iterable[Sink] = (),
-          ctx_hook: Callable[[RunContext], None] | None = None, case_id: str | None = None) -> Run:
+def rerun(
+    parent: Run,
+    variation: Variation,
+    *,
+    llm: LLM,
+    retriever: Retriever | None,
+    store: RunStore | None = None,
+    sinks: Iterable[Sink] = (),
+    ctx_hook: Callable[[RunContext], None] | None = None,
+    case_id: str | None = None,
+    stream_sinks: Iterable[StreamSink] = (),
+    cancel: threading.Event | None = None,
+) -> Run:
     """Run ``parent``'s method again with ``variation``; saved (with what it changed) when a store is given."""
     if not variation.drop and not variation.pin:
         raise ValueError("a what-if re-run needs a snippet to drop or to pin")
@@ -26,13 +39,72 @@ def rerun(parent: Run, variation: Variation, *, llm: LLM, retriever: Retriever |
 
     def hook(ctx: RunContext) -> None:
         if store is not None:  # kept as soon as the run exists, so History can say what it varies
-            provenance.record(store, ctx.run.id, backend=llm.backend, corpora=provenance.retriever_corpora(retriever),
-                              case_id=case_id, variation=variation)
+            provenance.record(
+                store,
+                ctx.run.id,
+                backend=llm.backend,
+                corpora=provenance.retriever_corpora(retriever),
+                case_id=case_id,
+                variation=variation,
+            )
         if ctx_hook:
             ctx_hook(ctx)
 
-    return execute(parent.method, question, parent.params, llm=llm, retriever=retriever, store=store, sinks=sinks,
-                   exclude=variation.drop, pin=variation.pin, parent_id=parent.id, ctx_hook=hook)
+    return execute(
+        parent.method,
+        question,
+        parent.params,
+        llm=llm,
+        retriever=retriever,
+        store=store,
+        sinks=sinks,
+        exclude=variation.drop,
+        pin=variation.pin,
+        parent_id=parent.id,
+        ctx_hook=hook,
+        stream_sinks=stream_sinks,
+        cancel=cancel,
+    )
+
+
+class WhatIfRun(LiveRun):
+    """``rerun`` as a job: followed, stopped and found again after a reload like any live run."""
+
+    kind = "what-if run"
+
+    def __init__(
+        self,
+        parent: Run,
+        variation: Variation,
+        *,
+        llm: LLM,
+        retriever: Retriever | None,
+        store: RunStore,
+        case_id: str | None = None,
+        owner: str = "",
+    ):
+        super().__init__(
+            parent.method,
+            Question(text=parent.question, options=parent.options),
+            parent.params,
+            llm=llm,
+            retriever=retriever,
+            store=store,
+            owner=owner,
+        )
+        self.label = f"{self.spec.label} ({variation.describe()})"
+        self.parent, self.variation, self.case_id = parent, variation, case_id
+
+    def _execute(self, **hooks: Any) -> Run:
+        return rerun(
+            self.parent,
+            self.variation,
+            llm=self.llm,
+            retriever=self.retriever,
+            store=self.store,
+            case_id=self.case_id,
+            **hooks,
+        )
 
 
 def retrieved_ids(run: Run) -> list[str]:
@@ -73,25 +145,36 @@ class RunDiff:
 
     def lines(self) -> list[str]:
         """What changed, one plain sentence each."""
-        out = [f"Answer changed: {self.answer_before} → {self.answer_after}" if self.answer_changed
-               else f"Same answer: {self.answer_after}"]
+        out = [
+            f"Answer changed: {self.answer_before} → {self.answer_after}"
+            if self.answer_changed
+            else f"Same answer: {self.answer_after}"
+        ]
         if self.read_only_before or self.read_only_after:
-            out.append(f"Snippets retrieved only before: {', '.join(self.read_only_before) or 'none'}; "
-                       f"only after: {', '.join(self.read_only_after) or 'none'}")
+            out.append(
+                f"Snippets retrieved only before: {', '.join(self.read_only_before) or 'none'}; "
+                f"only after: {', '.join(self.read_only_after) or 'none'}"
+            )
         else:
             out.append("The same snippets were retrieved")
         if self.cited_before != self.cited_after:
-            out.append(f"Cited before: {', '.join(self.cited_before) or 'none'}; after: "
-                       f"{', '.join(self.cited_after) or 'none'}")
+            out.append(
+                f"Cited before: {', '.join(self.cited_before) or 'none'}; after: "
+                f"{', '.join(self.cited_after) or 'none'}"
+            )
         if self.stages_only_before or self.stages_only_after:
-            out.append(f"Stages only before: {', '.join(self.stages_only_before) or 'none'}; only after: "
-                       f"{', '.join(self.stages_only_after) or 'none'}")
+            out.append(
+                f"Stages only before: {', '.join(self.stages_only_before) or 'none'}; only after: "
+                f"{', '.join(self.stages_only_after) or 'none'}"
+            )
         (c0, t0, s0), (c1, t1, s1) = self.cost_before, self.cost_after
         out.append(f"Cost: {c0} → {c1} LLM calls, {t0:,} → {t1:,} tokens, {s0:.0f} → {s1:.0f} s")
         if not self.exact:
-            out.append(f"Not an exact re-run: {self.unseeded} sampled call{'s' if self.unseeded > 1 else ''} could "
-                       "not be seeded on this backend and drew afresh, so a difference may come from sampling, not "
-                       "from the snippets")
+            out.append(
+                f"Not an exact re-run: {self.unseeded} sampled call{'s' if self.unseeded > 1 else ''} could "
+                "not be seeded on this backend and drew afresh, so a difference may come from sampling, not "
+                "from the snippets"
+            )
         return out
 
 
@@ -107,7 +190,8 @@ def what_changed(before: Run, after: Run) -> RunDiff:
         return run.totals.calls, run.totals.tokens, run.totals.seconds
 
     return RunDiff(
-        answer_before=answer_text(before), answer_after=answer_text(after),
+        answer_before=answer_text(before),
+        answer_after=answer_text(after),
         answer_changed=choice(before) != choice(after),
         read_only_before=[i for i in read_before if i not in read_after],
         read_only_after=[i for i in read_after if i not in read_before],
@@ -115,7 +199,9 @@ def what_changed(before: Run, after: Run) -> RunDiff:
         cited_after=list(after.answer.cited) if after.answer else [],
         stages_only_before=[s for s in stages_before if s not in stages_after],
         stages_only_after=[s for s in stages_after if s not in stages_before],
-        cost_before=cost(before), cost_after=cost(after),
-        unseeded=sum(isinstance(e.payload, AgentMessage) and e.payload.unseeded and not e.usage.cached
-                     for e in after.events),
+        cost_before=cost(before),
+        cost_after=cost(after),
+        unseeded=sum(
+            isinstance(e.payload, AgentMessage) and e.payload.unseeded and not e.usage.cached for e in after.events
+        ),
     )

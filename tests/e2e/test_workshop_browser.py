@@ -1,6 +1,7 @@
 """The Workshop page in headless chromium at 1440 px, on the recorded workshop pack shipped with the project:
 a replay mid-run and its reveal, a live room with a presenter and two participants in their own browser contexts
-(the tally, then everyone following the presenter's steps), and a what-if re-run side by side.
+(the tally, then everyone following the presenter's steps), and what-if re-runs: one side by side, one found again
+after a reload, listed in History's running list and stopped.
 
 No embedded model: replay needs none, and the what-if re-run talks to a small scripted OpenAI-compatible
 endpoint on 127.0.0.1 (real HTTP, real retrieval over the default corpus), so the page's whole path runs in
@@ -10,58 +11,37 @@ seconds. Screenshots go to artifacts/screenshots/workshop_*.png.
 from __future__ import annotations
 
 import json
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from core.workshop.pack import PACK_DIR, case_path
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, pick, settle
+from core.store import RunStore
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, button, pick, settle
 from tests.e2e.conftest import snap as snap_page
 from tests.e2e.serve import serve_app
+from tests.fake_endpoint import FakeEndpoint, Step
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 WIDTH = 1440
 REPLY = {"reasoning": "Without that passage the documents point elsewhere.", "answer": "A", "cited_ids": []}
 
 
-class ScriptedEndpoint:
-    """An OpenAI-compatible chat endpoint that always gives ``REPLY`` (streamed when asked)."""
+class Endpoint(FakeEndpoint):
+    """The scripted model: ``REPLY`` to every call, streamed slowly (about 45 s) while ``slow`` is set."""
 
     def __init__(self):
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-                text = json.dumps(REPLY)
-                usage = {"prompt_tokens": 900, "completion_tokens": 30, "total_tokens": 930}
-                if body.get("stream"):
-                    chunks = [{"choices": [{"index": 0, "delta": {"role": "assistant", "content": text}}]},
-                              {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage}]
-                    data = b"".join(f"data: {json.dumps({'id': 'x', 'object': 'chat.completion.chunk', 'created': 0, 'model': 'scripted', **c})}\n\n".encode()
-                                    for c in chunks) + b"data: [DONE]\n\n"
-                    kind = "text/event-stream"
-                else:
-                    data = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "scripted",
-                                       "choices": [{"index": 0, "finish_reason": "stop",
-                                                    "message": {"role": "assistant", "content": text}}],
-                                       "usage": usage}).encode()
-                    kind = "application/json"
-                self.send_response(200)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.slow = False
+        super().__init__(
+            script=lambda request: Step(
+                text=json.dumps(REPLY),
+                usage=(900, 30),
+                delay=0.5,
+                **({"pieces": 60, "chunk_delay": 1.0} if self.slow else {}),
+            )
+        )
 
 
 @pytest.fixture(scope="module")
@@ -70,12 +50,19 @@ def app(tmp_path_factory):
         pytest.skip(f"needs Debian's chromium at {CHROMIUM}")
     if not case_path("stemi", PACK_DIR).exists():
         pytest.skip("the workshop pack has no stemi case: record it with `python -m core workshop record`")
-    endpoint = ScriptedEndpoint()
+    endpoint = Endpoint()
     home = tmp_path_factory.mktemp("workshop-home")
-    with serve_app(home, {"MEDRAG_BASE_URL": endpoint.url, "MEDRAG_MODEL": "scripted", "MEDRAG_CACHE": "off",
-                          "MEDRAG_WORKSHOP_PACK": str(PACK_DIR)}) as (url, _):
-        yield url, home
-    endpoint.httpd.shutdown()
+    with serve_app(
+        home,
+        {
+            "MEDRAG_BASE_URL": endpoint.url,
+            "MEDRAG_MODEL": "scripted",
+            "MEDRAG_CACHE": "off",
+            "MEDRAG_WORKSHOP_PACK": str(PACK_DIR),
+        },
+    ) as (url, _):
+        yield url, home, endpoint
+    endpoint.close()
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +109,7 @@ def click(page, name: str) -> None:
 
 
 def test_replay_mid_run_then_the_reveal(app, browser):
-    url, _ = app
+    url = app[0]
     page = open_workshop(browser, url, "MedRAG")
     expect(page.get_by_text("Step 0 of")).to_be_visible()
     page.get_by_text("B. Aspirin loading dose", exact=False).first.click()  # the prediction for CoT
@@ -142,7 +129,7 @@ def test_replay_mid_run_then_the_reveal(app, browser):
 
 
 def test_a_live_room_two_participants_vote_and_follow_the_presenter(app, browser):
-    url, _ = app
+    url = app[0]
     presenter = open_workshop(browser, url, "MedRAG")
     click(presenter, "Open a live room with these runs")
     presenter.get_by_text("Live tally").wait_for()
@@ -183,13 +170,57 @@ def test_a_live_room_two_participants_vote_and_follow_the_presenter(app, browser
     print(f"both participants showed the presenter's step {followed:.1f} s after the click")
 
 
-def test_what_if_drop_a_snippet_side_by_side(app, browser):
-    page = open_workshop(browser, app[0], "MedRAG")
+def what_if(page) -> None:
+    """At the replay's first retrieval: drop its first snippet and re-run MedRAG live."""
     click(page, "Next")
     page.get_by_text("What if… drop or pin a snippet", exact=False).click()
     pick(page, "Snippet to drop from every retrieval")
     page.get_by_role("button", name="Re-run MedRAG live with this change").click()
+
+
+def test_what_if_survives_a_reload_is_listed_in_history_and_stops(app, browser, timings):
+    url, home, endpoint = app
+    endpoint.slow = True  # the reader's reply takes about 45 s: time to reload, look at History and stop it
+    page = open_workshop(browser, url, "MedRAG")
+    what_if(page)
+    page.get_by_text("What-if re-run of MedRAG (dropped", exact=False).wait_for(timeout=120_000)
+    run_id = parse_qs(urlparse(page.url).query)["whatif"][0]
+    snap(page, "whatif_running")
+    page.reload()  # a new browser session: only the address names the re-run
+    page.get_by_text("What-if re-run of MedRAG (dropped", exact=False).wait_for()
+    expect(page.get_by_text(f"Saved as it goes as run {run_id}", exact=False)).to_be_visible()
+    expect(button(page, "Stop")).to_be_visible()
+    snap_page(page, "workshop_whatif_reloaded_running_1024", width=1024)
+    history = new_page(browser)
+    history.goto(f"{url}/history")
+    history.get_by_text("Running now", exact=False).wait_for()
+    expect(history.get_by_text("what-if run", exact=True)).to_be_visible()
+    expect(history.locator(f'a[href*="workshop?whatif={run_id}"]')).to_contain_text("Follow live")
+    settle(history)
+    snap_page(history, "workshop_history_running_now", width=WIDTH)
+    snap_page(history, "workshop_history_running_now_1024", width=1024)
+    asked = time.perf_counter()
+    button(page, "Stop").click()
+    page.get_by_text("The re-run was stopped before it finished", exact=False).wait_for(timeout=30_000)
+    timings["whatif_stop_seconds"] = round(time.perf_counter() - asked, 1)
+    expect(page.get_by_text("The what-if re-run")).to_be_visible()
+    snap(page, "whatif_stopped")
+    assert RunStore(home / "studio.sqlite").load_run(run_id).status == "cancelled"
+    history.reload()
+    history.get_by_role("heading", name="History", level=1).wait_for()
+    settle(history)
+    expect(history.get_by_text("what-if run", exact=True)).to_have_count(0)  # no longer running
+    endpoint.slow = False
+
+
+def test_what_if_drop_a_snippet_side_by_side(app, browser):
+    page = open_workshop(browser, app[0], "MedRAG")
+    what_if(page)
     page.get_by_text("What changed", exact=False).wait_for(timeout=120_000)
     expect(page.get_by_text("The what-if re-run")).to_be_visible()
     expect(page.get_by_text("Answer changed", exact=False)).to_be_visible()
     snap(page, "whatif_side_by_side")
+    page.reload()  # the finished re-run stays on screen, found again by the address
+    page.get_by_text("What changed", exact=False).wait_for()
+    expect(page.get_by_text("Answer changed", exact=False)).to_be_visible()
+    snap_page(page, "workshop_whatif_side_by_side_1024", width=1024)

@@ -12,28 +12,17 @@ import streamlit as st
 from core.access import Action
 from core.methods import registry
 from core.trace import Run
-from ui import access, state
+from ui import access, jobs, state
 from ui.chrome import header
 from ui.knobs import knob_inputs, method_picker, preset_knobs
 from ui.launch import start
-from ui.live import live_runs
-from ui.live_panel import stop_button
+from ui.links import linked
 from ui.method_map import method_map
 from ui.question_form import preset_question, question_form
 from ui.run_display import load, show_run
 from ui.run_header import again_buttons, method_block, question_block
 
 SHOWN = "ask.run"  # the id of the run this tab shows
-
-
-def shown_run_id() -> str | None:
-    """The run named in the URL wins (a link, a reload); otherwise the one this tab last started."""
-    from_url = st.query_params.get("run")
-    if from_url:
-        st.session_state[SHOWN] = from_url
-    elif st.session_state.get(SHOWN):
-        st.query_params["run"] = st.session_state[SHOWN]
-    return st.session_state.get(SHOWN)
 
 
 def _new() -> None:
@@ -64,8 +53,9 @@ def _form() -> None:
     with ask:
         text, options = question_form("ask")
         st.caption(f"Runs on {state.runs_go_to()}.")
-        clicked = st.button("Run", type="primary", icon=":material/play_arrow:", width="stretch", key="ask.go",
-                            disabled=not may_run)
+        clicked = st.button(
+            "Run", type="primary", icon=":material/play_arrow:", width="stretch", key="ask.go", disabled=not may_run
+        )
         access.notice(Action.LIVE_RUN)
     if clicked:
         started = start([(spec, values)], text, options)
@@ -77,7 +67,7 @@ def _form() -> None:
 
 def _shown(run: Run) -> None:
     """The run's own method and question, read-only, with Stop while it goes; then the run itself."""
-    live = live_runs().get(run.id)
+    live = jobs.live(run.id)
     running = live is not None and not live.done
     setup, ask = st.columns([1, 2], gap="large")
     with setup:
@@ -85,17 +75,17 @@ def _shown(run: Run) -> None:
     with ask:
         question_block(run.question, run.options, key="ask")
         again_buttons(key="ask", again=lambda: _again(run), new=_new)
-        stop_button([live] if running else [], key="ask.stop")
+        jobs.stop_button([live] if running else [], key="ask.stop")
     show_run(run.id, key="ask")
 
 
 def page() -> None:
     header("Ask", "Pick a method and ask a question: each step appears as it happens, then the whole trace.")
-    run_id = shown_run_id()
+    run_id = linked("run", SHOWN)  # the run named in the URL, else the one this tab last started
     if run_id is None:
         _form()
         return
-    live = live_runs().get(run_id)
+    live = jobs.live(run_id)
     run = live.run if live is not None and live.run is not None else load(run_id)
     if run is None:
         st.warning(f"No saved run has the id “{run_id}”. It may have been deleted; History lists every saved run.")

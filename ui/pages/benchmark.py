@@ -13,7 +13,7 @@ from core.methods import get
 from core.retrieval import CorpusError
 from core.retrieval.corpus import corpus_sources
 from core.retrieval.default_corpus import default_corpus_paths
-from ui import state
+from ui import jobs, state
 from ui.bench_corpora import corpora_check
 from ui.bench_results import results
 from ui.bench_run import current_job, progress_panel, start
@@ -52,24 +52,41 @@ def _controls(setup: Setup, rows: list[dict]) -> None:
     final = sum(r["status"] == "ok" or r["error_type"] in FINAL_ERRORS for r in rows)
     corpora = corpus_names() if any(get(arm.method).uses_retrieval for arm in plan.arms) else []
     searched = f" Corpora (from Settings): {', '.join(corpora)}." if corpora else ""
-    st.markdown(f"{len(plan.items)} questions × {len(plan.arms)} arm(s) = **{total} runs**, {final} finished"
-                f".{searched}")
+    st.markdown(
+        f"{len(plan.items)} questions × {len(plan.arms)} arm(s) = **{total} runs**, {final} finished.{searched}"
+    )
     go, stop, _ = st.columns([2, 1, 3])
-    label = "Start" if not final else ("Everything here is finished" if final >= total else
-                                       f"Resume ({total - final} left)")
-    clicked = go.button(label, type="primary", icon=":material/play_arrow:", key="bench.start", width="stretch",
-                        disabled=running or final >= total,
-                        help="A benchmark is running; stop it first" if running else None)
+    label = (
+        "Start"
+        if not final
+        else ("Everything here is finished" if final >= total else f"Resume ({total - final} left)")
+    )
+    clicked = go.button(
+        label,
+        type="primary",
+        icon=":material/play_arrow:",
+        key="bench.start",
+        width="stretch",
+        disabled=running or final >= total,
+        help="A benchmark is running; stop it first" if running else None,
+    )
     if clicked and start(setup) is not None:
         st.rerun()
-    if running and stop.button("Stop", icon=":material/stop:", key="bench.stop", width="stretch"):
-        job.stop()
+    if (
+        running
+        and jobs.may_stop(job)
+        and stop.button("Stop", icon=":material/stop:", key="bench.stop", width="stretch")
+    ):
+        job.cancel()
         st.rerun()
 
 
 def page() -> None:
-    header("Benchmark", "Methods and ablations over a MIRAGE-format benchmark: accuracy with 95% intervals, "
-                        "accuracy against cost, paired tests between methods, and every question down to its trace.")
+    header(
+        "Benchmark",
+        "Methods and ablations over a MIRAGE-format benchmark: accuracy with 95% intervals, "
+        "accuracy against cost, paired tests between methods, and every question down to its trace.",
+    )
     with st.container(border=True):
         setup = setup_form()
     rows: list[dict] = []
@@ -87,6 +104,8 @@ def page() -> None:
     if setup.plan is None:
         return
     st.subheader("Results")
-    st.caption("Everything of this setup that has finished, here or with `python -m core eval` (same benchmark "
-               "questions, knobs, backend and corpora).")
+    st.caption(
+        "Everything of this setup that has finished, here or with `python -m core eval` (same benchmark "
+        "questions, knobs, backend and corpora)."
+    )
     results(rows, setup.plan.items, _labels(setup.plan))

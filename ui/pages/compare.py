@@ -13,12 +13,11 @@ from core.access import Action
 from core.methods import registry
 from core.store.groups import group_of, save_group
 from core.trace import Run
-from ui import access, state
+from ui import access, jobs, state
 from ui.chrome import header
 from ui.knobs import knob_inputs, method_label, preset_knobs
 from ui.launch import start
-from ui.live import live_runs
-from ui.live_panel import follow, live_box, stop_button
+from ui.live_panel import follow, live_box
 from ui.money import COLUMN_HELP, cost_cell
 from ui.question_form import preset_question, question_form
 from ui.run_display import load
@@ -58,12 +57,24 @@ def _answer(run: Run) -> str:
 
 def summary(runs: list[Run]) -> None:
     st.markdown(agreement(runs))
-    st.dataframe([{
-        "method": method_label(r.method), "status": r.status, "answer": _answer(r), "calls": r.totals.calls,
-        "retrievals": r.totals.retrievals, "tokens": r.totals.tokens, "seconds": round(r.totals.seconds, 1),
-        "cost": cost_cell(r),
-    } for r in runs], hide_index=True, key="compare-summary", column_config={"cost": st.column_config.TextColumn(
-        help=COLUMN_HELP)})
+    st.dataframe(
+        [
+            {
+                "method": method_label(r.method),
+                "status": r.status,
+                "answer": _answer(r),
+                "calls": r.totals.calls,
+                "retrievals": r.totals.retrievals,
+                "tokens": r.totals.tokens,
+                "seconds": round(r.totals.seconds, 1),
+                "cost": cost_cell(r),
+            }
+            for r in runs
+        ],
+        hide_index=True,
+        key="compare-summary",
+        column_config={"cost": st.column_config.TextColumn(help=COLUMN_HELP)},
+    )
 
 
 def shown_run_ids() -> list[str]:
@@ -77,11 +88,10 @@ def shown_run_ids() -> list[str]:
 
 
 def _show(ids: list[str]) -> None:
-    registry = live_runs()
-    if any(live is not None and not live.done for live in map(registry.get, ids)):
+    if any(live is not None and not live.done for live in map(jobs.live, ids)):
         follow(ids)
         return
-    found = {i: (live.run if (live := registry.get(i)) else load(i)) for i in ids}
+    found = {i: (live.run if (live := jobs.live(i)) else load(i)) for i in ids}
     missing = [i for i, run in found.items() if run is None]
     if missing:
         st.warning(f"No saved run has the id {', '.join(f'“{i}”' for i in missing)}; showing the others.")
@@ -91,7 +101,7 @@ def _show(ids: list[str]) -> None:
         runs = runs[:MAX_RUNS]
     if not runs:
         return
-    for column, live in zip(st.columns(len(runs), gap="small"), map(registry.get, [r.id for r in runs])):
+    for column, live in zip(st.columns(len(runs), gap="small"), map(jobs.live, [r.id for r in runs])):
         if live is not None:
             with column:
                 live_box(live)
@@ -118,8 +128,9 @@ def _again(runs: list[Run]) -> None:
     known = [r for r in runs if r.method in methods]
     state.preset("compare.methods", [r.method for r in known])
     for run in known:
-        preset_knobs(methods[run.method], key="compare.knobs", defaults=state.knob_defaults(run.method),
-                     values=run.params)
+        preset_knobs(
+            methods[run.method], key="compare.knobs", defaults=state.knob_defaults(run.method), values=run.params
+        )
     preset_question("compare", runs[0].question, runs[0].options)
     _new()
 
@@ -128,9 +139,15 @@ def _form() -> None:
     methods = registry()
     ask, setup = st.columns([3, 2], gap="large")
     with setup:
-        chosen = state.kept(st.multiselect, "Methods (two or three)", key="compare.methods",
-                            default=list(methods)[:2], options=list(methods), format_func=lambda n: methods[n].label,
-                            max_selections=MAX_RUNS)
+        chosen = state.kept(
+            st.multiselect,
+            "Methods (two or three)",
+            key="compare.methods",
+            default=list(methods)[:2],
+            options=list(methods),
+            format_func=lambda n: methods[n].label,
+            max_selections=MAX_RUNS,
+        )
         values = {}
         for name in chosen:
             spec = methods[name]
@@ -140,9 +157,15 @@ def _form() -> None:
     with ask:
         text, options = question_form("compare")
         st.caption(f"Runs on {state.runs_go_to()}.")
-        clicked = st.button("Run all", type="primary", icon=":material/play_arrow:", width="stretch",
-                            disabled=len(chosen) < 2 or not access.current().may(Action.LIVE_RUN), key="compare.go",
-                            help="Choose at least two methods" if len(chosen) < 2 else None)
+        clicked = st.button(
+            "Run all",
+            type="primary",
+            icon=":material/play_arrow:",
+            width="stretch",
+            disabled=len(chosen) < 2 or not access.current().may(Action.LIVE_RUN),
+            key="compare.go",
+            help="Choose at least two methods" if len(chosen) < 2 else None,
+        )
         access.notice(Action.LIVE_RUN)
     if clicked:
         started = start([(methods[name], values[name]) for name in chosen], text, options)
@@ -156,7 +179,7 @@ def _form() -> None:
 
 def _asked(runs: list[Run]) -> None:
     """What the runs shown were asked, read-only: their methods and knobs, the question, Stop while they go."""
-    lives = [live for live in map(live_runs().get, [r.id for r in runs]) if live is not None]
+    lives = [live for live in map(jobs.live, [r.id for r in runs]) if live is not None]
     ask, setup = st.columns([3, 2], gap="large")
     with setup:
         for run in runs:
@@ -166,7 +189,7 @@ def _asked(runs: list[Run]) -> None:
         if len({(r.question, tuple(r.options.items())) for r in runs}) > 1:
             st.warning("These runs were not asked the same question: the one above is the first run's.")
         again_buttons(key="compare", again=lambda: _again(runs), new=_new)
-        stop_button(lives, key="compare.stop", label="Stop all")
+        jobs.stop_button(lives, key="compare.stop", label="Stop all")
 
 
 def page() -> None:
@@ -175,8 +198,7 @@ def page() -> None:
     if not ids:
         _form()
         return
-    registry_ = live_runs()
-    found = [live.run if (live := registry_.get(i)) is not None and live.run is not None else load(i) for i in ids]
+    found = [live.run if (live := jobs.live(i)) is not None and live.run is not None else load(i) for i in ids]
     if not any(found):
         st.warning(f"No saved run has the id {', '.join(f'“{i}”' for i in ids)}. History lists every saved run.")
         _new()

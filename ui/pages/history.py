@@ -1,5 +1,6 @@
-"""History: every saved run; reopen one and see exactly the trace it had, or delete it. Runs still going are
-listed first (follow one live, stop it), and kept comparisons reopen side by side.
+"""History: every saved run; reopen one and see exactly the trace it had, or delete it. What is running now is
+listed first (every job of this server, and runs another process writes: follow one, stop one), and kept
+comparisons reopen side by side.
 
 ``/history?run=<id>`` opens History on that run.
 """
@@ -23,11 +24,15 @@ from ui.text import short
 
 STATUSES = ("ok", "error", "cancelled", "interrupted", "running")
 # the long texts get set widths (cut with an ellipsis, whole on hover), so the table fits 1440 px whole
-COLUMNS = {"question": st.column_config.TextColumn(width="medium"), "answer": st.column_config.TextColumn(width="medium"),
-           "LLM calls": st.column_config.NumberColumn(width="small"), "tokens": st.column_config.NumberColumn(width="small"),
-           "seconds": st.column_config.NumberColumn(width="small", format="%.1f"),
-           "cost": st.column_config.TextColumn(width="small", help=COLUMN_HELP),
-           "run": st.column_config.TextColumn(width="small")}
+COLUMNS = {
+    "question": st.column_config.TextColumn(width="medium"),
+    "answer": st.column_config.TextColumn(width="medium"),
+    "LLM calls": st.column_config.NumberColumn(width="small"),
+    "tokens": st.column_config.NumberColumn(width="small"),
+    "seconds": st.column_config.NumberColumn(width="small", format="%.1f"),
+    "cost": st.column_config.TextColumn(width="small", help=COLUMN_HELP),
+    "run": st.column_config.TextColumn(width="small"),
+}
 CONFIRM = "history.confirm_delete"
 
 
@@ -42,13 +47,27 @@ def _answer(row: dict[str, Any]) -> str:
 
 def _table(rows: list[dict[str, Any]]) -> None:
     costs = run_costs(rows)
-    st.dataframe([{  # the figures before the texts, so a narrow window cuts a question, not a number
-        "started": _when(r["started"]), "method": method_label(r["method"]), "status": r["status"],
-        "seconds": round(r["totals"].get("seconds", 0.0), 1), "LLM calls": r["totals"].get("calls", 0),
-        "tokens": r["totals"].get("prompt_tokens", 0) + r["totals"].get("completion_tokens", 0),
-        "cost": costs[r["id"]].short(), "answer": _answer(r), "question": short(r["question"], 90), "run": r["id"],
-    } for r in rows], hide_index=True, key="history-table", height=min(38 + 35 * len(rows), 320),
-        column_config=COLUMNS)
+    st.dataframe(
+        [
+            {  # the figures before the texts, so a narrow window cuts a question, not a number
+                "started": _when(r["started"]),
+                "method": method_label(r["method"]),
+                "status": r["status"],
+                "seconds": round(r["totals"].get("seconds", 0.0), 1),
+                "LLM calls": r["totals"].get("calls", 0),
+                "tokens": r["totals"].get("prompt_tokens", 0) + r["totals"].get("completion_tokens", 0),
+                "cost": costs[r["id"]].short(),
+                "answer": _answer(r),
+                "question": short(r["question"], 90),
+                "run": r["id"],
+            }
+            for r in rows
+        ],
+        hide_index=True,
+        key="history-table",
+        height=min(38 + 35 * len(rows), 320),
+        column_config=COLUMNS,
+    )
 
 
 def _ask_to_delete(run_id: str) -> None:
@@ -78,19 +97,27 @@ def page() -> None:
     store = state.store()
     files_panel(store)
     every = store.list_runs(limit=1000)
+    running_now(every)
     if not every:
         st.info("No runs yet. Ask a question on the Ask page and it will appear here.")
         return
-    running_now(every)
     comparisons(list_groups(store), {r["id"]: r for r in every})
     left, middle, right = st.columns(3)
-    method = left.selectbox("Method", [None, *sorted({r["method"] for r in every})], key="history.method",
-                            format_func=lambda m: "All methods" if m is None else method_label(m))
-    status = middle.selectbox("Status", [None, *STATUSES], key="history.status",
-                              format_func=lambda s: "Any status" if s is None else s)
+    method = left.selectbox(
+        "Method",
+        [None, *sorted({r["method"] for r in every})],
+        key="history.method",
+        format_func=lambda m: "All methods" if m is None else method_label(m),
+    )
+    status = middle.selectbox(
+        "Status", [None, *STATUSES], key="history.status", format_func=lambda s: "Any status" if s is None else s
+    )
     words = right.text_input("Question contains", key="history.words").strip().lower()
-    rows = [r for r in store.list_runs(limit=1000, method=method)
-            if (status is None or r["status"] == status) and words in r["question"].lower()]
+    rows = [
+        r
+        for r in store.list_runs(limit=1000, method=method)
+        if (status is None or r["status"] == status) and words in r["question"].lower()
+    ]
     st.caption(f"{len(rows)} of {len(every)} runs")
     linked = st.query_params.get("run")
     if linked and linked not in {r["id"] for r in every}:
@@ -104,9 +131,16 @@ def page() -> None:
     if linked:  # a link opens its run, even one the filters hide
         by_id.setdefault(linked, next(r for r in every if r["id"] == linked))
         st.session_state["history.open"] = linked
-    run_id = st.selectbox("Open a run", list(by_id), key="history.open", on_change=_opened, format_func=lambda i: (
-        f"{_when(by_id[i]['started'])} · {method_label(by_id[i]['method'])} · {by_id[i]['status']} · "
-        f"{short(by_id[i]['question'], 70)}"))
+    run_id = st.selectbox(
+        "Open a run",
+        list(by_id),
+        key="history.open",
+        on_change=_opened,
+        format_func=lambda i: (
+            f"{_when(by_id[i]['started'])} · {method_label(by_id[i]['method'])} · {by_id[i]['status']} · "
+            f"{short(by_id[i]['question'], 70)}"
+        ),
+    )
     run = store.load_run(run_id)
     st.divider()
     title, action = st.columns([4, 1], vertical_alignment="center")
@@ -116,8 +150,9 @@ def page() -> None:
         st.warning(f"Delete run {run.id} and its {len(run.events)} events for good?")
         st.button("Keep it", key="history.delete_no", on_click=_keep)
     elif access.may_manage(run.id, say=False):
-        action.button("Delete run", icon=":material/delete:", key="history.delete",
-                      on_click=_ask_to_delete, args=(run.id,))
+        action.button(
+            "Delete run", icon=":material/delete:", key="history.delete", on_click=_ask_to_delete, args=(run.id,)
+        )
     knobs = ", ".join(f"{k}={v}" for k, v in run.params.items()) or "defaults"
     st.caption(f"Run {run.id} · model {run.model or '—'} · corpus {', '.join(run.corpus) or 'none'} · knobs: {knobs}")
     show_run(run.id, key="history", stop=True, show_question=True)
