@@ -8,8 +8,6 @@ the first run needs it, as on an endpoint with indexes built ahead.
 
 from __future__ import annotations
 
-import os
-
 import streamlit as st
 
 from core.methods.base import MethodSpec
@@ -20,7 +18,7 @@ REFRESH_SECONDS = 2
 
 
 def enabled() -> bool:
-    return os.environ.get("MEDRAG_BACKGROUND_INDEX", "1") != "0"
+    return state.settings().background_index
 
 
 @st.cache_resource(show_spinner=False)
@@ -54,21 +52,28 @@ def _progress() -> None:
         return
     verb = "Opening" if current.only_opening else "Building"
     st.progress(current.fraction, text=f"{verb} the default corpus index · {current.describe()}")
-    st.caption("Seconds when the index was built before; a run that reads the corpus waits for it."
-               if current.only_opening else
-               "CoT needs no corpus and answers now; methods that read the corpus can start when this is done.")
+    st.caption(
+        "Seconds when the index was built before; a run that reads the corpus waits for it."
+        if current.only_opening
+        else "CoT needs no corpus and answers now; methods that read the corpus can start when this is done."
+    )
 
 
 def corpus_not_ready(spec: MethodSpec) -> str | None:
     """Why ``spec`` cannot start yet: it reads the default corpus and its index is still being built."""
-    if not spec.uses_retrieval or st.session_state.get(state.RETRIEVER_OVERRIDE) is not None \
-            or state.corpus_selection() is not None:
+    if (
+        not spec.uses_retrieval
+        or st.session_state.get(state.RETRIEVER_OVERRIDE) is not None
+        or state.corpus_selection() is not None
+    ):
         return None
     current = status()
     if current is None or current.state == "ready" or current.only_opening:
         return None  # ready, or only opening a built index: the run waits the few seconds that takes
     if current.state == "failed":
         return f"{spec.label} needs the default corpus, whose index could not be built: {current.error}"
-    return (f"{spec.label} needs the default corpus, whose index is still being built ({current.describe()}). "
-            f"Methods that need no corpus, such as CoT, answer now; start {spec.label} once the sidebar says "
-            "the index is ready.")
+    return (
+        f"{spec.label} needs the default corpus, whose index is still being built ({current.describe()}). "
+        f"Methods that need no corpus, such as CoT, answer now; start {spec.label} once the sidebar says "
+        "the index is ready."
+    )

