@@ -13,7 +13,7 @@ import streamlit as st
 from core import paths
 from core.llm import cpu_build, embedded
 from core.methods import registry
-from core.methods.base import CHARS_PER_TOKEN
+from core.llm.tokens import CHARS_PER_TOKEN
 
 BENCH_RESULTS = paths.REPO_ROOT / "benchmarks" / "results" / "llm_bench.json"
 

@@ -37,6 +37,7 @@ from core.llm.profiles import Dialect, Lengths, Profile
 from core.llm.request import Asked, Wire, build, schema_format
 from core.llm.servers import Server, server_for
 from core.llm.stream import CallStats, StreamCancelled, on_request, stream_chat
+from core.llm.tokens import tokens_of
 from core.settings import settings
 from core.trace import Usage
 
@@ -536,8 +537,8 @@ def _parses(text: str, schema: type[BaseModel]) -> bool:
 
 
 def _estimate_prompt(messages: list[dict[str, str]]) -> int:
-    """About four characters a token, for endpoints that do not report usage."""
-    return sum(len(str(m.get("content", ""))) for m in messages) // 4
+    """For endpoints that do not report usage: the studio's one characters-per-token rule."""
+    return tokens_of("".join(str(m.get("content", "")) for m in messages))
 
 
 def _short(text: str, limit: int = 300) -> str:
