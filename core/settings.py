@@ -28,6 +28,7 @@ CacheMode = Literal["auto", "always", "off"]  # auto: deterministic (temperature
 ReasoningEffort = Literal["low", "medium", "high"]
 ServingMode = Literal["auto", "shared"]
 MIN_PASSCODE = 8
+ASSUMED_WINDOW = 16384  # a window neither the setting nor the provider says: the authors' GPT-3.5-16k's
 
 
 class ConfigError(ValueError):
@@ -167,7 +168,7 @@ class Settings(BaseSettings):
     context_window: Annotated[int | None, BeforeValidator(_window)] = var(
         "MEDRAG_CONTEXT_WINDOW",
         "tokens one call to the endpoint can hold; sizes what each agent reads",
-        shown="the provider's, else 16,384 (the authors' GPT-3.5-16k); `0` too",
+        shown=f"the provider's, else {ASSUMED_WINDOW:,} (the authors' GPT-3.5-16k); `0` too",
     )
     cache: Annotated[CacheMode, BeforeValidator(_one_of(CacheMode))] = var(
         "MEDRAG_CACHE",

@@ -25,6 +25,7 @@ from core.llm import LLM, LLMCancelled, LLMError, LLMParseError, LLMResponse
 from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, AnswerFormat
 from core.llm.profiles import Lengths
 from core.llm.tokens import CHARS_PER_TOKEN
+from core.settings import ASSUMED_WINDOW
 from core.question import Question
 from core.stages import Stage
 from core.trace import AgentMessage, Answer, Event, Hit, Partial, Payload, Retrieval, Run, Usage
@@ -38,7 +39,6 @@ PROMPTS_DIR = Path(__file__).parent / "prompts"
 
 # Sizing what a call reads to the backend's context window (in characters, by ``core.llm.tokens``' rule); the
 # overhead covers a call's fixed prompt text and chat markup.
-ASSUMED_WINDOW = 16384  # an endpoint that does not say: the window of the authors' default model, GPT-3.5-16k
 PROMPT_TOKENS = 250
 
 
