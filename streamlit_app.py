@@ -8,19 +8,22 @@ from core.store.migrations import StoreError
 from ui import access, index_status, room_view
 from ui.chrome import ASSETS, frame
 from ui.pages import sections
-from ui.state import config, store
+from ui.state import settings, store
 
 # a narrow sidebar leaves Compare its three columns at 1024 px
-st.set_page_config(page_title="MedRAG Studio", page_icon=str(ASSETS / "icon.svg"), layout="wide",
-                   initial_sidebar_state=210)
+st.set_page_config(
+    page_title="MedRAG Studio", page_icon=str(ASSETS / "icon.svg"), layout="wide", initial_sidebar_state=210
+)
 frame()
 try:
-    check_environment(config())
-    access.check()
+    check_environment(settings())  # every setting, the access ones included: one that cannot be used is said here
     store()  # opened (and brought up to date) here, so a database it cannot use is said once, in words
 except ConfigError as exc:
-    st.error(f"**A setting cannot be used:** {exc}. Fix it in the environment or `.streamlit/secrets.toml` "
-             "and reload the page.", icon=":material/settings_alert:")
+    st.error(
+        f"**A setting cannot be used:** {exc}. Fix it in the environment or `.streamlit/secrets.toml` "
+        "and reload the page.",
+        icon=":material/settings_alert:",
+    )
     st.stop()
 except StoreError as exc:
     st.error(f"**The studio database cannot be used:** {exc}.", icon=":material/database:")

@@ -46,8 +46,6 @@ CONFIGS: dict[str, embedded.ServerConfig] = {
     "shipped": embedded.SHIPPED,
     "1 slot + RAM cache": replace(embedded.SHIPPED, name="1 slot + RAM cache", slots=1),
     "4 slots + RAM cache": replace(embedded.SHIPPED, name="4 slots + RAM cache", share_prefix=False),
-    "shipped + draft": replace(embedded.SHIPPED, name="shipped + draft", draft=True),
-    "shipped + ngram": replace(embedded.SHIPPED, name="shipped + ngram", ngram=8),
 }
 
 
@@ -71,8 +69,7 @@ def questions(mirage: Path = SHARED_DATA, extra: tuple[tuple[str, str], ...] = (
         for dataset, qid in dict.fromkeys(MIRAGE_QUESTIONS + extra):
             raw = bench.get(dataset, {}).get(qid)
             if raw is not None:
-                found.append(BenchQuestion(f"{dataset}/{qid}",
-                                           Question(text=raw["question"], options=raw["options"])))
+                found.append(BenchQuestion(f"{dataset}/{qid}", Question(text=raw["question"], options=raw["options"])))
     return found
 
 
@@ -81,8 +78,9 @@ class SeededLLM(LLM):
     reaches the embedded server by URL, so it says what that server reads per call, which answer format it
     answers in and how calls made together share their prompt prefix, as the embedded client does."""
 
-    def __init__(self, endpoint: Endpoint, reading_tokens: int, server: embedded.EmbeddedServer | None = None,
-                 **kwargs):
+    def __init__(
+        self, endpoint: Endpoint, reading_tokens: int, server: embedded.EmbeddedServer | None = None, **kwargs
+    ):
         super().__init__(endpoint, **kwargs)
         self._reading_tokens = reading_tokens
         self._server = server
@@ -107,8 +105,9 @@ def delta(after: dict[str, float], before: dict[str, float], name: str) -> float
     return after.get(name, 0.0) - before.get(name, 0.0)
 
 
-def run_one(method: str, item: BenchQuestion, server: embedded.EmbeddedServer, llm: LLM, retriever,
-            sequential: bool) -> dict[str, Any]:
+def run_one(
+    method: str, item: BenchQuestion, server: embedded.EmbeddedServer, llm: LLM, retriever, sequential: bool
+) -> dict[str, Any]:
     from core.runner import execute
 
     def in_sequence(ctx) -> None:
@@ -122,15 +121,20 @@ def run_one(method: str, item: BenchQuestion, server: embedded.EmbeddedServer, l
     after = server.metrics()
     predicted_s = delta(after, before, "tokens_predicted_seconds_total")
     return {
-        "method": method, "question": item.key, "status": run.status,
+        "method": method,
+        "question": item.key,
+        "status": run.status,
         "answer": run.answer.choice if run.answer else None,
         "error": next((e.payload.message for e in run.events if e.payload.kind == "error"), None),
-        "seconds": round(seconds, 2), "calls": run.totals.calls,
+        "seconds": round(seconds, 2),
+        "calls": run.totals.calls,
         "prompt_sent": run.totals.prompt_tokens,
         "prompt_evaluated": int(delta(after, before, "prompt_tokens_total")),
         "completion": run.totals.completion_tokens,
         "generated": int(delta(after, before, "tokens_predicted_total")),
-        "generated_per_s": round(delta(after, before, "tokens_predicted_total") / predicted_s, 2) if predicted_s else None,
+        "generated_per_s": round(delta(after, before, "tokens_predicted_total") / predicted_s, 2)
+        if predicted_s
+        else None,
         "at": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
 
@@ -165,13 +169,16 @@ def summarize(data: dict[str, Any], config: str, method: str) -> dict[str, Any] 
     if not runs:
         return None
     rates = [r["generated_per_s"] for r in runs if r["generated_per_s"]]
-    return {"n": len(runs), "questions": sorted(r["question"] for r in runs),
-            "seconds": sum(r["seconds"] for r in runs) / len(runs),
-            "prompt_sent": sum(r["prompt_sent"] for r in runs) / len(runs),
-            "prompt_evaluated": sum(r["prompt_evaluated"] for r in runs) / len(runs),
-            "completion": sum(r["completion"] for r in runs) / len(runs),
-            "generated_per_s": statistics.fmean(rates) if rates else math.nan,
-            "failed": sum(r["status"] != "ok" for r in runs)}
+    return {
+        "n": len(runs),
+        "questions": sorted(r["question"] for r in runs),
+        "seconds": sum(r["seconds"] for r in runs) / len(runs),
+        "prompt_sent": sum(r["prompt_sent"] for r in runs) / len(runs),
+        "prompt_evaluated": sum(r["prompt_evaluated"] for r in runs) / len(runs),
+        "completion": sum(r["completion"] for r in runs) / len(runs),
+        "generated_per_s": statistics.fmean(rates) if rates else math.nan,
+        "failed": sum(r["status"] != "ok" for r in runs),
+    }
 
 
 def _paired(data: dict[str, Any], method: str, config: str, baseline: str) -> list[tuple[dict, dict]]:
@@ -212,9 +219,11 @@ def _mean_and_each(values: list[float]) -> str:
 
 
 def table(data: dict[str, Any], configs: list[str], baseline: str = "naive") -> str:
-    head = f"{'method':<9} {'configuration':<24} {'n':>2} {'seconds':>8} {'prompt sent':>11} {'evaluated':>9} " \
-           f"{'completion':>10} {'gen tok/s':>9} {'failed':>6} {'ratio (per question)':>32} " \
-           f"{'at equal work (per question)':>32}"
+    head = (
+        f"{'method':<9} {'configuration':<24} {'n':>2} {'seconds':>8} {'prompt sent':>11} {'evaluated':>9} "
+        f"{'completion':>10} {'gen tok/s':>9} {'failed':>6} {'ratio (per question)':>32} "
+        f"{'at equal work (per question)':>32}"
+    )
     lines = [head, "-" * len(head)]
     for method in METHODS:
         for config in configs:
@@ -223,33 +232,43 @@ def table(data: dict[str, Any], configs: list[str], baseline: str = "naive") -> 
                 continue
             plain = _mean_and_each(ratios(data, method, config, baseline) if config != baseline else [])
             equal = _mean_and_each(equal_work_ratios(data, method, config, baseline) if config != baseline else [])
-            lines.append(f"{method:<9} {config:<24} {s['n']:>2} {s['seconds']:>8.1f} {s['prompt_sent']:>11.0f} "
-                         f"{s['prompt_evaluated']:>9.0f} {s['completion']:>10.0f} {s['generated_per_s']:>9.1f} "
-                         f"{s['failed']:>6} {plain:>32} {equal:>32}")
-    lines.append("seconds and tokens: mean per question; ratio: this configuration's seconds / naive seconds, "
-                 "mean (each question); at equal work: against the naive seconds scaled to this configuration's "
-                 "prompt tokens sent and completion tokens at the naive run's own reading and writing rates.")
+            lines.append(
+                f"{method:<9} {config:<24} {s['n']:>2} {s['seconds']:>8.1f} {s['prompt_sent']:>11.0f} "
+                f"{s['prompt_evaluated']:>9.0f} {s['completion']:>10.0f} {s['generated_per_s']:>9.1f} "
+                f"{s['failed']:>6} {plain:>32} {equal:>32}"
+            )
+    lines.append(
+        "seconds and tokens: mean per question; ratio: this configuration's seconds / naive seconds, "
+        "mean (each question); at equal work: against the naive seconds scaled to this configuration's "
+        "prompt tokens sent and completion tokens at the naive run's own reading and writing rates."
+    )
     return "\n".join(lines)
 
 
 def markdown(data: dict[str, Any]) -> str:
     """The results file as docs/results/llm_bench.md shows it: per method and configuration, the mean per question."""
-    lines = ["| method | configuration | questions | seconds | prompt sent | evaluated | completion | gen tok/s | "
-             "failed | ratio to naive (each question) | at equal work |", "| --- | --- | ---: | ---: | ---: | ---: | "
-             "---: | ---: | ---: | --- | --- |"]
+    lines = [
+        "| method | configuration | questions | seconds | prompt sent | evaluated | completion | gen tok/s | "
+        "failed | ratio to naive (each question) | at equal work |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |",
+    ]
     for method in METHODS:
         for config in data["configs"]:
             if (s := summarize(data, config, method)) is None:
                 continue
             plain = _mean_and_each(ratios(data, method, config, "naive")) if config != "naive" else ""
             equal = _mean_and_each(equal_work_ratios(data, method, config, "naive")) if config != "naive" else ""
-            lines.append(f"| {method} | {config} | {s['n']} | {s['seconds']:.1f} | {s['prompt_sent']:,.0f} | "
-                         f"{s['prompt_evaluated']:,.0f} | {s['completion']:,.0f} | {s['generated_per_s']:.1f} | "
-                         f"{s['failed']} | {plain} | {equal} |")
-    return "\n".join(lines) + ("\n\nSeconds and tokens are means per question. Ratio: this configuration's seconds over "
-                              "the naive run's on the same question. At equal work: over what the naive run would "
-                              "have taken for this configuration's tokens, at its own reading and writing rates (an "
-                              "estimate).")
+            lines.append(
+                f"| {method} | {config} | {s['n']} | {s['seconds']:.1f} | {s['prompt_sent']:,.0f} | "
+                f"{s['prompt_evaluated']:,.0f} | {s['completion']:,.0f} | {s['generated_per_s']:.1f} | "
+                f"{s['failed']} | {plain} | {equal} |"
+            )
+    return "\n".join(lines) + (
+        "\n\nSeconds and tokens are means per question. Ratio: this configuration's seconds over "
+        "the naive run's on the same question. At equal work: over what the naive run would "
+        "have taken for this configuration's tokens, at its own reading and writing rates (an "
+        "estimate)."
+    )
 
 
 def latest(data: dict[str, Any], configs: list[str]) -> dict[str, Any]:
@@ -258,9 +277,11 @@ def latest(data: dict[str, Any], configs: list[str]) -> dict[str, Any]:
     for method in METHODS:
         row = {c: summarize(data, c, method) for c in configs}
         if any(row.values()):
-            out["methods"][method] = {**{c: v for c, v in row.items() if v},
-                                      "ratio": ratios(data, method, "shipped", "naive"),
-                                      "ratio_equal_work": equal_work_ratios(data, method, "shipped", "naive")}
+            out["methods"][method] = {
+                **{c: v for c, v in row.items() if v},
+                "ratio": ratios(data, method, "shipped", "naive"),
+                "ratio_equal_work": equal_work_ratios(data, method, "shipped", "naive"),
+            }
     return out
 
 
@@ -270,7 +291,9 @@ def latest(data: dict[str, Any], configs: list[str]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.llm_bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--methods", default=",".join(METHODS), help="comma-separated (default: all)")
-    p.add_argument("--questions", default="", help="comma-separated keys, e.g. teaching/stemi,medqa/0018 (default: all)")
+    p.add_argument(
+        "--questions", default="", help="comma-separated keys, e.g. teaching/stemi,medqa/0018 (default: all)"
+    )
     p.add_argument("--configs", default="naive,shipped", help=f"comma-separated, of: {', '.join(CONFIGS)}")
     p.add_argument("--out", type=Path, default=RESULTS, help="results file (runs already in it are skipped)")
     p.add_argument("--rerun", action="store_true", help="run again what the results file already holds")
@@ -290,15 +313,18 @@ def main(argv: list[str] | None = None) -> int:
             items = [q for q in items if q.key in wanted]
             missing = sorted(set(wanted) - {q.key for q in items})
             if missing:
-                p.error(f"no such question: {', '.join(missing)} (MIRAGE keys are dataset/id and need "
-                        "../shared/data; teaching cases: " + ", ".join(f"teaching/{c}" for c in TEACHING_CASES) + ")")
+                p.error(
+                    f"no such question: {', '.join(missing)} (MIRAGE keys are dataset/id and need "
+                    "../shared/data; teaching cases: " + ", ".join(f"teaching/{c}" for c in TEACHING_CASES) + ")"
+                )
         bench(data, args.out, configs, methods, items, args.rerun)
     print(table(data, configs))
     return 0
 
 
-def bench(data: dict[str, Any], out: Path, configs: list[str], methods: list[str], items: list[BenchQuestion],
-          rerun: bool) -> None:
+def bench(
+    data: dict[str, Any], out: Path, configs: list[str], methods: list[str], items: list[BenchQuestion], rerun: bool
+) -> None:
     from core.retrieval import open_retriever
 
     retriever = open_retriever(None, progress=True)
@@ -308,17 +334,25 @@ def bench(data: dict[str, Any], out: Path, configs: list[str], methods: list[str
             continue
         config = CONFIGS[name]
         server = embedded.EmbeddedServer.start(config)
-        llm = SeededLLM(Endpoint(base_url=server.base_url, model=embedded.MODEL_NAME, timeout=1800,
-                                 context_window=server.slot_context), config.read_tokens, server, cache_mode="off")
+        llm = SeededLLM(
+            Endpoint(
+                base_url=server.base_url, model=embedded.MODEL_NAME, timeout=1800, context_window=server.slot_context
+            ),
+            config.read_tokens,
+            server,
+            cache_mode="off",
+        )
         data["configs"][name] = config.describe()
         try:
             for method, item in tqdm(todo, desc=name, unit="run", file=sys.stderr):
                 result = run_one(method, item, server, llm, retriever, sequential=name == "naive")
                 data["runs"][key(name, method, item.key)] = {**result, "config": name}
                 save(out, data)
-                tqdm.write(f"{name}: {method} on {item.key}: {result['seconds']:.0f}s, {result['status']}, "
-                           f"prompt {result['prompt_sent']} sent / {result['prompt_evaluated']} evaluated",
-                           file=sys.stderr)
+                tqdm.write(
+                    f"{name}: {method} on {item.key}: {result['seconds']:.0f}s, {result['status']}, "
+                    f"prompt {result['prompt_sent']} sent / {result['prompt_evaluated']} evaluated",
+                    file=sys.stderr,
+                )
         finally:
             server.stop()
 

@@ -37,7 +37,8 @@ from scipy.stats import bootstrap, wilcoxon
 from tqdm import tqdm
 
 from core.llm.embedded import SHIPPED
-from core.methods.base import CHARS_PER_TOKEN, format_docs, read_docs
+from core.llm.tokens import CHARS_PER_TOKEN
+from core.methods.base import format_docs, read_docs
 from core.paths import REPO_ROOT, index_dir
 from core.question import Question
 from core.retrieval import HybridRetriever, open_retriever
@@ -98,11 +99,15 @@ def open_measured(paths: list[Path], label: str, **kwargs) -> HybridRetriever:
     loaded = open_retriever(paths, **kwargs)  # what every later start costs
     load = time.perf_counter() - started
     del loaded
-    print(f"{label}: {len(indexes)} corpora, {sum(index.size for index in indexes)} snippets, "
-          f"{indexes[0].manifest['index_type']}")
-    print(f"  build {sum(index.manifest['build_seconds'] for index in indexes):.0f}s "
-          f"({'now' if built_now else 'as recorded when built'}); load {load:.1f}s; "
-          f"disk {human_bytes(sum(index.disk_bytes for index in indexes))}; memory +{human_bytes(memory)}")
+    print(
+        f"{label}: {len(indexes)} corpora, {sum(index.size for index in indexes)} snippets, "
+        f"{indexes[0].manifest['index_type']}"
+    )
+    print(
+        f"  build {sum(index.manifest['build_seconds'] for index in indexes):.0f}s "
+        f"({'now' if built_now else 'as recorded when built'}); load {load:.1f}s; "
+        f"disk {human_bytes(sum(index.disk_bytes for index in indexes))}; memory +{human_bytes(memory)}"
+    )
     return retriever
 
 
@@ -131,7 +136,7 @@ def write_synthetic(path: Path, n: int, sources: list[Path]) -> None:
     drawn = rng.choice(len(words), size=int(ends[-1]), p=p / p.sum())  # one draw: cheap per word
     with gzip.open(path, "wt", encoding="utf-8", compresslevel=1) as out:
         for i in tqdm(range(n), desc="write synthetic corpus", unit=" snippets"):
-            text = " ".join(words[w] for w in drawn[ends[i - 1] if i else 0:ends[i]])
+            text = " ".join(words[w] for w in drawn[ends[i - 1] if i else 0 : ends[i]])
             out.write(json.dumps({"id": f"syn{i}", "title": f"Synthetic {i}", "content": text}) + "\n")
 
 
@@ -142,26 +147,36 @@ def teaching_cases(pack: Path) -> list[tuple[dict[str, str], set[str]]]:
     """({query formulation: text}, key passage ids) for every case of the teaching pack."""
     data = json.loads((pack / "cases.json").read_text(encoding="utf-8"))
     cases = data["cases"] if isinstance(data, dict) else data
-    return [({"question": case["question"],
-              "question + options": Question(text=case["question"], options=case.get("options") or {}).render()},
-             set(case["key_passages"])) for case in cases]
+    return [
+        (
+            {
+                "question": case["question"],
+                "question + options": Question(text=case["question"], options=case.get("options") or {}).render(),
+            },
+            set(case["key_passages"]),
+        )
+        for case in cases
+    ]
 
 
 def interval(values: list[float]) -> str:
     """The mean with its 95% bootstrap interval (percentile; cases resampled)."""
     if len(set(values)) == 1:
         return f"{values[0]:.2f} [{values[0]:.2f}–{values[0]:.2f}]"
-    low, high = bootstrap((np.array(values),), np.mean, n_resamples=5000, method="percentile",
-                          random_state=0).confidence_interval
+    low, high = bootstrap(
+        (np.array(values),), np.mean, n_resamples=5000, method="percentile", random_state=0
+    ).confidence_interval
     return f"{np.mean(values):.2f} [{low:.2f}–{high:.2f}]"
 
 
 def recall(retriever: HybridRetriever, cases: list[tuple[dict[str, str], set[str]]], label: str) -> None:
     """Recall@5 (share of a case's key passages in the top 5) and hit@5 per query formulation, retriever and
     pooling; then the paired difference that formulation makes to each retriever (Wilcoxon signed-rank)."""
-    print(f"  {label}: recall@5 [95% bootstrap interval], hit@5 = a key passage in the top 5, n = {len(cases)} "
-          f"cases; pooled = one ranking over all corpora (MedRAG's merge), balanced = an equal share per corpus "
-          f"re-ranked by dense score")
+    print(
+        f"  {label}: recall@5 [95% bootstrap interval], hit@5 = a key passage in the top 5, n = {len(cases)} "
+        f"cases; pooled = one ranking over all corpora (MedRAG's merge), balanced = an equal share per corpus "
+        f"re-ranked by dense score"
+    )
     per_case: dict[tuple[str, str, bool], list[float]] = {}
     for query in QUERIES:
         for mode in MODES:
@@ -172,27 +187,39 @@ def recall(retriever: HybridRetriever, cases: list[tuple[dict[str, str], set[str
                     found.append(len(keys & ids) / len(keys))
                     hits.append(float(bool(keys & ids)))
                 per_case[query, mode, balanced] = found
-                print(f"    {query:<18} {mode:<7} {'balanced' if balanced else 'pooled':<9} recall@5 "
-                      f"{interval(found)}   hit@5 {np.mean(hits):.2f}")
+                print(
+                    f"    {query:<18} {mode:<7} {'balanced' if balanced else 'pooled':<9} recall@5 "
+                    f"{interval(found)}   hit@5 {np.mean(hits):.2f}"
+                )
     for mode in MODES:
         for balanced in (False, True):
             a, b = per_case["question", mode, balanced], per_case["question + options", mode, balanced]
             diff = np.array(b) - np.array(a)
             p = wilcoxon(b, a).pvalue if diff.any() else 1.0
-            print(f"    options added to the query, {mode} {'balanced' if balanced else 'pooled'}: recall@5 "
-                  f"{np.mean(diff):+.2f}, better on {(diff > 0).sum()} cases, worse on {(diff < 0).sum()}, "
-                  f"Wilcoxon p = {p:.3f}")
+            print(
+                f"    options added to the query, {mode} {'balanced' if balanced else 'pooled'}: recall@5 "
+                f"{np.mean(diff):+.2f}, better on {(diff > 0).sum()} cases, worse on {(diff < 0).sum()}, "
+                f"Wilcoxon p = {p:.3f}"
+            )
 
 
 def idf_comparison(retriever: HybridRetriever, cases: list[tuple[dict[str, str], set[str]]]) -> None:
     """Collection idf against per-corpus idf on the same indexes and cases, paired (Wilcoxon signed-rank)."""
-    print("  BM25 idf over the corpora as one collection vs each corpus's own (pooled ranking; off-corpus@5 = share "
-          "of the top 5 from a corpus holding none of the case's key passages)")
-    home = {key: name for name in retriever.corpora for _, keys in cases for key in keys
-            if retriever.indexes[name].store.rows_of([key])}
+    print(
+        "  BM25 idf over the corpora as one collection vs each corpus's own (pooled ranking; off-corpus@5 = share "
+        "of the top 5 from a corpus holding none of the case's key passages)"
+    )
+    home = {
+        key: name
+        for name in retriever.corpora
+        for _, keys in cases
+        for key in keys
+        if retriever.indexes[name].store.rows_of([key])
+    }
     variants: dict[Idf, HybridRetriever] = {
         idf: HybridRetriever(list(retriever.indexes.values()), retriever.embedder, bm25_idf=idf)
-        for idf in ("per corpus", "collection")}
+        for idf in ("per corpus", "collection")
+    }
     for query in QUERIES:
         for mode in ("hybrid", "bm25"):
             found: dict[str, list[float]] = {}
@@ -203,12 +230,16 @@ def idf_comparison(retriever: HybridRetriever, cases: list[tuple[dict[str, str],
                     recalls.append(len(keys & {h.snippet_id for h in hits}) / len(keys))
                     off.append(sum(h.corpus not in {home.get(k) for k in keys} for h in hits) / 5)
                 found[idf] = recalls
-                print(f"    {query:<18} {mode:<7} idf {idf:<10} recall@5 {interval(recalls)}   "
-                      f"off-corpus@5 {np.mean(off):.2f}")
+                print(
+                    f"    {query:<18} {mode:<7} idf {idf:<10} recall@5 {interval(recalls)}   "
+                    f"off-corpus@5 {np.mean(off):.2f}"
+                )
             diff = np.array(found["collection"]) - np.array(found["per corpus"])
             p = wilcoxon(found["collection"], found["per corpus"]).pvalue if diff.any() else 1.0
-            print(f"    {query:<18} {mode:<7} collection − per corpus: recall@5 {np.mean(diff):+.2f}, better on "
-                  f"{(diff > 0).sum()} cases, worse on {(diff < 0).sum()}, Wilcoxon p = {p:.3f}")
+            print(
+                f"    {query:<18} {mode:<7} collection − per corpus: recall@5 {np.mean(diff):+.2f}, better on "
+                f"{(diff > 0).sum()} cases, worse on {(diff < 0).sum()}, Wilcoxon p = {p:.3f}"
+            )
 
 
 def recall_section() -> None:
@@ -225,8 +256,34 @@ def recall_section() -> None:
 
 
 WORD = re.compile(r"[a-z][a-z0-9-]{3,}")
-STOP = {"with", "that", "this", "from", "which", "have", "been", "were", "their", "there", "most", "more", "than",
-        "into", "other", "also", "only", "such", "these", "those", "what", "when", "where", "does", "each", "both"}
+STOP = {
+    "with",
+    "that",
+    "this",
+    "from",
+    "which",
+    "have",
+    "been",
+    "were",
+    "their",
+    "there",
+    "most",
+    "more",
+    "than",
+    "into",
+    "other",
+    "also",
+    "only",
+    "such",
+    "these",
+    "those",
+    "what",
+    "when",
+    "where",
+    "does",
+    "each",
+    "both",
+}
 
 
 def content_words(text: str) -> set[str]:
@@ -239,14 +296,21 @@ def dev_questions(datasets: tuple[str, ...] = ("medqa", "medmcqa", "mmlu")) -> l
     with gzip.open(SHARED / "mirage" / "benchmark.json.gz", "rt", encoding="utf-8") as fh:
         bench = json.load(fh)
     dev = json.loads((SHARED / "mirage" / "dev_ids.json").read_text())
-    return [(bench[d][q]["question"], bench[d][q]["options"][bench[d][q]["answer"]])
-            for d in datasets for q in dev.get(d, [])]
+    return [
+        (bench[d][q]["question"], bench[d][q]["options"][bench[d][q]["answer"]])
+        for d in datasets
+        for q in dev.get(d, [])
+    ]
 
 
 def whole_passages(paths: list[Path]) -> HybridRetriever:
     """The shared corpora indexed with every passage whole (as before chunking), in their own folder."""
-    return open_retriever(paths, progress=True, cache_dir=index_dir() / "whole-passages",
-                          params=IndexParams(chunks=ChunkParams(size=10**9)))
+    return open_retriever(
+        paths,
+        progress=True,
+        cache_dir=index_dir() / "whole-passages",
+        params=IndexParams(chunks=ChunkParams(size=10**9)),
+    )
 
 
 def chunking_section(paths: list[Path], chunked: HybridRetriever) -> None:
@@ -254,9 +318,11 @@ def chunking_section(paths: list[Path], chunked: HybridRetriever) -> None:
     reading budget) with passages whole and in chunks, on the same development questions, paired."""
     budget = SHIPPED.read_tokens * CHARS_PER_TOKEN
     questions = dev_questions()
-    print(f"chunking long passages: MedRAG's retrieval for {len(questions)} MIRAGE dev questions (medqa, medmcqa, "
-          f"mmlu), k={K}, a reader budget of {budget:,} characters; gold-option support = share of the correct "
-          f"option's content words found in what the reader reads (a proxy: no passage is labelled relevant)")
+    print(
+        f"chunking long passages: MedRAG's retrieval for {len(questions)} MIRAGE dev questions (medqa, medmcqa, "
+        f"mmlu), k={K}, a reader budget of {budget:,} characters; gold-option support = share of the correct "
+        f"option's content words found in what the reader reads (a proxy: no passage is labelled relevant)"
+    )
     figures: dict[str, dict[str, list[float]]] = {}
     for label, retriever in (("whole passages", whole_passages(paths)), ("in chunks", chunked)):
         rows: dict[str, list[float]] = {"read": [], "sources": [], "first": [], "support": []}
@@ -269,14 +335,18 @@ def chunking_section(paths: list[Path], chunked: HybridRetriever) -> None:
             words = content_words(gold)
             rows["support"].append(len(words & content_words(text)) / len(words) if words else 0.0)
         figures[label] = rows
-        print(f"  {label:<15} snippets read {interval(rows['read'])}   source passages read "
-              f"{interval(rows['sources'])}   budget taken by the first snippet {interval(rows['first'])}   "
-              f"gold-option support {interval(rows['support'])}")
+        print(
+            f"  {label:<15} snippets read {interval(rows['read'])}   source passages read "
+            f"{interval(rows['sources'])}   budget taken by the first snippet {interval(rows['first'])}   "
+            f"gold-option support {interval(rows['support'])}"
+        )
     a, b = figures["whole passages"]["support"], figures["in chunks"]["support"]
     diff = np.array(b) - np.array(a)
     p = wilcoxon(b, a).pvalue if diff.any() else 1.0
-    print(f"  in chunks − whole: gold-option support {np.mean(diff):+.3f}, higher on {(diff > 0).sum()} questions, "
-          f"lower on {(diff < 0).sum()}, Wilcoxon p = {p:.3f}")
+    print(
+        f"  in chunks − whole: gold-option support {np.mean(diff):+.3f}, higher on {(diff > 0).sum()} questions, "
+        f"lower on {(diff < 0).sum()}, Wilcoxon p = {p:.3f}"
+    )
 
 
 def main() -> None:
@@ -286,8 +356,11 @@ def main() -> None:
     parser.add_argument("--skip-shared", action="store_true")
     parser.add_argument("--skip-synthetic", action="store_true")
     parser.add_argument("--skip-recall", action="store_true")
-    parser.add_argument("--skip-chunking", action="store_true",
-                        help="no whole-passage index of the shared corpora (built once, about 30 minutes)")
+    parser.add_argument(
+        "--skip-chunking",
+        action="store_true",
+        help="no whole-passage index of the shared corpora (built once, about 30 minutes)",
+    )
     args = parser.parse_args()
     # Smallest first: memory is measured as the growth of this process.
     if not args.skip_recall:

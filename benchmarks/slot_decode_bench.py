@@ -30,8 +30,8 @@ class Setting(embedded.ServerConfig):
     flash_attn: int = -1  # -1 automatic (llama.cpp's default), 0 off, 1 on
     kv_type: int = GGML_TYPE_F16
 
-    def apply(self, params, model, draft, threads, slot_dir=None) -> None:
-        super().apply(params, model, draft, threads, slot_dir)
+    def apply(self, params, model, threads, slot_dir=None) -> None:
+        super().apply(params, model, threads, slot_dir)
         params.cpuparams.poll = params.cpuparams_batch.poll = self.poll
         params.flash_attn_type = self.flash_attn
         params.cache_type_k = params.cache_type_v = self.kv_type
@@ -53,8 +53,15 @@ def post(server: embedded.EmbeddedServer, body: dict) -> dict:
 
 
 def write(server: embedded.EmbeddedServer, i: int, tokens: int) -> None:
-    post(server, {"messages": [{"role": "user", "content": PROMPT.format(i=i)}], "max_tokens": tokens,
-               "temperature": 0, "ignore_eos": True})
+    post(
+        server,
+        {
+            "messages": [{"role": "user", "content": PROMPT.format(i=i)}],
+            "max_tokens": tokens,
+            "temperature": 0,
+            "ignore_eos": True,
+        },
+    )
 
 
 def measure(setting: Setting, tokens: int) -> dict[str, float]:
@@ -75,8 +82,10 @@ def rates(server: embedded.EmbeddedServer, tokens: int) -> dict[str, float]:
         list(pool.map(lambda i: write(server, i, tokens), (2, 3, 4)))
     together = 3 * tokens / (time.perf_counter() - started)
     started = time.perf_counter()
-    read = post(server, {"messages": [{"role": "user", "content": READING}], "max_tokens": 1, "temperature": 0,
-                         "cache_prompt": False})["usage"]["prompt_tokens"] / (time.perf_counter() - started)
+    read = post(
+        server,
+        {"messages": [{"role": "user", "content": READING}], "max_tokens": 1, "temperature": 0, "cache_prompt": False},
+    )["usage"]["prompt_tokens"] / (time.perf_counter() - started)
     return {"alone": alone, "together": together, "read": read}
 
 
@@ -92,8 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     rows = [(name, measure(SETTINGS[name], args.tokens)) for name in tqdm(names, desc="settings")]
     print(f"{'setting':<22} {'1 call tok/s':>13} {'3 at once tok/s':>16} {'gain':>6} {'prompt read tok/s':>18}")
     for name, r in rows:
-        print(f"{name:<22} {r['alone']:>13.1f} {r['together']:>16.1f} {r['together'] / r['alone']:>5.2f}x "
-              f"{r['read']:>18.0f}")
+        print(
+            f"{name:<22} {r['alone']:>13.1f} {r['together']:>16.1f} {r['together'] / r['alone']:>5.2f}x "
+            f"{r['read']:>18.0f}"
+        )
     return 0
 
 

@@ -13,15 +13,13 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from core.llm.endpoint import ConfigError
+from core.settings import Settings
 from core.store.settings import read_setting, write_setting
 
-MIN_PASSCODE = 8
 MAX_LIVE_RUNS_EACH = 3
 ALLOWANCES = "visitor allowances"
 
@@ -111,8 +109,10 @@ class Access:
         if self.owner or going + more <= limit:
             return None
         have = f"; {going} of yours {'is' if going == 1 else 'are'} still going" if going else ""
-        return (f"A visitor may have {limit} live run{'s' if limit != 1 else ''} going at once on this studio "
-                f"(this needs {more}{have}). Wait for a run to end, or stop one.")
+        return (
+            f"A visitor may have {limit} live run{'s' if limit != 1 else ''} going at once on this studio "
+            f"(this needs {more}{have}). Wait for a run to end, or stop one."
+        )
 
     def allowed(self) -> list[Action]:
         return [a for a in Action if self.may(a)]
@@ -133,14 +133,10 @@ def is_loopback(address: str | None) -> bool:
         return False
 
 
-def serving_mode(bind_address: str | None, env: Mapping[str, str]) -> Mode:
+def serving_mode(bind_address: str | None, settings: Settings) -> Mode:
     """Loopback is single-user; any other bind address is shared. ``MEDRAG_MODE=shared`` makes a loopback server
     shared too (behind a reverse proxy); nothing makes a server on another address single-user."""
-    wanted = env.get("MEDRAG_MODE", "").strip().lower() or "auto"
-    if wanted not in ("auto", "shared"):
-        raise ConfigError(f"MEDRAG_MODE must be auto or shared, not {wanted!r}: a studio reachable from other "
-                          "machines is always shared")
-    return Mode.SINGLE if wanted == "auto" and is_loopback(bind_address) else Mode.SHARED
+    return Mode.SINGLE if settings.mode == "auto" and is_loopback(bind_address) else Mode.SHARED
 
 
 # -- the owner's sign-in ----------------------------------------------------------------------------------------
@@ -150,17 +146,13 @@ def serving_mode(bind_address: str | None, env: Mapping[str, str]) -> Mode:
 class OwnerSignIn:
     """How the owner proves who they are: a passcode, and/or the emails of an OpenID login (``st.login``)."""
 
-    passcode: str | None = None
+    passcode: str | None = field(default=None, repr=False)
     emails: frozenset[str] = frozenset()
 
     @classmethod
-    def from_config(cls, config: Mapping[str, str]) -> OwnerSignIn:
-        passcode = config.get("MEDRAG_OWNER_PASSCODE", "").strip() or None
-        if passcode is not None and len(passcode) < MIN_PASSCODE:
-            raise ConfigError(f"MEDRAG_OWNER_PASSCODE must be at least {MIN_PASSCODE} characters (it guards every "
-                              "setting of a shared studio)")
-        emails = frozenset(e.strip().lower() for e in config.get("MEDRAG_OWNER_EMAILS", "").split(",") if e.strip())
-        return cls(passcode, emails)
+    def from_settings(cls, settings: Settings) -> OwnerSignIn:
+        """The owner's sign-in as configured (a passcode too short is refused when the settings are read)."""
+        return cls(settings.secret("MEDRAG_OWNER_PASSCODE") or None, settings.owner_emails)
 
     @property
     def configured(self) -> bool:

@@ -1,17 +1,23 @@
-"""Where the studio keeps its state: one folder, movable with MEDRAG_STUDIO_HOME (tests point it at a tmp dir)."""
+"""Where the studio keeps its state: one folder, movable with MEDRAG_STUDIO_HOME (tests point it at a tmp dir).
+
+The folders themselves are settings (``core.settings``); these functions make sure they exist."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from core.settings import REPO_ROOT, settings
+
+__all__ = ["REPO_ROOT", "corpora_dir", "db_path", "home", "index_dir", "llm_cache_path", "model_dir"]
+
+
+def _made(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def home() -> Path:
-    path = Path(os.environ.get("MEDRAG_STUDIO_HOME") or REPO_ROOT / ".cache")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _made(settings().studio_home)
 
 
 def db_path() -> Path:
@@ -22,22 +28,16 @@ def llm_cache_path() -> Path:
     return home() / "llm_cache.sqlite"
 
 
-def _shared(env: str, name: str) -> Path:
-    path = Path(os.environ.get(env) or REPO_ROOT / ".cache" / name)
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
 # Built artefacts are large and derived only from their inputs (keyed by fingerprint or hash),
-# so they are shared by every user state folder unless an environment variable moves them.
+# so they are shared by every user state folder unless a setting moves them.
 def model_dir() -> Path:
-    return _shared("MEDRAG_MODEL_DIR", "models")
+    return _made(settings().model_dir)
 
 
 def index_dir() -> Path:
-    return _shared("MEDRAG_INDEX_DIR", "indexes")
+    return _made(settings().index_dir)
 
 
 def corpora_dir() -> Path:
     """Corpora the setup generates (the HPO definitions)."""
-    return _shared("MEDRAG_CORPORA_DIR", "corpora")
+    return _made(settings().corpora_dir)

@@ -23,35 +23,56 @@ from core.access import (
 from core.cli.serve import banner, plan
 from core.labels import LabelError, LabelStore, QuestionRef
 from core.labels.claims import NameClaims
-from core.llm.endpoint import ConfigError
+from core.settings import ConfigError, settings
 from core.throttle import Throttle
 
 OWNER = Access(Mode.SHARED, Role.OWNER)
 VISITOR = Access(Mode.SHARED, Role.VISITOR)
 
 
-@pytest.mark.parametrize("address, mode", [("127.0.0.1", Mode.SINGLE), ("localhost", Mode.SINGLE),
-                                           ("::1", Mode.SINGLE), ("127.0.0.2", Mode.SINGLE),
-                                           (None, Mode.SHARED), ("", Mode.SHARED), ("0.0.0.0", Mode.SHARED),
-                                           ("192.168.1.20", Mode.SHARED), ("::", Mode.SHARED),
-                                           ("studio.lan", Mode.SHARED)])
+@pytest.mark.parametrize(
+    "address, mode",
+    [
+        ("127.0.0.1", Mode.SINGLE),
+        ("localhost", Mode.SINGLE),
+        ("::1", Mode.SINGLE),
+        ("127.0.0.2", Mode.SINGLE),
+        (None, Mode.SHARED),
+        ("", Mode.SHARED),
+        ("0.0.0.0", Mode.SHARED),
+        ("192.168.1.20", Mode.SHARED),
+        ("::", Mode.SHARED),
+        ("studio.lan", Mode.SHARED),
+    ],
+)
 def test_loopback_is_single_user_and_any_other_address_is_shared(address, mode):
-    assert serving_mode(address, {}) is mode
+    assert serving_mode(address, settings()) is mode
     assert is_loopback(address) is (mode is Mode.SINGLE)
 
 
 def test_shared_can_be_asked_for_on_loopback_but_nothing_makes_a_network_server_single_user():
-    assert serving_mode("127.0.0.1", {"MEDRAG_MODE": "shared"}) is Mode.SHARED
+    assert serving_mode("127.0.0.1", settings(MEDRAG_MODE="shared")) is Mode.SHARED
+    assert serving_mode("0.0.0.0", settings(MEDRAG_MODE="auto")) is Mode.SHARED
     with pytest.raises(ConfigError, match="MEDRAG_MODE must be auto or shared, not 'single'"):
-        serving_mode("0.0.0.0", {"MEDRAG_MODE": "single"})
+        settings(MEDRAG_MODE="single")
 
 
 def test_a_visitor_may_follow_replay_and_label_and_nothing_of_the_owners():
     assert set(VISITOR.allowed()) == {Action.JOIN_ROOM, Action.REPLAY, Action.LABEL, Action.IMPORT_OWN_LABELS}
     assert set(OWNER.allowed()) == set(Action) and set(Access(Mode.SINGLE, Role.OWNER).allowed()) == set(Action)
-    for action in (Action.SETTINGS, Action.BENCHMARK, Action.BUILD_INDEX, Action.MANAGE_RUNS, Action.IMPORT_RUNS,
-                   Action.ADJUDICATE, Action.EXPORT_LABELS, Action.REPLACE_LABELS, Action.PRESENT, Action.ALLOW,
-                   Action.USE_ENDPOINT):
+    for action in (
+        Action.SETTINGS,
+        Action.BENCHMARK,
+        Action.BUILD_INDEX,
+        Action.MANAGE_RUNS,
+        Action.IMPORT_RUNS,
+        Action.ADJUDICATE,
+        Action.EXPORT_LABELS,
+        Action.REPLACE_LABELS,
+        Action.PRESENT,
+        Action.ALLOW,
+        Action.USE_ENDPOINT,
+    ):
         with pytest.raises(Forbidden, match=f"Only the studio's owner can {action.value}"):
             VISITOR.require(action)
     with pytest.raises(Forbidden, match="has not opened live runs to visitors"):
@@ -81,13 +102,16 @@ def test_the_owners_allowances_are_kept_in_the_database_and_only_the_owner_chang
 
 
 def test_the_owners_passcode_and_email_list():
-    sign_in = OwnerSignIn.from_config({"MEDRAG_OWNER_PASSCODE": " correct-horse ",
-                                       "MEDRAG_OWNER_EMAILS": "Ana@Example.org, b@example.org"})
+    sign_in = OwnerSignIn.from_settings(
+        settings(MEDRAG_OWNER_PASSCODE=" correct-horse ", MEDRAG_OWNER_EMAILS="Ana@Example.org, b@example.org")
+    )
     assert sign_in.passcode_matches("correct-horse") and not sign_in.passcode_matches("correct-hors")
     assert sign_in.email_is_owner("ana@example.org") and not sign_in.email_is_owner("eve@example.org")
     assert not sign_in.email_is_owner(None) and not OwnerSignIn().configured
-    with pytest.raises(ConfigError, match="MEDRAG_OWNER_PASSCODE must be at least 8 characters"):
-        OwnerSignIn.from_config({"MEDRAG_OWNER_PASSCODE": "1234"})
+    assert "correct-horse" not in repr(sign_in)
+    with pytest.raises(ConfigError, match="MEDRAG_OWNER_PASSCODE must be at least 8 characters") as refused:
+        settings(MEDRAG_OWNER_PASSCODE="1234")
+    assert "1234" not in str(refused.value)
 
 
 def test_guesses_are_limited_per_client_within_a_window():
@@ -118,7 +142,7 @@ def test_a_name_is_held_by_the_client_that_first_labelled_under_it():
 def test_serve_makes_up_a_passcode_when_none_is_set_and_prints_the_join_address_with_a_qr_code():
     made = plan(8600, "0.0.0.0", "192.0.2.7", {"PATH": "/usr/bin"}, {})
     passcode = made.env["MEDRAG_OWNER_PASSCODE"]
-    assert OwnerSignIn.from_config(made.env).passcode_matches(passcode)
+    assert OwnerSignIn.from_settings(settings(**made.env)).passcode_matches(passcode)
     assert made.command[-4:] == ["--server.address", "0.0.0.0", "--server.port", "8600"]
     assert made.env["MEDRAG_JOIN_URL"] == "http://192.0.2.7:8600"
     shown = banner(made)

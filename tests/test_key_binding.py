@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.llm import profiles
 from core.llm.endpoint import Endpoint, server_key
+from core.settings import settings
 from core.store import RunStore
 from tests.fake_endpoint import FakeEndpoint, streams
 from tests.test_ui_ask import click_run, fill
@@ -18,8 +19,12 @@ VISITOR_KEY = "sk-visitor-own-key-987"
 
 
 def test_a_key_is_bound_to_the_endpoint_it_was_configured_for():
-    env = {"MEDRAG_BASE_URL": "http://10.0.0.5:8000/v1", "MEDRAG_API_KEY": SECRET, "OPENAI_API_KEY": "sk-openai",
-           "ANTHROPIC_API_KEY": "sk-ant"}
+    env = settings(
+        MEDRAG_BASE_URL="http://10.0.0.5:8000/v1",
+        MEDRAG_API_KEY=SECRET,
+        OPENAI_API_KEY="sk-openai",
+        ANTHROPIC_API_KEY="sk-ant",
+    )
     generic, openai, anthropic = (profiles.PROFILES[n] for n in ("generic", "openai", "anthropic"))
     assert server_key("http://10.0.0.5:8000/v1/", generic, env) == (SECRET, "MEDRAG_API_KEY")
     assert server_key("http://evil.example:8000/v1", generic, env) is None
@@ -28,14 +33,14 @@ def test_a_key_is_bound_to_the_endpoint_it_was_configured_for():
     assert server_key("https://api.openai.com.evil.example/v1", openai, env) is None
     assert server_key("https://api.anthropic.com/v1", anthropic, env) == ("sk-ant", "ANTHROPIC_API_KEY")
     assert server_key("https://evil.example/v1", anthropic, env) is None  # picking a provider does not move its key
-    assert SECRET not in repr(Endpoint.from_env(env))
+    assert SECRET not in repr(Endpoint.from_settings(env)) and SECRET not in repr(env)
 
 
 def test_credentials_in_the_url_and_a_key_are_refused_by_name_not_silently_dropped():
     from core.llm.endpoint import ConfigError
 
     with pytest.raises(ConfigError, match="MEDRAG_BASE_URL carries a user name and password and MEDRAG_API_KEY"):
-        Endpoint.from_env({"MEDRAG_BASE_URL": "http://u:p@10.0.0.5/v1", "MEDRAG_API_KEY": SECRET})
+        Endpoint.from_settings(settings(MEDRAG_BASE_URL="http://u:p@10.0.0.5/v1", MEDRAG_API_KEY=SECRET))
     assert "carries only one of them" in Endpoint(base_url="http://u:p@10.0.0.5/v1", api_key=SECRET).problem
 
 
@@ -49,8 +54,9 @@ def servers():
 
 
 def carried(server: FakeEndpoint, secret: str) -> bool:
-    return any(secret in str(v) for h in server.headers for v in h.values()) or \
-        any(secret in str(r) for r in server.requests)
+    return any(secret in str(v) for h in server.headers for v in h.values()) or any(
+        secret in str(r) for r in server.requests
+    )
 
 
 def auth(headers: dict[str, str]) -> str | None:

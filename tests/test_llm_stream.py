@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from core.llm import LLM, Endpoint, LLMCancelled
 from core.llm.cache import ResponseCache
+from core.llm.tokens import tokens_of
 from core.question import Question
 from core.runner import execute
 from tests.fake_endpoint import FakeEndpoint, streams
@@ -30,8 +31,11 @@ def endpoint():
     def start(*steps, cache=None, **kw):
         server = FakeEndpoint(*steps, **kw)
         servers.append(server)
-        llm = LLM(Endpoint(base_url=server.url, model="fake", timeout=30, max_retries=0), cache=cache,
-                  cache_mode="auto" if cache is not None else "off")
+        llm = LLM(
+            Endpoint(base_url=server.url, model="fake", timeout=30, max_retries=0),
+            cache=cache,
+            cache_mode="auto" if cache is not None else "off",
+        )
         return server, llm
 
     yield start
@@ -65,7 +69,7 @@ def test_tokens_are_counted_when_the_endpoint_reports_no_usage(endpoint):
     _, llm = endpoint(streams("one two three four", pieces=4, usage=None))
     reply = llm.complete(ASK)
     assert reply.usage.completion_tokens == 4  # one a chunk, as servers stream them
-    assert reply.usage.prompt_tokens == len("pick one") // 4
+    assert reply.usage.prompt_tokens == tokens_of("pick one")  # the studio's one characters-per-token rule
 
 
 def test_cancel_ends_a_slow_stream_within_a_second_and_the_server_sees_the_client_leave(endpoint):

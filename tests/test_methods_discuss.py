@@ -13,6 +13,7 @@ import pytest
 
 from core.eval.presets import PRESETS
 from core.llm.cache import ResponseCache
+from core.methods.base import sample_seed
 from core.methods.discuss import READ_BY_BOTH
 from core.question import Question
 from core.runner import execute
@@ -21,27 +22,46 @@ from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})
 OPEN = Question(text="What is the first-line drug for disease 1?")
-EXPERTS = {"experts": [{"role": "Endocrinologist", "why": "glucose control"},
-                       {"role": "Pharmacologist", "why": "drug mechanisms"},
-                       {"role": "Endocrinologist", "why": "a second opinion"}]}
+EXPERTS = {
+    "experts": [
+        {"role": "Endocrinologist", "why": "glucose control"},
+        {"role": "Pharmacologist", "why": "drug mechanisms"},
+        {"role": "Endocrinologist", "why": "a second opinion"},
+    ]
+}
 SUMMARY = "Knowing the mechanism of first-line drugs for disease 1 is key."  # the first summary
 LATER_SUMMARIES = ["Doses of those drugs matter too.", "Contraindications of those drugs matter as well."]
 DISTILLED = "First-line drugs for disease 1 and how they act."
-ANSWER = {"reasoning": "The documents name it.", "answer": "B",
-          "cited_ids": ["teaching-1", "teaching-7", "teaching-11"]}  # teaching-11 is never retrieved
+ANSWER = {
+    "reasoning": "The documents name it.",
+    "answer": "B",
+    "cited_ids": ["teaching-1", "teaching-7", "teaching-11"],
+}  # teaching-11 is never retrieved
 
 
 def verdict(keep: set[str], accept: bool):
     """The per-snippet variant's decision-maker, judging every snippet it was shown (their ids are in its prompt)."""
+
     def reply(messages):
         ids = [line[1:].split("]")[0] for line in messages[1]["content"].splitlines() if line.startswith("[teaching-")]
-        return {"judgments": [{"doc_id": i, "reason": "on topic" if i in keep else "off topic", "keep": i in keep}
-                              for i in ids], "accept": accept, "reason": "relevant" if accept else "misleading"}
+        return {
+            "judgments": [
+                {"doc_id": i, "reason": "on topic" if i in keep else "off topic", "keep": i in keep} for i in ids
+            ],
+            "accept": accept,
+            "reason": "relevant" if accept else "misleading",
+        }
+
     return reply
 
 
-def scripted(keep: set[str] = frozenset({"teaching-1", "teaching-4"}), accept: bool = True,
-             declines_in_turn: int | None = None, delay: float = 0.0, cache=None) -> ScriptedLLM:
+def scripted(
+    keep: set[str] = frozenset({"teaching-1", "teaching-4"}),
+    accept: bool = True,
+    declines_in_turn: int | None = None,
+    delay: float = 0.0,
+    cache=None,
+) -> ScriptedLLM:
     summaries = itertools.chain([SUMMARY], LATER_SUMMARIES, itertools.repeat("Nothing more to add."))
 
     def expert(messages):
@@ -52,16 +72,20 @@ def scripted(keep: set[str] = frozenset({"teaching-1", "teaching-4"}), accept: b
         done = declines_in_turn == turn
         return {"nothing_to_add": True} if done else {"nothing_to_add": False, "insight": f"Know more, turn {turn}."}
 
-    return (ScriptedLLM(delay=delay, cache=cache)
-            .on("You are the recruiter", EXPERTS)
-            .on("You are the summarizer", lambda _: {"summary": next(summaries)})
-            .on("You are the verifier", {"summary": DISTILLED})
-            .on("You are the decision-maker. Analyse", {"reasoning": "They cover it." if accept else "misleading",
-                                                        "answer": "yes" if accept else "no"})
-            .on("You are the decision-maker. For each document", verdict(set(keep), accept))
-            .on("Do not answer the question or pick an option.", expert)
-            .on("the ids of the documents you used", ANSWER)
-            .on("commit to one answer", {"reasoning": "From memory.", "answer": "A"}))
+    return (
+        ScriptedLLM(delay=delay, cache=cache)
+        .on("You are the recruiter", EXPERTS)
+        .on("You are the summarizer", lambda _: {"summary": next(summaries)})
+        .on("You are the verifier", {"summary": DISTILLED})
+        .on(
+            "You are the decision-maker. Analyse",
+            {"reasoning": "They cover it." if accept else "misleading", "answer": "yes" if accept else "no"},
+        )
+        .on("You are the decision-maker. For each document", verdict(set(keep), accept))
+        .on("Do not answer the question or pick an option.", expert)
+        .on("the ids of the documents you used", ANSWER)
+        .on("commit to one answer", {"reasoning": "From memory.", "answer": "A"})
+    )
 
 
 def stages(run) -> list[str]:
@@ -78,11 +102,16 @@ def test_accepted_snippets_are_all_read_by_the_reader():
 
     assert run.status == "ok" and run.answer.choice == "B"
     recruit = run.events[0]
-    assert recruit.agent == "Recruiter" and [e["role"] for e in recruit.payload.data["experts"]][:2] == \
-        ["Endocrinologist", "Pharmacologist"]
+    assert recruit.agent == "Recruiter" and [e["role"] for e in recruit.payload.data["experts"]][:2] == [
+        "Endocrinologist",
+        "Pharmacologist",
+    ]
     # a repeated specialty stays a separate expert in the trace
-    assert {e.agent for e in run.events if e.payload.kind == "agent_message" and e.payload.role == "expert"} == \
-        {"Endocrinologist", "Pharmacologist", "Endocrinologist 3"}
+    assert {e.agent for e in run.events if e.payload.kind == "agent_message" and e.payload.role == "expert"} == {
+        "Endocrinologist",
+        "Pharmacologist",
+        "Endocrinologist 3",
+    }
     query = next(e.payload for e in run.events if e.kind == "query")
     assert query.text == f"{MC.text}\n{DISTILLED}" and retriever.queries == [query.text]
     ids = [h.snippet_id for h in next(e.payload for e in run.events if e.kind == "retrieval").hits]
@@ -111,8 +140,12 @@ def test_every_discussion_agent_reads_the_stem_without_the_options():
     llm = scripted()
     execute("discuss", MC, llm=llm, retriever=ListRetriever(make_hits(12)))
 
-    for marker in ("You are the recruiter", "Do not answer the question or pick an option.",
-                   "You are the summarizer", "You are the verifier"):
+    for marker in (
+        "You are the recruiter",
+        "Do not answer the question or pick an option.",
+        "You are the summarizer",
+        "You are the verifier",
+    ):
         found = prompts(llm, marker)
         assert found and all(MC.text in p and "Options:" not in p and "aspirin" not in p for p in found), marker
 
@@ -125,9 +158,13 @@ def test_agents_sample_at_the_authors_temperatures_with_the_runs_seed():
         return {(c["temperature"], c["seed"]) for c in llm.calls if marker in c["messages"][1]["content"]}
 
     # no temperature in the authors' chat calls (the API default 1.0); 0.0 where they pass it
-    for marker in ("You are the recruiter", "Do not answer the question", "You are the summarizer",
-                   "You are the decision-maker"):
-        assert settings(marker) == {(1.0, 7)}, marker
+    for marker in (
+        "You are the recruiter",
+        "Do not answer the question",
+        "You are the summarizer",
+        "You are the decision-maker",
+    ):
+        assert settings(marker) == {(1.0, sample_seed(1.0, 7))}, marker  # the one seeding rule every method uses
     for marker in ("You are the verifier", "the ids of the documents you used"):
         assert settings(marker) == {(0.0, None)}, marker
 
@@ -142,8 +179,9 @@ def test_a_saved_run_replays_from_the_response_cache_and_another_seed_samples_an
 
     assert len(llm.calls) == sent == 16  # every reply, sampled ones included, came from the cache
     assert all(e.usage.cached for e in again.events if e.kind == "agent_message")
-    assert [e.payload.text for e in again.events if e.kind == "agent_message"] == \
-        [e.payload.text for e in first.events if e.kind == "agent_message"]
+    assert [e.payload.text for e in again.events if e.kind == "agent_message"] == [
+        e.payload.text for e in first.events if e.kind == "agent_message"
+    ]
 
     other = execute("discuss", MC, {"seed": 1}, llm=llm, retriever=ListRetriever(make_hits(12)))
     assert other.status == "ok" and len(llm.calls) > sent
@@ -172,7 +210,9 @@ def test_the_discussion_writes_up_to_turns_plus_one_summaries(turns, summaries):
 
     assert run.status == "ok"
     said = [e for e in run.events if e.kind == "agent_message"]
-    assert [e.stage for e in said if e.agent == "Summarizer"] == [f"brainstorm turn {t}" for t in range(1, summaries + 1)]
+    assert [e.stage for e in said if e.agent == "Summarizer"] == [
+        f"brainstorm turn {t}" for t in range(1, summaries + 1)
+    ]
     # every expert speaks once a turn; nobody is asked again after the last summary
     assert sum(e.payload.role == "expert" for e in said) == 3 * summaries
 
@@ -199,8 +239,10 @@ def test_an_expert_with_nothing_to_add_writes_nothing_more():
 
     schema = schema_format(Review)["json_schema"]["schema"]
     shapes = [schema["$defs"][alt["$ref"].rsplit("/", 1)[1]] for alt in schema["anyOf"]]
-    assert sorted(sorted(shape["properties"]) for shape in shapes) == [["insight", "nothing_to_add"],
-                                                                       ["nothing_to_add"]]
+    assert sorted(sorted(shape["properties"]) for shape in shapes) == [
+        ["insight", "nothing_to_add"],
+        ["nothing_to_add"],
+    ]
     assert Review.model_validate_json('{"nothing_to_add": true}').root.nothing_to_add is True
     with pytest.raises(ValidationError):
         Review.model_validate_json('{"nothing_to_add": false}')  # an addition says what it adds
@@ -233,23 +275,27 @@ def test_the_per_snippet_variant_reads_only_the_kept_snippets():
     assert run.answer.cited == ["teaching-1"]  # teaching-7 was dropped, so it cannot be cited
     assert run.answer.note == "answered from the 2 of 9 snippets the decision-maker kept"
 
-    keeps_none = execute("discuss", MC, {"judge_each": True}, llm=scripted(keep=set()),
-                         retriever=ListRetriever(make_hits(12)))
+    keeps_none = execute(
+        "discuss", MC, {"judge_each": True}, llm=scripted(keep=set()), retriever=ListRetriever(make_hits(12))
+    )
     assert "CoT fallback" in stages(keeps_none) and "kept no snippet" in keeps_none.answer.note
 
 
 def test_the_ablation_presets_drop_the_stage_they_name():
-    no_talk = execute("discuss", OPEN, PRESETS["discuss-no-brainstorm"].params, llm=scripted(),
-                      retriever=ListRetriever(make_hits(12)))
+    no_talk = execute(
+        "discuss", OPEN, PRESETS["discuss-no-brainstorm"].params, llm=scripted(), retriever=ListRetriever(make_hits(12))
+    )
     assert no_talk.status == "ok" and no_talk.answer.text == "B"
-    assert not any(e.agent in ("Recruiter", "Summarizer", "Verifier") or e.stage.startswith("brainstorm")
-                   for e in no_talk.events)
+    assert not any(
+        e.agent in ("Recruiter", "Summarizer", "Verifier") or e.stage.startswith("brainstorm") for e in no_talk.events
+    )
     assert next(e.payload for e in no_talk.events if e.kind == "query").text == OPEN.text
     assert next(e.payload for e in no_talk.events if e.kind == "verdict").accepted is True  # verification stays
 
     llm = scripted()
-    no_check = execute("discuss", MC, {**PRESETS["discuss-no-verify"].params, "k": 4}, llm=llm,
-                       retriever=ListRetriever(make_hits(12)))
+    no_check = execute(
+        "discuss", MC, {**PRESETS["discuss-no-verify"].params, "k": 4}, llm=llm, retriever=ListRetriever(make_hits(12))
+    )
     assert no_check.status == "ok" and not any(e.kind == "verdict" for e in no_check.events)
     assert not prompts(llm, "You are the decision-maker") and prompts(llm, "You are the summarizer")
     assert no_check.answer.note == "verification off: answered from all 4 snippets"
@@ -314,8 +360,13 @@ def test_smoke_on_the_embedded_model(embedded_llm):
     from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
 
     case = next(c for c in load_cases() if c.id == "paracetamol")
-    run = execute("discuss", case.to_question(), {"n_experts": 2, "turns": 1, "k": 3, "max_doc_chars": 900},
-                  llm=embedded_llm, retriever=open_retriever())
+    run = execute(
+        "discuss",
+        case.to_question(),
+        {"n_experts": 2, "turns": 1, "k": 3, "max_doc_chars": 900},
+        llm=embedded_llm,
+        retriever=open_retriever(),
+    )
 
     assert run.status == "ok", run.events[-1].payload
     assert run.answer.choice in case.options

@@ -8,7 +8,8 @@ import itertools
 
 import pytest
 
-from core.methods.imedrag import ANSWER_SHARE, ASSUMED_WINDOW, CHARS_PER_TOKEN, IMedRAGParams, budgets
+from core.llm.tokens import CHARS_PER_TOKEN
+from core.methods.imedrag import ANSWER_SHARE, ASSUMED_WINDOW, IMedRAGParams, budgets
 from core.question import Question
 from core.runner import execute
 from core.trace import Hit
@@ -21,9 +22,17 @@ FINAL = "ids of the documents that support it"
 
 def long_hits(n: int, chars: int) -> list[Hit]:
     """Snippets of about ``chars`` characters each, all mentioning disease 1 so every query finds them."""
-    return [Hit(snippet_id=f"teaching-{i}", corpus="teaching", title=f"Doc {i}",
-                text=(f"disease 1 fact {i} " * (chars // 16 + 1))[:chars], rank=i + 1, score=1.0 / (i + 1))
-            for i in range(n)]
+    return [
+        Hit(
+            snippet_id=f"teaching-{i}",
+            corpus="teaching",
+            title=f"Doc {i}",
+            text=(f"disease 1 fact {i} " * (chars // 16 + 1))[:chars],
+            rank=i + 1,
+            score=1.0 / (i + 1),
+        )
+        for i in range(n)
+    ]
 
 
 def scripted(answer_chars: int) -> ScriptedLLM:
@@ -31,15 +40,21 @@ def scripted(answer_chars: int) -> ScriptedLLM:
     counter = itertools.count(1)
 
     def write_queries(_messages):
-        return {"analysis": "need more",
-                "queries": [f"query {next(counter)} about disease 1 ".ljust(200, "x") for _ in range(3)]}
+        return {
+            "analysis": "need more",
+            "queries": [f"query {next(counter)} about disease 1 ".ljust(200, "x") for _ in range(3)],
+        }
 
     def answer(messages):
         first_id = messages[1]["content"].split("[", 1)[1].split("]", 1)[0]
         return f"[{first_id}] " + "a" * answer_chars
 
-    return (ScriptedLLM().on("write 3 concise", write_queries).on(LOOKUP, answer)
-            .on(FINAL, {"reasoning": "r", "answer": "B", "cited_ids": []}))
+    return (
+        ScriptedLLM()
+        .on("write 3 concise", write_queries)
+        .on(LOOKUP, answer)
+        .on(FINAL, {"reasoning": "r", "answer": "B", "cited_ids": []})
+    )
 
 
 def with_window(llm: ScriptedLLM, window: int | None) -> ScriptedLLM:

@@ -143,7 +143,7 @@ def test_a_reasoning_model_whose_hidden_reasoning_eats_the_budget_is_asked_again
     with OpenAIReasoningServer(hidden_reasoning=REASONING_ROOM[None] + 4000) as server:
         result, sent, refused, _ = requests_during(server, lambda: run("cot", client(server)))
         assert result.status == "ok", error_of(result)
-        budget = knobs("cot").get("max_tokens") or COT_LENGTHS["paper"].max_tokens
+        budget = knobs("cot").get("max_tokens") or COT_LENGTHS["paper"].reader.tokens
         assert [r["max_completion_tokens"] for r in sent] == [
             budget + REASONING_ROOM[None],
             budget + 2 * REASONING_ROOM[None],
@@ -165,7 +165,7 @@ def test_a_reasoning_model_is_sent_the_effort_asked_for_and_room_for_it():
         assert request["reasoning_effort"] == "low"
         assert (
             request["max_completion_tokens"] == knobs("cot").get("max_tokens")
-            or COT_LENGTHS["paper"].max_tokens + REASONING_ROOM["low"]
+            or COT_LENGTHS["paper"].reader.tokens + REASONING_ROOM["low"]
         )
 
 

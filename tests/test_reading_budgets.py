@@ -9,7 +9,7 @@ import dataclasses
 import pytest
 
 from core.llm.embedded import SHIPPED
-from core.methods.base import CHARS_PER_TOKEN
+from core.llm.tokens import CHARS_PER_TOKEN
 from core.runner import execute
 from core.trace import AgentMessage
 from tests import test_methods_discuss, test_methods_mass, test_methods_medrgag, test_methods_sema
@@ -57,7 +57,9 @@ def test_a_large_endpoint_reads_all_32_snippets_and_a_small_one_what_fits():
     assert reader.offered == 32 and 5 <= len(reader.read) < 32
     assert sum(len(m["content"]) for m in call["messages"]) // CHARS_PER_TOKEN + call["max_tokens"] <= 4096
     assert all(f"[{i}]" in documents(call) for i in reader.read)  # the trace names exactly what the prompt held
-    assert not any(f"[{h.snippet_id}]" in documents(call) for h in long_hits(40, 900) if h.snippet_id not in reader.read)
+    assert not any(
+        f"[{h.snippet_id}]" in documents(call) for h in long_hits(40, 900) if h.snippet_id not in reader.read
+    )
 
 
 def test_an_endpoint_that_does_not_say_is_read_as_the_authors_model_window():
@@ -89,8 +91,9 @@ def test_imedrag_follow_ups_read_at_most_the_embedded_reading_limit():
     laptop.rules = llm.rules
     run = execute("imedrag", MC, {"rounds": 1}, llm=laptop, retriever=ListRetriever(long_hits(40, 900)))
     lookups = [c for c in laptop.calls if LOOKUP in c["messages"][1]["content"]]
-    assert lookups and all(len(c["messages"][1]["content"]) < SHIPPED.read_tokens * CHARS_PER_TOKEN + 600
-                           for c in lookups)
+    assert lookups and all(
+        len(c["messages"][1]["content"]) < SHIPPED.read_tokens * CHARS_PER_TOKEN + 600 for c in lookups
+    )
     responders = readers(run)
     assert len(responders) == 3 and all(p.offered == 32 and 0 < len(p.read) < 32 for p in responders)
 
@@ -100,11 +103,21 @@ def two_corpora_retriever() -> ListRetriever:
 
 
 CASES = {
-    "discuss": (lambda: test_methods_discuss.scripted(), lambda: ListRetriever(make_hits(12)), {"Decision-maker", "Reader"}),
-    "mass": (lambda: test_methods_mass.scripted(), lambda: ListRetriever(make_hits(5)),
-             {"Summarizer", "Extractor", "Reasoner"}),
-    "sema": (lambda: test_methods_sema.scripted(sufficient_at=1), lambda: ListRetriever(make_hits(30)),
-             {"E-Agent", "A-Agent"}),
+    "discuss": (
+        lambda: test_methods_discuss.scripted(),
+        lambda: ListRetriever(make_hits(12)),
+        {"Decision-maker", "Reader"},
+    ),
+    "mass": (
+        lambda: test_methods_mass.scripted(),
+        lambda: ListRetriever(make_hits(5)),
+        {"Summarizer", "Extractor", "Reasoner"},
+    ),
+    "sema": (
+        lambda: test_methods_sema.scripted(sufficient_at=1),
+        lambda: ListRetriever(make_hits(30)),
+        {"E-Agent", "A-Agent"},
+    ),
     "medrgag": (lambda: test_methods_medrgag.scripted(), two_corpora_retriever, {"Summarizer", "Integrator", "Reader"}),
 }
 
@@ -124,10 +137,16 @@ def test_every_agent_that_reads_snippets_says_which_it_read(name):
         assert e.payload.offered >= len(e.payload.read)
 
 
-@pytest.mark.parametrize(("read", "offered", "said"), [
-    (["a", "b"], 32, "read 2 of 32 snippets"), (["a"], 1, "read 1 snippet"), (["a", "b"], 2, "read 2 snippets"),
-    ([], 5, "read 0 of 5 snippets"), (None, None, ""),
-])
+@pytest.mark.parametrize(
+    ("read", "offered", "said"),
+    [
+        (["a", "b"], 32, "read 2 of 32 snippets"),
+        (["a"], 1, "read 1 snippet"),
+        (["a", "b"], 2, "read 2 snippets"),
+        ([], 5, "read 0 of 5 snippets"),
+        (None, None, ""),
+    ],
+)
 def test_the_step_line_says_how_many_snippets_a_call_read(read, offered, said):
     from ui.step_lines import reading_text
 
@@ -139,7 +158,9 @@ def test_discuss_reader_reads_exactly_what_the_decision_maker_accepted(window):
     llm = with_window(test_methods_discuss.scripted(), window)
     run = execute("discuss", MC, llm=llm, retriever=ListRetriever(long_hits(32, 900)))
     assert run.status == "ok", run.events[-1].payload
-    decision, reader = (next(e.payload for e in run.events if e.agent == agent and e.kind == "agent_message")
-                        for agent in ("Decision-maker", "Reader"))
+    decision, reader = (
+        next(e.payload for e in run.events if e.agent == agent and e.kind == "agent_message")
+        for agent in ("Decision-maker", "Reader")
+    )
     assert decision.read == reader.read and decision.offered == reader.offered
     assert (len(reader.read) == reader.offered) == (window == 128_000)  # a small window reads only some

@@ -7,11 +7,20 @@ from streamlit.testing.v1 import AppTest
 from core.llm import embedded
 from ui import server_info
 
-RESULTS = {"runs": {"a": {"at": "2026-11-23 14:00:00"}}, "summary": {"methods": {
-    "mass": {"naive": {"seconds": 100.0, "prompt_evaluated": 5000, "generated_per_s": 10.0},
-             "shipped": {"seconds": 55.0, "prompt_evaluated": 2000, "generated_per_s": 11.0},
-             "ratio": [0.5, 0.6], "ratio_equal_work": [0.6, 0.7]},
-    "cot": {"naive": {"seconds": 10.0, "prompt_evaluated": 200, "generated_per_s": 10.0}, "ratio": []}}}}
+RESULTS = {
+    "runs": {"a": {"at": "2026-11-23 14:00:00"}},
+    "summary": {
+        "methods": {
+            "mass": {
+                "naive": {"seconds": 100.0, "prompt_evaluated": 5000, "generated_per_s": 10.0},
+                "shipped": {"seconds": 55.0, "prompt_evaluated": 2000, "generated_per_s": 11.0},
+                "ratio": [0.5, 0.6],
+                "ratio_equal_work": [0.6, 0.7],
+            },
+            "cot": {"naive": {"seconds": 10.0, "prompt_evaluated": 200, "generated_per_s": 10.0}, "ratio": []},
+        }
+    },
+}
 
 
 def test_the_benchmark_table_has_the_ratio_and_its_range_per_method():
@@ -24,15 +33,17 @@ def test_the_benchmark_table_has_the_ratio_and_its_range_per_method():
 def test_the_configuration_rows_say_what_the_server_does():
     rows = server_info.config_rows(embedded.SHIPPED)
     assert rows["Slots (calls served at once)"] == str(embedded.SHIPPED.slots)
-    assert "host memory" in rows["Prompt cache"] and rows["Draft model (speculative decoding)"] == "none"
+    assert "host memory" in rows["Prompt cache"]
     assert server_info.config_rows(embedded.NAIVE)["Prompt cache"] == "off"
     assert "copied" in rows["Calls made together"]
     assert "own slot" in server_info.config_rows(embedded.NAIVE)["Calls made together"]
 
 
 def test_settings_shows_the_server_and_the_committed_benchmark():
-    at = AppTest.from_string("from ui.server_info import benchmark_section, server_section\nserver_section()\n"
-                             "benchmark_section()", default_timeout=20).run()
+    at = AppTest.from_string(
+        "from ui.server_info import benchmark_section, server_section\nserver_section()\nbenchmark_section()",
+        default_timeout=20,
+    ).run()
     assert not at.exception
     assert "Server configuration" in at.markdown[0].value
     assert "llama.cpp compiled for" in at.markdown[1].value  # Linux: this CPU's flags against the serving build

@@ -12,11 +12,11 @@ from benchmarks.slot_decode_bench import GGML_TYPE_Q8_0, SETTINGS, main
 
 def test_each_setting_sets_llama_cpps_parameters(tmp_path: Path):
     params = xllamacpp.CommonParams()
-    SETTINGS["KV cache q8_0"].apply(params, tmp_path / "model.gguf", None, 2, tmp_path)
+    SETTINGS["KV cache q8_0"].apply(params, tmp_path / "model.gguf", 2, tmp_path)
     assert (params.flash_attn_type, params.cache_type_k, params.cache_type_v) == (1, GGML_TYPE_Q8_0, GGML_TYPE_Q8_0)
     assert params.n_parallel == 4 and params.cpuparams.n_threads == 2  # otherwise the shipped server
     params = xllamacpp.CommonParams()
-    SETTINGS["no polling"].apply(params, tmp_path / "model.gguf", None, 2, tmp_path)
+    SETTINGS["no polling"].apply(params, tmp_path / "model.gguf", 2, tmp_path)
     assert params.cpuparams.poll == params.cpuparams_batch.poll == 0 and params.flash_attn_type == -1
 
 

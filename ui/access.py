@@ -23,7 +23,7 @@ from core.access import (
     serving_mode,
 )
 from core.throttle import Throttle
-from ui.state import config
+from ui.state import settings
 
 SIGNED_IN = "access.owner"  # the owner signed in with the passcode in this browser session
 SESSION = "access.session"  # a random id for this browser session
@@ -37,14 +37,8 @@ def passcode_throttle() -> Throttle:
     return Throttle(PASSCODE_TRIES, PASSCODE_WINDOW)
 
 
-def check() -> None:
-    """Every access setting checked at start (a ``ConfigError`` names the one that cannot be used)."""
-    serving_mode(st.get_option("server.address"), config())
-    OwnerSignIn.from_config(config())
-
-
 def mode() -> Mode:
-    return serving_mode(st.get_option("server.address"), config())
+    return serving_mode(st.get_option("server.address"), settings())
 
 
 def _login_email() -> str | None:
@@ -61,7 +55,9 @@ def current() -> Access:
     now = mode()
     if now is Mode.SINGLE:
         return Access(now, Role.OWNER)
-    owner = bool(st.session_state.get(SIGNED_IN)) or OwnerSignIn.from_config(config()).email_is_owner(_login_email())
+    owner = bool(st.session_state.get(SIGNED_IN)) or OwnerSignIn.from_settings(settings()).email_is_owner(
+        _login_email()
+    )
     return Access(now, Role.OWNER if owner else Role.VISITOR, load_allowances(paths.db_path()))
 
 
@@ -90,8 +86,10 @@ def may_manage(run_id: str, *, say: bool = True) -> bool:
     if current().may(Action.MANAGE_RUNS) or mine(run_id):
         return True
     if say:
-        st.error(f"Only the studio's owner can delete or export run {run_id}: it is not one you started.",
-                 icon=":material/lock:")
+        st.error(
+            f"Only the studio's owner can delete or export run {run_id}: it is not one you started.",
+            icon=":material/lock:",
+        )
     return False
 
 
@@ -122,7 +120,7 @@ def _sign_in() -> None:
     if (wait := throttle.wait(key)) > 0:
         st.session_state[PROBLEM] = f"Too many wrong passcodes from this computer; try again in {wait:.0f} s."
         return
-    if OwnerSignIn.from_config(config()).passcode_matches(typed):
+    if OwnerSignIn.from_settings(settings()).passcode_matches(typed):
         st.session_state[SIGNED_IN] = True
         st.session_state.pop(PROBLEM, None)
         return
@@ -145,8 +143,10 @@ def _sign_in_form(sign_in: OwnerSignIn) -> None:
             if email := _login_email():
                 st.caption(f"Logged in as {email}, which is not on the owner list.")
         if not sign_in.configured:
-            st.caption("No owner sign-in is set up: start the studio with `make serve`, or set "
-                       "MEDRAG_OWNER_PASSCODE (or MEDRAG_OWNER_EMAILS with an [auth] login) in .streamlit/secrets.toml.")
+            st.caption(
+                "No owner sign-in is set up: start the studio with `make serve`, or set "
+                "MEDRAG_OWNER_PASSCODE (or MEDRAG_OWNER_EMAILS with an [auth] login) in .streamlit/secrets.toml."
+            )
     if problem := st.session_state.get(PROBLEM):
         st.error(problem)
 
@@ -163,12 +163,21 @@ VISITOR_WORDS = {
 
 def _allowances(access: Access) -> None:
     with st.expander("What visitors may do", icon=":material/tune:"):
-        live = st.toggle("Live runs", value=access.allowances.live_runs, key="access.allow_live",
-                         help="Visitors run methods live (Ask, Compare, What if) on the embedded model, never on "
-                              "your endpoint")
-        each = st.number_input("At once, each", 1, MAX_LIVE_RUNS_EACH, access.allowances.live_runs_each,
-                               key="access.allow_each", disabled=not live,
-                               help="Live runs one visitor's computer may have going together")
+        live = st.toggle(
+            "Live runs",
+            value=access.allowances.live_runs,
+            key="access.allow_live",
+            help="Visitors run methods live (Ask, Compare, What if) on the embedded model, never on your endpoint",
+        )
+        each = st.number_input(
+            "At once, each",
+            1,
+            MAX_LIVE_RUNS_EACH,
+            access.allowances.live_runs_each,
+            key="access.allow_each",
+            disabled=not live,
+            help="Live runs one visitor's computer may have going together",
+        )
         wanted = Allowances(live_runs=live, live_runs_each=int(each))
         if wanted != access.allowances:
             save_allowances(paths.db_path(), wanted, current())
@@ -179,8 +188,10 @@ def sidebar(access: Access) -> None:
     """Who you are and what you may do, in two lines; the owner's sign-in and allowances."""
     with st.sidebar:
         if access.mode is Mode.SINGLE:
-            st.caption(":material/computer: Only this computer can open this studio, so everything here is yours. "
-                       "`make serve` shares it with a room.")
+            st.caption(
+                ":material/computer: Only this computer can open this studio, so everything here is yours. "
+                "`make serve` shares it with a room."
+            )
             return
         if access.owner:
             how = f"logged in as {_login_email()}" if _login_email() else "signed in with the passcode"
@@ -196,4 +207,4 @@ def sidebar(access: Access) -> None:
             may[-1] += f" ({runs} at a time)"
         st.markdown(":material/person: **Visitor**")
         st.caption("You may " + "; ".join(may) + ". Settings, benchmarks, run files and adjudication are the owner's.")
-        _sign_in_form(OwnerSignIn.from_config(config()))
+        _sign_in_form(OwnerSignIn.from_settings(settings()))

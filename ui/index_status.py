@@ -8,8 +8,6 @@ the first run needs it, as on an endpoint with indexes built ahead.
 
 from __future__ import annotations
 
-import os
-
 import streamlit as st
 
 from core.methods.base import MethodSpec
@@ -21,7 +19,7 @@ JOB = "default corpus index"  # its id in the server's job runner: one build per
 
 
 def enabled() -> bool:
-    return os.environ.get("MEDRAG_BACKGROUND_INDEX", "1") != "0"
+    return state.settings().background_index
 
 
 def _build() -> BackgroundBuild:

@@ -11,8 +11,6 @@ screen shows the room and nothing else, and wrong room codes are limited per com
 
 from __future__ import annotations
 
-import os
-
 import streamlit as st
 
 from core import paths
@@ -21,7 +19,7 @@ from core.rooms import Member, Room, RoomError, RoomStore
 from core.serving import join_url, qr_png
 from core.throttle import Throttle
 from core.workshop.replay import Replay
-from ui import access, predict
+from ui import access, predict, state
 from ui.replay import TICK_SECONDS, controls, player, progress_line, show, tick
 from ui.text import md
 from ui.workshop_data import Chosen, load
@@ -97,8 +95,13 @@ def _present(code: str, token: str) -> None:
 def open_room(chosen: Chosen, replay: Replay, title: str) -> None:
     if not access.allowed(Action.PRESENT):
         return
-    room, token = rooms().open_room(title=title, source=chosen.source, run_ids=chosen.ids, steps=len(replay),
-                                    case_id=chosen.case.id if chosen.case else None)
+    room, token = rooms().open_room(
+        title=title,
+        source=chosen.source,
+        run_ids=chosen.ids,
+        steps=len(replay),
+        case_id=chosen.case.id if chosen.case else None,
+    )
     _present(room.code, token)
     st.query_params.update({ROOM: room.code})
     st.rerun()
@@ -141,9 +144,14 @@ def view() -> None:
     member = rooms().member(room.code, member_token) if member_token else None
     if member is None:
         if access.current().may(Action.PRESENT):
-            st.button(f"Present room {room.code} from this browser", icon=":material/co_present:",
-                      key="room.take_over", on_click=_take_over, args=(room.code,),
-                      help="The presenter's screen moves here; the browser that presented it stops presenting")
+            st.button(
+                f"Present room {room.code} from this browser",
+                icon=":material/co_present:",
+                key="room.take_over",
+                on_click=_take_over,
+                args=(room.code,),
+                help="The presenter's screen moves here; the browser that presented it stops presenting",
+            )
         join_form(room.code)
         return
     participant_view(room, member)
@@ -177,9 +185,12 @@ def join_form(code: str = "") -> None:
 
 def join_address(code: str) -> str:
     """Where participants join: the address ``make serve`` found on the network, else the one this browser used."""
-    used = st.context.url if isinstance(st.context.url, str) and st.context.url.startswith("http") else \
-        f"http://localhost:{st.get_option('server.port')}"
-    return join_url(os.environ.get("MEDRAG_JOIN_URL") or used, code)
+    used = (
+        st.context.url
+        if isinstance(st.context.url, str) and st.context.url.startswith("http")
+        else f"http://localhost:{st.get_option('server.port')}"
+    )
+    return join_url(state.settings().join_url or used, code)
 
 
 def _banner(room: Room) -> None:
@@ -245,11 +256,16 @@ def participant_view(room: Room, member: Member) -> None:
         predict.reveal(replay, chosen.case, picks=picks, tally=rooms().tally(room.code), once_key=seen)
     else:
         with st.container(border=True):
-            predict.predictions(replay, room.step, key=f"room.{room.code}", picks=picks,
-                                trusted={i for i, yes in trusted.items() if yes},
-                                on_pick=lambda run_id, option: _vote(room, member, run_id, option),
-                                on_trust=lambda chosen_ids: _trust(room, member, trusted, chosen_ids),
-                                locked=bool(st.session_state.get(seen)))
+            predict.predictions(
+                replay,
+                room.step,
+                key=f"room.{room.code}",
+                picks=picks,
+                trusted={i for i, yes in trusted.items() if yes},
+                on_pick=lambda run_id, option: _vote(room, member, run_id, option),
+                on_trust=lambda chosen_ids: _trust(room, member, trusted, chosen_ids),
+                locked=bool(st.session_state.get(seen)),
+            )
     show(replay, room.step, key=f"room-{room.code}")
 
 

@@ -1,5 +1,5 @@
 """The Settings part that says how the embedded server is set up and how fast it measured: slots, context per
-slot, prompt cache, prefix sharing, draft model, the CPU instructions llama.cpp was compiled for, and the last
+slot, prompt cache, prefix sharing, the CPU instructions llama.cpp was compiled for, and the last
 LLM benchmark's figures (naive vs shipped configuration)."""
 
 from __future__ import annotations
@@ -12,29 +12,33 @@ import streamlit as st
 
 from core import paths
 from core.llm import cpu_build, embedded
-from core.methods.base import CHARS_PER_TOKEN
+from core.methods import registry
+from core.llm.tokens import CHARS_PER_TOKEN
 
 BENCH_RESULTS = paths.REPO_ROOT / "benchmarks" / "results" / "llm_bench.json"
-LABELS = {"cot": "CoT", "medrag": "MedRAG", "imedrag": "i-MedRAG", "discuss": "Discuss-RAG", "sema": "SEMA-RAG",
-          "medrgag": "MedRGAG", "mass": "MASS-RAG"}
 
 
 def config_rows(config: embedded.ServerConfig) -> dict[str, str]:
-    cache = "off" if not config.cache_prompt else (
-        f"on: each slot's own prefix, plus {config.cache_ram_mib:,} MiB in host memory shared by all slots"
-        if config.cache_ram_mib else "on: each slot's own prefix only")
+    cache = (
+        "off"
+        if not config.cache_prompt
+        else (
+            f"on: each slot's own prefix, plus {config.cache_ram_mib:,} MiB in host memory shared by all slots"
+            if config.cache_ram_mib
+            else "on: each slot's own prefix only"
+        )
+    )
     return {
         "Slots (calls served at once)": str(config.slots),
         "Context per slot": f"{config.slot_context:,} tokens",
         "Documents one call reads": f"at most {config.read_tokens:,} tokens (about "
-                                    f"{config.read_tokens * CHARS_PER_TOKEN:,} characters), so a reading call stays "
-                                    "under a minute on two cores",
+        f"{config.read_tokens * CHARS_PER_TOKEN:,} characters), so a reading call stays "
+        "under a minute on two cores",
         "Prompt cache": cache,
         "KV cache": "one pool for all slots" if config.kv_unified else "one per slot",
         "Calls made together": "their shared prompt prefix read once, then copied into the slots that answer them"
-        if config.copies_prefixes else "each reads its whole prompt in its own slot",
-        "Draft model (speculative decoding)": f"{embedded.DRAFT.name}, up to {config.draft_max} tokens a step"
-        if config.draft else "none",
+        if config.copies_prefixes
+        else "each reads its whole prompt in its own slot",
     }
 
 
@@ -47,22 +51,26 @@ def load_results(path: Path = BENCH_RESULTS) -> dict[str, Any] | None:
 
 def bench_table(results: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per method: naive and shipped seconds (mean per question), the ratio and its range over questions."""
-    rows = []
+    rows, labels = [], {name: spec.label for name, spec in registry().items()}
     for method, row in results.get("summary", {}).get("methods", {}).items():
         naive, shipped, ratio = row.get("naive"), row.get("shipped"), row.get("ratio") or []
         equal = row.get("ratio_equal_work") or []
         if not naive or not shipped:
             continue
-        rows.append({
-            "method": LABELS.get(method, method), "questions": len(ratio),
-            "naive s": round(naive["seconds"], 1), "shipped s": round(shipped["seconds"], 1),
-            "shipped / naive": round(sum(ratio) / len(ratio), 2) if ratio else None,
-            "at equal work": round(sum(equal) / len(equal), 2) if equal else None,
-            "range over questions": f"{min(ratio):.2f}–{max(ratio):.2f}" if ratio else "",
-            "prompt tokens read, naive": round(naive["prompt_evaluated"]),
-            "prompt tokens read, shipped": round(shipped["prompt_evaluated"]),
-            "generated tok/s, shipped": round(shipped["generated_per_s"], 1),
-        })
+        rows.append(
+            {
+                "method": labels.get(method, method),
+                "questions": len(ratio),
+                "naive s": round(naive["seconds"], 1),
+                "shipped s": round(shipped["seconds"], 1),
+                "shipped / naive": round(sum(ratio) / len(ratio), 2) if ratio else None,
+                "at equal work": round(sum(equal) / len(equal), 2) if equal else None,
+                "range over questions": f"{min(ratio):.2f}–{max(ratio):.2f}" if ratio else "",
+                "prompt tokens read, naive": round(naive["prompt_evaluated"]),
+                "prompt tokens read, shipped": round(shipped["prompt_evaluated"]),
+                "generated tok/s, shipped": round(shipped["generated_per_s"], 1),
+            }
+        )
     return rows
 
 
@@ -88,9 +96,11 @@ def benchmark_section() -> None:
     st.markdown("**Last LLM benchmark** (naive: one slot, no prompt cache, calls in sequence)")
     st.dataframe(table, hide_index=True, width="stretch")
     latest = max((r["at"] for r in results.get("runs", {}).values()), default="")
-    st.caption(f"Embedded model on two CPU cores, response cache off, measured up to {latest}. Each method ran "
-               "the same questions in both configurations (how many: its row); with so few a ratio whose range crosses "
-               "1.0 cannot tell the two apart. Sampled agents can take a longer or shorter path in either "
-               "configuration; *at equal work* compares the shipped seconds with the naive run's reading and "
-               "writing rates applied to the shipped run's tokens (an estimate). Reproduce with "
-               "`python -m benchmarks.llm_bench`.")
+    st.caption(
+        f"Embedded model on two CPU cores, response cache off, measured up to {latest}. Each method ran "
+        "the same questions in both configurations (how many: its row); with so few a ratio whose range crosses "
+        "1.0 cannot tell the two apart. Sampled agents can take a longer or shorter path in either "
+        "configuration; *at equal work* compares the shipped seconds with the naive run's reading and "
+        "writing rates applied to the shipped run's tokens (an estimate). Reproduce with "
+        "`python -m benchmarks.llm_bench`."
+    )

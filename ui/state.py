@@ -7,7 +7,6 @@ Tests inject a scripted LLM or a fixed retriever by putting it in ``st.session_s
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,8 @@ from core.llm.endpoint import server_key
 from core.methods.base import MethodSpec, Retriever
 from core.retrieval import open_retriever
 from core.retrieval.progress import stage_line
+from core.settings import Settings
+from core.settings import settings as read_settings
 from core.store import RunStore
 
 LLM_OVERRIDE = "llm_override"
@@ -38,8 +39,10 @@ Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 def bar_progress(bar: Any) -> Progress:
     """Index work reported on a Streamlit progress bar (``st.progress`` or a placeholder), one line per stage."""
+
     def report(stage: str, done: int, total: int) -> None:
         bar.progress(min(done / total, 1.0) if total else 0.0, text=stage_line(stage, done, total))
+
     return report
 
 
@@ -53,8 +56,9 @@ def _secrets() -> dict[str, str]:
         return {}
 
 
-def config() -> dict[str, str]:
-    return {**os.environ, **_secrets()}
+def settings() -> Settings:
+    """The settings as the app reads them: ``.streamlit/secrets.toml`` over the environment."""
+    return read_settings(**_secrets())
 
 
 def key_source(name: str) -> str:
@@ -64,34 +68,45 @@ def key_source(name: str) -> str:
 
 def endpoint_settings() -> dict[str, Any]:
     if ENDPOINT not in st.session_state:
-        start = Endpoint.from_env(config())
-        st.session_state[ENDPOINT] = {"embedded": start.embedded, "base_url": start.base_url or "",
-                                      "model": start.model, "provider": start.provider or "",
-                                      "timeout": start.timeout, "context_window": start.context_window or 0,
-                                      "reasoning_effort": start.reasoning_effort}
+        start = Endpoint.from_settings(settings())
+        st.session_state[ENDPOINT] = {
+            "embedded": start.embedded,
+            "base_url": start.base_url or "",
+            "model": start.model,
+            "provider": start.provider or "",
+            "timeout": start.timeout,
+            "context_window": start.context_window or 0,
+            "reasoning_effort": start.reasoning_effort,
+        }
     return st.session_state[ENDPOINT]
 
 
 def server_key_for(base_url: str | None, model: str, provider: str | None) -> tuple[str, str] | None:
     """The server's own key for this endpoint and the name it is configured under (``core.llm.endpoint.server_key``:
     a key goes only to the endpoint it was configured for)."""
-    return server_key(base_url, profiles.resolve(base_url, model, provider), config())
+    return server_key(base_url, profiles.resolve(base_url, model, provider), settings())
 
 
 def endpoint() -> Endpoint:
     """This session's endpoint. The API key is the server's own only where it was configured for this endpoint;
     anywhere else it is the key this session typed, if any, which lives in its memory alone."""
     chosen = endpoint_settings()
-    env = Endpoint.from_env(config())
+    env = Endpoint.from_settings(settings())
     if chosen["embedded"]:
         return Endpoint(timeout=chosen["timeout"], max_retries=env.max_retries)
     base_url, model = chosen["base_url"].strip() or None, chosen["model"].strip()
     provider = chosen.get("provider") or None
     key = server_key_for(base_url, model, provider)
-    return Endpoint(base_url=base_url, model=model, provider=provider,
-                    api_key=key[0] if key else st.session_state.get(SESSION_KEY, ""), timeout=chosen["timeout"],
-                    max_retries=env.max_retries, context_window=int(chosen.get("context_window") or 0) or None,
-                    reasoning_effort=chosen.get("reasoning_effort"))
+    return Endpoint(
+        base_url=base_url,
+        model=model,
+        provider=provider,
+        api_key=key[0] if key else st.session_state.get(SESSION_KEY, ""),
+        timeout=chosen["timeout"],
+        max_retries=env.max_retries,
+        context_window=int(chosen.get("context_window") or 0) or None,
+        reasoning_effort=chosen.get("reasoning_effort"),
+    )
 
 
 # -- shared resources -----------------------------------------------------------------------

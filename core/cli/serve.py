@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.access import OwnerSignIn
-from core.paths import REPO_ROOT
 from core.serving import base_url, lan_address, new_passcode, qr_text
+from core.settings import REPO_ROOT, settings
 
 SECRETS = REPO_ROOT / ".streamlit" / "secrets.toml"
 OWNER_KEYS = ("MEDRAG_OWNER_PASSCODE", "MEDRAG_OWNER_EMAILS")
@@ -48,26 +48,38 @@ class Plan:
 
 def plan(port: int, address: str, host: str | None, env: Mapping[str, str], secrets: Mapping[str, str]) -> Plan:
     """What ``serve`` runs, with which environment, and what it tells the owner (no side effects)."""
-    sign_in = OwnerSignIn.from_config({**env, **secrets})  # a passcode too short is refused here, before serving
+    # Read as the app will read them, the secrets file over the environment; a passcode too short is refused here.
+    sign_in = OwnerSignIn.from_settings(settings(**{**env, **secrets}))
     child = dict(env)
     if sign_in.configured:
         where = ".streamlit/secrets.toml" if any(secrets.get(k) for k in OWNER_KEYS) else "the environment"
         note = f"Owner sign-in: as set in {where}."
     else:
         child["MEDRAG_OWNER_PASSCODE"] = passcode = new_passcode()
-        note = (f"Owner passcode for this start: {passcode}\n(sign in from the sidebar; it is shown here only, and a "
-                "new one is made at every start unless MEDRAG_OWNER_PASSCODE is set)")
+        note = (
+            f"Owner passcode for this start: {passcode}\n(sign in from the sidebar; it is shown here only, and a "
+            "new one is made at every start unless MEDRAG_OWNER_PASSCODE is set)"
+        )
     join = base_url(host or lan_address(), port)
     child["MEDRAG_JOIN_URL"] = join
     streamlit = str(Path(sys.executable).with_name("streamlit"))
-    command = [streamlit, "run", str(REPO_ROOT / "streamlit_app.py"), "--server.address", address,
-               "--server.port", str(port)]
+    command = [
+        streamlit,
+        "run",
+        str(REPO_ROOT / "streamlit_app.py"),
+        "--server.address",
+        address,
+        "--server.port",
+        str(port),
+    ]
     return Plan(command, child, join, note)
 
 
 def banner(p: Plan) -> str:
-    return (f"\nMedRAG Studio, shared with this network. Participants open\n\n    {p.join}/workshop\n\n"
-            f"{qr_text(p.join + '/workshop')}\n{p.passcode_note}\nStop it with Ctrl-C.\n")
+    return (
+        f"\nMedRAG Studio, shared with this network. Participants open\n\n    {p.join}/workshop\n\n"
+        f"{qr_text(p.join + '/workshop')}\n{p.passcode_note}\nStop it with Ctrl-C.\n"
+    )
 
 
 def handle(args) -> int:

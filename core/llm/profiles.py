@@ -26,12 +26,22 @@ DIALECTS: tuple[Dialect, ...] = ("grammar", "strict", "json_schema", "json_objec
 SamplingField = Literal["temperature", "top_p", "presence_penalty", "seed"]
 ALL_SAMPLING: frozenset[str] = frozenset({"temperature", "top_p", "presence_penalty", "seed"})
 Lengths = Literal["compact", "paper"]
-ReasoningEffort = Literal["low", "medium", "high"]
 
 # JSON-schema keywords OpenAI's strict mode takes beyond the structural ones
 # (https://platform.openai.com/docs/guides/structured-outputs#supported-schemas).
-OPENAI_KEYWORDS = frozenset({"pattern", "format", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-                             "multipleOf", "minItems", "maxItems"})
+OPENAI_KEYWORDS = frozenset(
+    {
+        "pattern",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minItems",
+        "maxItems",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -82,66 +92,165 @@ class Profile:
 _OPENAI_REASONING = dict(sampling=frozenset({"seed"}), reasoning_effort=True, max_output_tokens=100_000)
 _OPENAI_REASONING_MODELS = (r"o\d", r"gpt-5(?!-chat)")  # gpt-5-chat is the non-reasoning model behind ChatGPT
 
-PROFILES: dict[str, Profile] = {p.name: p for p in (
-    Profile("embedded", "Embedded model (llama.cpp, in-process)", "grammar", lengths="compact",
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            "embedded",
+            "Embedded model (llama.cpp, in-process)",
+            "grammar",
+            lengths="compact",
             answer_format=EMBEDDED_ANSWER_FORMAT,
-            doc="https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md"),
-    Profile("llamacpp", "llama.cpp server", "grammar", ports=(8080,), example_url="http://127.0.0.1:8080/v1",
-            doc="https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md"),
-    Profile("ollama", "Ollama", "grammar", ports=(11434,), example_url="http://127.0.0.1:11434/v1",
-            doc="https://github.com/ollama/ollama/blob/main/docs/openai.md"),
-    Profile("lmstudio", "LM Studio", "grammar", ports=(1234,), example_url="http://127.0.0.1:1234/v1",
-            doc="https://lmstudio.ai/docs/app/api/structured-output"),
-    Profile("vllm", "vLLM", "grammar", example_url="http://127.0.0.1:8000/v1",
-            doc="https://docs.vllm.ai/en/latest/features/structured_outputs.html"),
-    Profile("openai", "OpenAI", "strict", token_field="max_completion_tokens", schema_keywords=OPENAI_KEYWORDS,
-            hosts=("api.openai.com",), example_url="https://api.openai.com/v1", key_env=("OPENAI_API_KEY",),
-            key_url="https://platform.openai.com/api-keys", context_window=128_000, max_output_tokens=16_384,
+            doc="https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md",
+        ),
+        Profile(
+            "llamacpp",
+            "llama.cpp server",
+            "grammar",
+            ports=(8080,),
+            example_url="http://127.0.0.1:8080/v1",
+            doc="https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md",
+        ),
+        Profile(
+            "ollama",
+            "Ollama",
+            "grammar",
+            ports=(11434,),
+            example_url="http://127.0.0.1:11434/v1",
+            doc="https://github.com/ollama/ollama/blob/main/docs/openai.md",
+        ),
+        Profile(
+            "lmstudio",
+            "LM Studio",
+            "grammar",
+            ports=(1234,),
+            example_url="http://127.0.0.1:1234/v1",
+            doc="https://lmstudio.ai/docs/app/api/structured-output",
+        ),
+        Profile(
+            "vllm",
+            "vLLM",
+            "grammar",
+            example_url="http://127.0.0.1:8000/v1",
+            doc="https://docs.vllm.ai/en/latest/features/structured_outputs.html",
+        ),
+        Profile(
+            "openai",
+            "OpenAI",
+            "strict",
+            token_field="max_completion_tokens",
+            schema_keywords=OPENAI_KEYWORDS,
+            hosts=("api.openai.com",),
+            example_url="https://api.openai.com/v1",
+            key_env=("OPENAI_API_KEY",),
+            key_url="https://platform.openai.com/api-keys",
+            context_window=128_000,
+            max_output_tokens=16_384,
             doc="https://platform.openai.com/docs/guides/structured-outputs",
-            reasoning_models=_OPENAI_REASONING_MODELS, reasoning_changes=_OPENAI_REASONING),
-    # Azure OpenAI's strict subset takes none of the type-specific keywords
-    # (https://learn.microsoft.com/azure/ai-foundry/openai/how-to/structured-outputs#supported-schemas-and-limitations).
-    Profile("azure", "Azure OpenAI", "strict", token_field="max_completion_tokens",
+            reasoning_models=_OPENAI_REASONING_MODELS,
+            reasoning_changes=_OPENAI_REASONING,
+        ),
+        # Azure OpenAI's strict subset takes none of the type-specific keywords
+        # (https://learn.microsoft.com/azure/ai-foundry/openai/how-to/structured-outputs#supported-schemas-and-limitations).
+        Profile(
+            "azure",
+            "Azure OpenAI",
+            "strict",
+            token_field="max_completion_tokens",
             hosts=("openai.azure.com", "cognitiveservices.azure.com", "services.ai.azure.com"),
-            example_url="https://YOUR-RESOURCE.openai.azure.com/openai/v1", key_env=("AZURE_OPENAI_API_KEY",),
+            example_url="https://YOUR-RESOURCE.openai.azure.com/openai/v1",
+            key_env=("AZURE_OPENAI_API_KEY",),
             key_url="https://portal.azure.com/#view/Microsoft_Azure_ProjectOxford/CognitiveServicesHub/~/OpenAI",
-            context_window=128_000, max_output_tokens=16_384,
+            context_window=128_000,
+            max_output_tokens=16_384,
             doc="https://learn.microsoft.com/azure/ai-foundry/openai/how-to/structured-outputs",
-            reasoning_models=_OPENAI_REASONING_MODELS, reasoning_changes=_OPENAI_REASONING),
-    # Anthropic's OpenAI layer ignores response_format, seed and presence_penalty and caps temperature at 1
-    # (https://docs.anthropic.com/en/api/openai-sdk).
-    Profile("anthropic", "Anthropic (OpenAI layer)", "prompt", sampling=frozenset({"temperature", "top_p"}),
-            max_temperature=1.0, hosts=("api.anthropic.com",), example_url="https://api.anthropic.com/v1",
-            key_env=("ANTHROPIC_API_KEY",), key_url="https://console.anthropic.com/settings/keys",
-            context_window=200_000, max_output_tokens=8_192,  # the least of the current models' limits
-            doc="https://docs.anthropic.com/en/api/openai-sdk"),
-    # Gemini's OpenAI layer refuses fields it does not know, seed among them (https://ai.google.dev/gemini-api/docs/openai).
-    Profile("gemini", "Google Gemini (OpenAI layer)", "json_schema", sampling=frozenset({"temperature", "top_p"}),
-            reasoning_effort=True, hosts=("generativelanguage.googleapis.com",),
-            example_url="https://generativelanguage.googleapis.com/v1beta/openai", key_env=("GEMINI_API_KEY",),
-            key_url="https://aistudio.google.com/apikey", context_window=1_048_576, max_output_tokens=8_192,
+            reasoning_models=_OPENAI_REASONING_MODELS,
+            reasoning_changes=_OPENAI_REASONING,
+        ),
+        # Anthropic's OpenAI layer ignores response_format, seed and presence_penalty and caps temperature at 1
+        # (https://docs.anthropic.com/en/api/openai-sdk).
+        Profile(
+            "anthropic",
+            "Anthropic (OpenAI layer)",
+            "prompt",
+            sampling=frozenset({"temperature", "top_p"}),
+            max_temperature=1.0,
+            hosts=("api.anthropic.com",),
+            example_url="https://api.anthropic.com/v1",
+            key_env=("ANTHROPIC_API_KEY",),
+            key_url="https://console.anthropic.com/settings/keys",
+            context_window=200_000,
+            max_output_tokens=8_192,  # the least of the current models' limits
+            doc="https://docs.anthropic.com/en/api/openai-sdk",
+        ),
+        # Gemini's OpenAI layer refuses fields it does not know, seed among them (https://ai.google.dev/gemini-api/docs/openai).
+        Profile(
+            "gemini",
+            "Google Gemini (OpenAI layer)",
+            "json_schema",
+            sampling=frozenset({"temperature", "top_p"}),
+            reasoning_effort=True,
+            hosts=("generativelanguage.googleapis.com",),
+            example_url="https://generativelanguage.googleapis.com/v1beta/openai",
+            key_env=("GEMINI_API_KEY",),
+            key_url="https://aistudio.google.com/apikey",
+            context_window=1_048_576,
+            max_output_tokens=8_192,
             doc="https://ai.google.dev/gemini-api/docs/openai",
             # https://ai.google.dev/gemini-api/docs/models: 2.5 models think, and write at most 65,536 tokens
-            reasoning_models=(r"gemini-(2\.5|3)",), reasoning_changes=dict(max_output_tokens=65_536)),
-    Profile("groq", "Groq", "strict", schema_keywords=OPENAI_KEYWORDS, hosts=("api.groq.com",),
-            example_url="https://api.groq.com/openai/v1", key_env=("GROQ_API_KEY",),
-            key_url="https://console.groq.com/keys", context_window=131_072, max_output_tokens=8_192,
-            doc="https://console.groq.com/docs/structured-outputs"),
-    # DeepSeek takes json_object only; deepseek-reasoner takes no JSON output and ignores sampling
-    # (https://api-docs.deepseek.com/guides/json_mode, https://api-docs.deepseek.com/guides/reasoning_model).
-    Profile("deepseek", "DeepSeek", "json_object", sampling=frozenset({"temperature", "top_p", "presence_penalty"}),
-            hosts=("api.deepseek.com",), example_url="https://api.deepseek.com/v1", key_env=("DEEPSEEK_API_KEY",),
-            key_url="https://platform.deepseek.com/api_keys", context_window=128_000, max_output_tokens=8_192,
+            reasoning_models=(r"gemini-(2\.5|3)",),
+            reasoning_changes=dict(max_output_tokens=65_536),
+        ),
+        Profile(
+            "groq",
+            "Groq",
+            "strict",
+            schema_keywords=OPENAI_KEYWORDS,
+            hosts=("api.groq.com",),
+            example_url="https://api.groq.com/openai/v1",
+            key_env=("GROQ_API_KEY",),
+            key_url="https://console.groq.com/keys",
+            context_window=131_072,
+            max_output_tokens=8_192,
+            doc="https://console.groq.com/docs/structured-outputs",
+        ),
+        # DeepSeek takes json_object only; deepseek-reasoner takes no JSON output and ignores sampling
+        # (https://api-docs.deepseek.com/guides/json_mode, https://api-docs.deepseek.com/guides/reasoning_model).
+        Profile(
+            "deepseek",
+            "DeepSeek",
+            "json_object",
+            sampling=frozenset({"temperature", "top_p", "presence_penalty"}),
+            hosts=("api.deepseek.com",),
+            example_url="https://api.deepseek.com/v1",
+            key_env=("DEEPSEEK_API_KEY",),
+            key_url="https://platform.deepseek.com/api_keys",
+            context_window=128_000,
+            max_output_tokens=8_192,
             doc="https://api-docs.deepseek.com/guides/json_mode",
             reasoning_models=(r"deepseek-reasoner", r"deepseek-r1"),
-            reasoning_changes=dict(dialect="prompt", sampling=frozenset(), max_output_tokens=65_536)),
-    Profile("openrouter", "OpenRouter", "strict", schema_keywords=OPENAI_KEYWORDS, hosts=("openrouter.ai",),
-            example_url="https://openrouter.ai/api/v1", key_env=("OPENROUTER_API_KEY",),
-            key_url="https://openrouter.ai/settings/keys", doc="https://openrouter.ai/docs/structured-outputs"),
-    # Any other OpenAI-compatible server: the safest first rung, stepping down on refusal.
-    Profile("generic", "Other OpenAI-compatible server", "strict",
-            doc="https://platform.openai.com/docs/api-reference/chat/create"),
-)}
+            reasoning_changes=dict(dialect="prompt", sampling=frozenset(), max_output_tokens=65_536),
+        ),
+        Profile(
+            "openrouter",
+            "OpenRouter",
+            "strict",
+            schema_keywords=OPENAI_KEYWORDS,
+            hosts=("openrouter.ai",),
+            example_url="https://openrouter.ai/api/v1",
+            key_env=("OPENROUTER_API_KEY",),
+            key_url="https://openrouter.ai/settings/keys",
+            doc="https://openrouter.ai/docs/structured-outputs",
+        ),
+        # Any other OpenAI-compatible server: the safest first rung, stepping down on refusal.
+        Profile(
+            "generic",
+            "Other OpenAI-compatible server",
+            "strict",
+            doc="https://platform.openai.com/docs/api-reference/chat/create",
+        ),
+    )
+}
 
 GENERIC = PROFILES["generic"]
 

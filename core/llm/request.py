@@ -12,8 +12,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from core.llm.ladder import Learned
-from core.llm.profiles import Dialect, Profile, ReasoningEffort
+from core.llm.profiles import Dialect, Profile
 from core.llm.schemas import instruction, json_schema, strict_form
+from core.settings import ReasoningEffort
 
 # Room a reasoning model gets for its hidden reasoning on top of the reply's own budget, by effort. The reasoning
 # shares ``max_completion_tokens`` with the reply; a reply that reasoning left empty is asked again with twice this.
@@ -34,8 +35,12 @@ class Asked:
     def sampling(self) -> dict[str, float | int]:
         """The sampling fields asked for; top_p, presence_penalty and seed only when set, so calls that do not set
         them keep their cache keys."""
-        asked = {"temperature": self.temperature, "top_p": self.top_p, "presence_penalty": self.presence_penalty,
-                 "seed": self.seed}
+        asked = {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "presence_penalty": self.presence_penalty,
+            "seed": self.seed,
+        }
         return {k: v for k, v in asked.items() if v is not None}
 
 
@@ -50,8 +55,10 @@ class Wire:
 
 def schema_format(schema: type[BaseModel]) -> dict[str, Any]:
     """The schema as a grammar-compiling server takes it: the model's own, bounds included."""
-    return {"type": "json_schema",
-            "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": True}}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema(), "strict": True},
+    }
 
 
 def response_format(schema: type[BaseModel], rung: Dialect, profile: Profile) -> dict[str, Any] | None:
@@ -73,9 +80,17 @@ def with_instruction(messages: list[dict[str, str]], schema: type[BaseModel]) ->
     return [*messages[:-1], {**last, "content": f"{last['content'].rstrip()}\n\n{instruction(schema)}"}]
 
 
-def build(profile: Profile, model: str, asked: Asked, messages: list[dict[str, str]],
-          schema: type[BaseModel] | None, rung: Dialect | None, learned: Learned,
-          effort: ReasoningEffort | None = None, room: int | None = None) -> Wire:
+def build(
+    profile: Profile,
+    model: str,
+    asked: Asked,
+    messages: list[dict[str, str]],
+    schema: type[BaseModel] | None,
+    rung: Dialect | None,
+    learned: Learned,
+    effort: ReasoningEffort | None = None,
+    room: int | None = None,
+) -> Wire:
     """The request for ``rung`` (None: a call that asks for no schema). ``room``: tokens for hidden reasoning."""
     params: dict[str, Any] = {}
     notes: list[str] = []
@@ -86,8 +101,9 @@ def build(profile: Profile, model: str, asked: Asked, messages: list[dict[str, s
             if name == "seed":
                 unseeded = asked.temperature > 0
                 if unseeded:
-                    notes.append(f"not seeded: {who} does not take a seed, so this sampled reply cannot be "
-                                 "repeated exactly")
+                    notes.append(
+                        f"not seeded: {who} does not take a seed, so this sampled reply cannot be repeated exactly"
+                    )
             elif name != "temperature" or value != DEFAULT_TEMPERATURE:
                 notes.append(f"{name} {value:g} could not be set: {who} does not take it")
             continue

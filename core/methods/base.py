@@ -24,6 +24,8 @@ from core.call_queue import QUEUE, slots_of
 from core.llm import LLM, LLMCancelled, LLMError, LLMParseError, LLMResponse
 from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, AnswerFormat
 from core.llm.profiles import Lengths
+from core.llm.tokens import CHARS_PER_TOKEN
+from core.settings import ASSUMED_WINDOW
 from core.question import Question
 from core.stages import Stage
 from core.trace import AgentMessage, Answer, Event, Hit, Partial, Payload, Retrieval, Run, Usage
@@ -35,17 +37,9 @@ StreamSink = Callable[[Partial], None]
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 
-# Sizing what a call reads to the backend's context window. Characters per token is set low (prose runs about
-# four) so a budget in characters never overfills the window; the overhead covers a call's fixed prompt text and
-# chat markup.
-CHARS_PER_TOKEN = 3
-ASSUMED_WINDOW = 16384  # an endpoint that does not say: the window of the authors' default model, GPT-3.5-16k
+# Sizing what a call reads to the backend's context window (in characters, by ``core.llm.tokens``' rule); the
+# overhead covers a call's fixed prompt text and chat markup.
 PROMPT_TOKENS = 250
-
-
-def tokens_of(text: str) -> int:
-    """A conservative count of the tokens ``text`` takes (the count reading budgets use)."""
-    return len(text) // CHARS_PER_TOKEN + 1
 
 
 class MethodParams(BaseModel):
@@ -56,10 +50,13 @@ class MethodParams(BaseModel):
     # Every paper has its final reader reason, then answer; on a small model the order alone moves accuracy, so
     # the order is a knob of every method (the answer event says which one answered). Empty: the backend's
     # measured best (``LLM.answer_format``), which the runner writes into the run's knobs before it starts.
-    answer_format: AnswerFormat | None = Field(None, description="the final reader's reply: its reasoning then the "
-                                               "answer (the papers'), the answer then its reasoning, or the answer "
-                                               "alone; automatic: the backend's best (on the embedded model "
-                                               f"{EMBEDDED_ANSWER_FORMAT}, measured; on an endpoint reasoning first)")
+    answer_format: AnswerFormat | None = Field(
+        None,
+        description="the final reader's reply: its reasoning then the "
+        "answer (the papers'), the answer then its reasoning, or the answer "
+        "alone; automatic: the backend's best (on the embedded model "
+        f"{EMBEDDED_ANSWER_FORMAT}, measured; on an endpoint reasoning first)",
+    )
 
 
 class Method(Protocol):
@@ -82,9 +79,17 @@ class Retriever(Protocol):
 
     corpora: list[str]
 
-    def search(self, query: str, k: int, *, corpora: list[str] | None = None, balanced: bool = False,
-               exclude: frozenset[str] = frozenset(), pin: frozenset[str] = frozenset(),
-               per_corpus: int | None = None) -> list[Hit]: ...
+    def search(
+        self,
+        query: str,
+        k: int,
+        *,
+        corpora: list[str] | None = None,
+        balanced: bool = False,
+        exclude: frozenset[str] = frozenset(),
+        pin: frozenset[str] = frozenset(),
+        per_corpus: int | None = None,
+    ) -> list[Hit]: ...
 
     def similarity(self, query: str, texts: list[str]) -> list[float]:
         """How well each text matches the query, on the scale a balanced search re-scores its pool with."""
@@ -101,9 +106,18 @@ class RunContext:
     ``stream_sinks`` see every reply as it is written (``Partial``); setting ``cancel_event`` (or the ``cancel``
     event given) stops the run within about a second, the call in flight included."""
 
-    def __init__(self, run: Run, llm: LLM, retriever: Retriever | None = None, sinks: Iterable[Sink] = (),
-                 exclude: Iterable[str] = (), max_workers: int = 4, stream_sinks: Iterable[StreamSink] = (),
-                 cancel: threading.Event | None = None, pin: Iterable[str] = ()):
+    def __init__(
+        self,
+        run: Run,
+        llm: LLM,
+        retriever: Retriever | None = None,
+        sinks: Iterable[Sink] = (),
+        exclude: Iterable[str] = (),
+        max_workers: int = 4,
+        stream_sinks: Iterable[StreamSink] = (),
+        cancel: threading.Event | None = None,
+        pin: Iterable[str] = (),
+    ):
         self.run = run
         self.llm = llm
         self.retriever = retriever
@@ -120,8 +134,14 @@ class RunContext:
     # -- trace ---------------------------------------------------------------------
     def emit(self, stage: str, agent: str, payload: Payload, usage: Usage | None = None) -> Event:
         with self._lock:
-            event = Event(run_id=self.run.id, seq=len(self.run.events), stage=stage, agent=agent, payload=payload,
-                          usage=usage or Usage())
+            event = Event(
+                run_id=self.run.id,
+                seq=len(self.run.events),
+                stage=stage,
+                agent=agent,
+                payload=payload,
+                usage=usage or Usage(),
+            )
             self.run.events.append(event)
             for sink in self.sinks:
                 sink(event)
@@ -132,22 +152,37 @@ class RunContext:
             raise RunCancelled("the run was cancelled")
 
     # -- thinking ------------------------------------------------------------------
-    def ask(self, messages: list[dict[str, str]], *, stage: str, agent: str, role: str, schema: type[BaseModel] | None = None,
-            temperature: float = 0.0, max_tokens: int = 512, turn: int | None = None, seed: int | None = None,
-            top_p: float | None = None, presence_penalty: float | None = None,
-            read: list[str] | None = None, offered: int | None = None) -> LLMResponse:
+    def ask(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        stage: str,
+        agent: str,
+        role: str,
+        schema: type[BaseModel] | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        turn: int | None = None,
+        seed: int | None = None,
+        top_p: float | None = None,
+        presence_penalty: float | None = None,
+        read: list[str] | None = None,
+        offered: int | None = None,
+    ) -> LLMResponse:
         """One LLM call, streamed to the stream sinks and recorded as an ``agent_message`` event with its usage,
         and, for a call that reads snippets, which it ``read`` of the ``offered`` ones.
         A cancelled call raises ``RunCancelled`` (not an ``LLMError``, so a method's fallback cannot swallow it).
         A ``seed`` makes a sampled call's reply cacheable, so a re-run of the same request reads the same reply."""
         self.check_cancelled()
         started = time.time()
-        in_flight = QUEUE.call(self.run.id, stage, agent, backend=self.llm.backend, where=self.llm.where,
-                               slots=slots_of(self.llm))
+        in_flight = QUEUE.call(
+            self.run.id, stage, agent, backend=self.llm.backend, where=self.llm.where, slots=slots_of(self.llm)
+        )
 
         def show(text: str, done: bool = False) -> None:
-            partial = Partial(run_id=self.run.id, stage=stage, agent=agent, role=role, text=text, started=started,
-                              done=done)
+            partial = Partial(
+                run_id=self.run.id, stage=stage, agent=agent, role=role, text=text, started=started, done=done
+            )
             for sink in self.stream_sinks:
                 sink(partial)
 
@@ -158,14 +193,26 @@ class RunContext:
                     call.writing = True
                     show(text)
 
-                response = self.llm.complete(messages, schema=schema, temperature=temperature, max_tokens=max_tokens,
-                                             seed=seed, top_p=top_p, presence_penalty=presence_penalty,
-                                             on_text=written, cancel=self.cancel_event)
+                response = self.llm.complete(
+                    messages,
+                    schema=schema,
+                    temperature=temperature,
+                    max_tokens=max_tokens,
+                    seed=seed,
+                    top_p=top_p,
+                    presence_penalty=presence_penalty,
+                    on_text=written,
+                    cancel=self.cancel_event,
+                )
         except LLMError as exc:
             show(exc.raw, done=True)
             if exc.raw or isinstance(exc, LLMParseError):  # the unusable or unfinished reply stays in the trace
-                self.emit(stage, agent, AgentMessage(role=role, text=exc.raw, turn=turn, read=read, offered=offered),
-                          exc.usage)
+                self.emit(
+                    stage,
+                    agent,
+                    AgentMessage(role=role, text=exc.raw, turn=turn, read=read, offered=offered),
+                    exc.usage,
+                )
             else:
                 with self._lock:
                     self.failed_usage += exc.usage
@@ -174,11 +221,24 @@ class RunContext:
             raise
         show(response.text, done=True)
         data = response.parsed.model_dump() if response.parsed is not None else None
-        self.emit(stage, agent, AgentMessage(role=role, text=response.text, data=data, turn=turn, read=read,
-                                             offered=offered, cut=response.finish_reason == "length",
-                                             mode=response.mode, notes=response.notes, reasoning=response.reasoning,
-                                             unseeded=response.unseeded),
-                  response.usage)
+        self.emit(
+            stage,
+            agent,
+            AgentMessage(
+                role=role,
+                text=response.text,
+                data=data,
+                turn=turn,
+                read=read,
+                offered=offered,
+                cut=response.finish_reason == "length",
+                mode=response.mode,
+                notes=response.notes,
+                reasoning=response.reasoning,
+                unseeded=response.unseeded,
+            ),
+            response.usage,
+        )
         return response
 
     # -- reading budgets ------------------------------------------------------------
@@ -198,9 +258,18 @@ class RunContext:
         return chars if cap is None else min(cap, chars)
 
     # -- retrieving ----------------------------------------------------------------
-    def retrieve(self, query: str, k: int, *, stage: str, agent: str, round: int | None = None,
-                 corpora: list[str] | None = None, balanced: bool = False,
-                 per_corpus: int | None = None) -> list[Hit]:
+    def retrieve(
+        self,
+        query: str,
+        k: int,
+        *,
+        stage: str,
+        agent: str,
+        round: int | None = None,
+        corpora: list[str] | None = None,
+        balanced: bool = False,
+        per_corpus: int | None = None,
+    ) -> list[Hit]:
         """One retrieval, recorded as a ``retrieval`` event; excluded snippets never come back, pinned ones always do.
         ``per_corpus``: with ``balanced``, how many of each corpus's best are pooled before the k best are kept."""
         self.check_cancelled()
@@ -250,8 +319,10 @@ def messages(system: str, user: str, instructions: str = "") -> list[dict[str, s
     """A system and a user message. Agents of one method share its system prompt and start their user text with
     what they share (documents, question, history), so the server reads that prefix once for all of them; a role's
     own standing instructions (``instructions``) go last, after the user text."""
-    return [{"role": "system", "content": system},
-            {"role": "user", "content": f"{user.rstrip()}\n\n{instructions.strip()}" if instructions else user}]
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": f"{user.rstrip()}\n\n{instructions.strip()}" if instructions else user},
+    ]
 
 
 # -- documents and answers -------------------------------------------------------------
@@ -261,7 +332,7 @@ MIN_TAIL_CHARS = 300  # a shorter cut of the document that no longer fits says t
 
 
 def format_docs(hits: list[Hit], max_chars: int) -> str:
-    """Numbered documents by snippet id, best first, filling a character budget (about 4 characters a token):
+    """Numbered documents by snippet id, best first, filling a character budget:
     the first document that does not fit whole is cut to the room left, as long as that room is worth reading,
     so one long snippet cannot leave the budget mostly empty."""
     parts, used = [], 0
@@ -287,14 +358,31 @@ def read_docs(hits: list[Hit], max_chars: int) -> tuple[str, list[str]]:
     return text or NO_DOCUMENTS, shown
 
 
+def budget_knob(what: str, compact: int, paper: int, *, least: int = 64, tail: str = "") -> Any:
+    """A method's ``max_tokens`` knob: the tokens ``what`` may take; empty (the default) means the backend's lengths'
+    (``compact`` on the embedded model, ``paper`` on an endpoint)."""
+    return Field(
+        None,
+        ge=least,
+        le=4096,
+        description=f"budget for {what}; empty = the backend's ({compact:,} on the embedded model, {paper:,} on an "
+        f"endpoint{tail})",
+    )
+
+
 def reading_knob(reader: str) -> Any:
     """A method's ``max_doc_chars`` knob. The papers read as many snippets as their model's context holds, so
     empty (the default) means as many as the backend takes per call (``RunContext.reading_chars``)."""
     from core.llm.embedded import SHIPPED
 
     laptop = SHIPPED.read_tokens * CHARS_PER_TOKEN
-    return Field(None, ge=500, le=600000, description=f"most characters of documents {reader} reads; empty = as "
-                 f"many as the backend takes per call (its context window; {laptop:,} characters on the embedded model)")
+    return Field(
+        None,
+        ge=500,
+        le=600000,
+        description=f"most characters of documents {reader} reads; empty = as "
+        f"many as the backend takes per call (its context window; {laptop:,} characters on the embedded model)",
+    )
 
 
 MAX_CITED = 8
@@ -320,25 +408,31 @@ def in_at_most(sentences: int | None) -> str:
 @dataclass(frozen=True)
 class ReaderLengths:
     """How long a final reader reasons: the grammar's bound, the sentences its prompts ask for, and how its schema
-    and system prompts describe the reasoning field (None and empty: step by step, with no bound)."""
+    and system prompts describe the reasoning field (None and empty: step by step, with no bound); and the tokens its
+    reply may take."""
 
     reasoning_chars: int | None
     sentences: int | None
     described: str
     cited: int | None = None  # most document ids it cites, each at most ``id_chars`` (None: no bound)
     id_chars: int | None = None
+    tokens: int = PAPER_REPLY_TOKENS
 
     def words(self) -> dict[str, str]:
         """The reader prompts' placeholders: $within (after "Think step by step"), $shape (after "reasoning" in a
         system prompt's reply format) and $briefly (CoT's system prompt)."""
-        return {"within": in_at_most(self.sentences), "shape": f" ({self.described})" if self.described else "",
-                "briefly": ", briefly" if self.sentences else ""}
+        return {
+            "within": in_at_most(self.sentences),
+            "shape": f" ({self.described})" if self.described else "",
+            "briefly": ", briefly" if self.sentences else "",
+        }
 
 
 READER: dict[Lengths, ReaderLengths] = {
     # A small model's long free-text reasoning ran past its budget or never reached an answer; its citations are
-    # bounded too, so it cannot loop on ids until the token budget cuts the JSON off.
-    "compact": ReaderLengths(REASONING_CHARS, 3, "two or three short sentences", MAX_CITED, 80),
+    # bounded too, so it cannot loop on ids until the token budget cuts the JSON off. 320 tokens fit the longest
+    # reply this allows: the reasoning, the answer and the cited ids.
+    "compact": ReaderLengths(REASONING_CHARS, 3, "two or three short sentences", MAX_CITED, 80, tokens=320),
     # Every paper's reader thinks step by step with no bound (the MedRAG toolkit's JSON "step_by_step_thinking",
     # Teddy-XiongGZ/MedRAG src/template.py general_cot_system; Discuss-RAG's and MedRGAG's readers alike).
     "paper": ReaderLengths(None, None, ""),
@@ -355,8 +449,9 @@ def reasoning_cut(text: str) -> bool:
     """Whether a reasoning ends at the grammar's bound mid-sentence (its JSON escapes count there, so a little
     short of it): the model had more to say, and a reader should see that it stops, not that it ends there. A longer
     one was written with no bound (the papers' lengths)."""
-    return REASONING_CHARS * 0.95 <= len(text) <= REASONING_CHARS and \
-        not text.rstrip().endswith((".", "!", "?", '"', ")", "]"))
+    return REASONING_CHARS * 0.95 <= len(text) <= REASONING_CHARS and not text.rstrip().endswith(
+        (".", "!", "?", '"', ")", "]")
+    )
 
 
 def bounded(chars: int | None, description: str | None = None) -> Any:
@@ -371,17 +466,27 @@ def one_of(name: str, *shapes: type[BaseModel]) -> type[BaseModel]:
     return type(name, (RootModel[Union[shapes]],), {"__module__": __name__})  # noqa: UP007 - shapes known at run time
 
 
-def answer_schema(question: Question, cite: bool = False, order: AnswerFormat | None = "reasoning first",
-                  reader: ReaderLengths = READER["compact"]) -> type[BaseModel]:
+def answer_schema(
+    question: Question,
+    cite: bool = False,
+    order: AnswerFormat | None = "reasoning first",
+    reader: ReaderLengths = READER["compact"],
+) -> type[BaseModel]:
     """A reply schema whose answer field is an enum of the option letters when there are options, so a
     grammar-constrained server cannot answer anything else; its fields in the order ``order`` names (a
     grammar-constrained reply is written in field order). Reasoning as long as ``reader`` allows."""
     if order is None:
         raise ValueError("the answer format is automatic until the runner resolves it for the backend")
     answer_type: Any = Literal[tuple(question.options)] if question.options else str
-    reasoning = (str, bounded(reader.reasoning_chars,
-                              f"{reader.described} (at most {reader.reasoning_chars} characters)"
-                              if reader.reasoning_chars else "step by step"))
+    reasoning = (
+        str,
+        bounded(
+            reader.reasoning_chars,
+            f"{reader.described} (at most {reader.reasoning_chars} characters)"
+            if reader.reasoning_chars
+            else "step by step",
+        ),
+    )
     fields: dict[str, Any] = {"answer": (answer_type, ...)}
     if order == "reasoning first":
         fields = {"reasoning": reasoning, **fields}
@@ -389,10 +494,19 @@ def answer_schema(question: Question, cite: bool = False, order: AnswerFormat | 
         fields["reasoning"] = reasoning
     if cite:
         # Bounded in the grammar only, as the reasoning is: a longer list from another backend still parses.
-        bound = {"maxItems": reader.cited, "items": {"type": "string", "maxLength": reader.id_chars}} \
-            if reader.cited else None
-        fields["cited_ids"] = (list[str], Field(default_factory=list, description="ids of the documents used" + (
-            f" (at most {reader.cited})" if reader.cited else ""), json_schema_extra=bound))
+        bound = (
+            {"maxItems": reader.cited, "items": {"type": "string", "maxLength": reader.id_chars}}
+            if reader.cited
+            else None
+        )
+        fields["cited_ids"] = (
+            list[str],
+            Field(
+                default_factory=list,
+                description="ids of the documents used" + (f" (at most {reader.cited})" if reader.cited else ""),
+                json_schema_extra=bound,
+            ),
+        )
     return create_model("FinalAnswer", **fields)
 
 

@@ -2,55 +2,82 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from pydantic import Field
+from dataclasses import dataclass, replace
 
 from core.llm.profiles import Lengths
-from core.methods.base import (PAPER_REPLY_TOKENS, READER, MethodParams, MethodSpec, ReaderLengths, RunContext,
-    answer_schema, messages, prompt, to_answer)
+from core.llm.answer_formats import AnswerFormat
+from core.methods.base import READER, MethodParams, MethodSpec, ReaderLengths, RunContext, answer_schema, budget_knob
+from core.methods.base import messages, prompt, to_answer
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer
 
+
 @dataclass(frozen=True)
 class CoTLengths:
-    reader: ReaderLengths
-    max_tokens: int  # the reasoning and the answer
+    reader: ReaderLengths  # the reasoning and the answer
 
 
 LENGTHS: dict[Lengths, CoTLengths] = {
-    # The 600-character reasoning and the answer fit; more only lets a runaway reply run on.
-    "compact": CoTLengths(READER["compact"], 256),
+    # The 600-character reasoning and the answer fit in 256 tokens (no citations); more only lets a runaway reply
+    # run on.
+    "compact": CoTLengths(replace(READER["compact"], tokens=256)),
     # The toolkit sends no max_tokens (Teddy-XiongGZ/MedRAG src/medrag.py MedRAG.generate).
-    "paper": CoTLengths(READER["paper"], PAPER_REPLY_TOKENS),
+    "paper": CoTLengths(READER["paper"]),
 }
 
 
 class CoTParams(MethodParams):
-    max_tokens: int | None = Field(None, ge=32, le=4096, description="budget for the reasoning and answer; empty = "
-                                   f"the backend's ({LENGTHS['compact'].max_tokens} on the embedded model, "
-                                   f"{LENGTHS['paper'].max_tokens:,} on an endpoint)")
+    max_tokens: int | None = budget_knob(
+        "the reasoning and answer", LENGTHS["compact"].reader.tokens, LENGTHS["paper"].reader.tokens, least=32
+    )
 
 
 def cot_messages(question: Question, reader: ReaderLengths) -> list[dict[str, str]]:
-    """The CoT prompt (also Discuss-RAG's fallback when its decision-maker rejects the snippets)."""
-    return messages(prompt("cot_system", **reader.words()), prompt("cot_user", question=question.render(),
-                                                                   **reader.words()))
+    return messages(
+        prompt("cot_system", **reader.words()), prompt("cot_user", question=question.render(), **reader.words())
+    )
 
 
-def run(question: Question, params: CoTParams, ctx: RunContext) -> Answer:
-    lengths = LENGTHS[ctx.llm.lengths]
+def reason(
+    question: Question,
+    ctx: RunContext,
+    *,
+    stage: str,
+    reader: ReaderLengths,
+    order: AnswerFormat | None,
+    max_tokens: int | None,
+    temperature: float = 0.0,
+    seed: int | None = None,
+) -> Answer:
+    """The chain of thought: CoT's run, and Discuss-RAG's fallback when its decision-maker rejects the snippets.
+    ``max_tokens`` empty: the reader's own budget."""
     reply = ctx.ask(
-        cot_messages(question, lengths.reader), stage="reasoning", agent="Clinician", role="reasoner",
-        schema=answer_schema(question, order=params.answer_format, reader=lengths.reader),
-        max_tokens=params.max_tokens or lengths.max_tokens,
+        cot_messages(question, reader),
+        stage=stage,
+        agent="Clinician",
+        role="reasoner",
+        schema=answer_schema(question, order=order, reader=reader),
+        max_tokens=max_tokens or reader.tokens,
+        temperature=temperature,
+        seed=seed,
     )
     return to_answer(reply.parsed, question)
 
 
+def run(question: Question, params: CoTParams, ctx: RunContext) -> Answer:
+    reader = LENGTHS[ctx.llm.lengths].reader
+    return reason(
+        question, ctx, stage="reasoning", reader=reader, order=params.answer_format, max_tokens=params.max_tokens
+    )
+
+
 SPEC = MethodSpec(
-    name="cot", label="CoT", description="Chain-of-thought baseline: reasons step by step with no retrieval.",
-    params=CoTParams, run=run, uses_retrieval=False,
+    name="cot",
+    label="CoT",
+    description="Chain-of-thought baseline: reasons step by step with no retrieval.",
+    params=CoTParams,
+    run=run,
+    uses_retrieval=False,
     stages=(Stage("Clinician reasons step by step and answers", "answer", ("reasoning",)),),
 )

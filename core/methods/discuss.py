@@ -11,7 +11,6 @@ instead. Defaults, prompts and temperatures follow the authors' code (docs/fidel
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
@@ -19,96 +18,124 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from core.llm.profiles import Lengths
-from core.methods.base import (DEFINITE_ANSWER, NUMBERS, OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, AnswerFormat,
-    MethodParams, MethodSpec, ReaderLengths, RunContext, answer_schema, at_most, bounded, in_at_most, messages, one_of,
-    prompt, read_docs, reading_knob, to_answer, tokens_of)
-from core.methods.cot import cot_messages
+from core.llm.tokens import tokens_of
+from core.methods.base import DEFINITE_ANSWER, NUMBERS, OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, MethodParams
+from core.methods.base import budget_knob
+from core.methods.base import MethodSpec, ReaderLengths, RunContext, at_most, bounded, in_at_most
+from core.methods.base import messages, one_of, prompt, read_docs, reading_knob, sample_seed
+from core.methods import cot
+from core.methods.reader import medrag_prompt, read_and_answer
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer, Hit, Query, Verdict, VerdictItem
 
 NO_SUMMARY = "(none yet)"
 READ_BY_BOTH = "read by the decision-maker and the reader"  # "read by": the screens tag it as read, not judged
+JUDGE_TOKENS_EACH = 60  # the per-snippet variant's line per snippet: its id, a few words and keep or drop
 
 
 @dataclass(frozen=True)
 class DiscussLengths:
     """What each agent writes: sentences its prompt asks for, characters the grammar allows (None: no bound) and
-    the tokens its call may take."""
+    the tokens its call may take. The defaults are the authors' (the paper lengths)."""
 
-    reader: ReaderLengths
-    max_tokens: int  # the reader and the CoT fallback
-    commit: str  # how the reader is told to commit to an answer the documents do not give
-    role_chars: int | None  # the recruiter: a specialty and one sentence on it, per expert
-    why_chars: int | None
-    recruit_tokens: int  # plus ``recruit_tokens_each`` per expert
-    recruit_tokens_each: int
-    insight_sentences: int  # an expert's first insight
-    addition_sentences: int  # what an expert adds to a summary
-    insight_chars: int | None
-    insight_tokens: int
-    summary_sentences: int  # the summarizer (and the verifier, who rewrites the summary)
-    summary_chars: int | None
-    summary_tokens: int
-    decision_sentences: int | None  # the decision-maker's reasoning
-    decision_chars: int | None
-    decision_tokens: int
-    judgment_chars: int | None  # the per-snippet variant: a reason per snippet, one overall
-    verdict_chars: int | None
-    judge_tokens: int  # plus ``judge_tokens_each`` per snippet judged
-    judge_tokens_each: int
+    reader: ReaderLengths = READER["paper"]  # the reader and the CoT fallback
+    commit: str = DEFINITE_ANSWER  # how the reader is told to commit to an answer the documents do not give
+    role_chars: int | None = None  # the recruiter: a specialty and one sentence on it, per expert
+    why_chars: int | None = None
+    recruit_tokens: int = PAPER_REPLY_TOKENS  # plus ``recruit_tokens_each`` per expert
+    recruit_tokens_each: int = 0
+    insight_sentences: int = 7  # an expert's first insight
+    addition_sentences: int = 5  # what an expert adds to a summary
+    insight_chars: int | None = None
+    insight_tokens: int = PAPER_REPLY_TOKENS
+    summary_sentences: int = 5  # the summarizer (and the verifier, who rewrites the summary)
+    summary_chars: int | None = None
+    summary_tokens: int = PAPER_REPLY_TOKENS
+    decision_sentences: int | None = None  # the decision-maker's reasoning
+    decision_chars: int | None = None
+    decision_tokens: int = PAPER_REPLY_TOKENS
+    judgment_chars: int | None = None  # the per-snippet variant: a reason per snippet, one overall
+    verdict_chars: int | None = None
+    judge_tokens: int = PAPER_REPLY_TOKENS  # plus ``JUDGE_TOKENS_EACH`` per snippet judged
 
 
 LENGTHS: dict[Lengths, DiscussLengths] = {
     # Three sentences rather than seven keep an expert's turn on the embedded model to about half a minute; every
     # text is bounded in the grammar, and each budget fits the longest reply its schema allows.
     "compact": DiscussLengths(
-        reader=READER["compact"], max_tokens=320, commit=OWN_KNOWLEDGE, role_chars=60, why_chars=200,
-        recruit_tokens=40, recruit_tokens_each=90, insight_sentences=3, addition_sentences=3, insight_chars=500,
-        insight_tokens=160, summary_sentences=5, summary_chars=800, summary_tokens=240, decision_sentences=3,
-        decision_chars=400, decision_tokens=160, judgment_chars=80, verdict_chars=200, judge_tokens=80,
-        judge_tokens_each=60),
+        reader=READER["compact"],
+        commit=OWN_KNOWLEDGE,
+        role_chars=60,
+        why_chars=200,
+        recruit_tokens=40,
+        recruit_tokens_each=90,
+        insight_sentences=3,
+        addition_sentences=3,
+        insight_chars=500,
+        insight_tokens=160,
+        summary_sentences=5,
+        summary_chars=800,
+        summary_tokens=240,
+        decision_sentences=3,
+        decision_chars=400,
+        decision_tokens=160,
+        judgment_chars=80,
+        verdict_chars=200,
+        judge_tokens=80,
+    ),
     # The authors' prompts (LLM-VLM-GSL/Discuss-RAG src/template_discuss.py): experts "ideally within 7 sentences"
     # (agent_reason_discuss), additions and summaries "within 5 sentences" (whether_agent_continue,
     # summary_agent_chat), the decision-maker and the reader step by step (retrival_decide_content, discuss_rag) with
     # "have a definite answer" (discuss_rag_system); no call sends max_tokens (src/discuss_rag.py Agent.chat,
     # src/medrag.py MedRAG.generate). The per-snippet variant is this project's: its texts unbounded here too.
-    "paper": DiscussLengths(
-        reader=READER["paper"], max_tokens=PAPER_REPLY_TOKENS, commit=DEFINITE_ANSWER, role_chars=None,
-        why_chars=None, recruit_tokens=PAPER_REPLY_TOKENS, recruit_tokens_each=0, insight_sentences=7,
-        addition_sentences=5, insight_chars=None, insight_tokens=PAPER_REPLY_TOKENS, summary_sentences=5,
-        summary_chars=None, summary_tokens=PAPER_REPLY_TOKENS, decision_sentences=None, decision_chars=None,
-        decision_tokens=PAPER_REPLY_TOKENS, judgment_chars=None, verdict_chars=None, judge_tokens=PAPER_REPLY_TOKENS,
-        judge_tokens_each=60),
+    "paper": DiscussLengths(),
 }
 
 
 class DiscussParams(MethodParams):
     n_experts: int = Field(3, ge=1, le=5, description="experts the recruiter picks")
-    turns: int = Field(2, ge=0, le=4, description="review rounds after the first summary (the authors' num_rounds): "
-                                                  "up to turns + 1 summaries, fewer when no expert has anything to add")
+    turns: int = Field(
+        2,
+        ge=0,
+        le=4,
+        description="review rounds after the first summary (the authors' num_rounds): "
+        "up to turns + 1 summaries, fewer when no expert has anything to add",
+    )
     k: int = Field(9, ge=1, le=32, description="snippets retrieved with the question + summary, then judged")
     brainstorm: bool = Field(True, description="off: retrieve with the question alone (ablation w/o brainstorming)")
     verify: bool = Field(True, description="off: answer from all k snippets (ablation w/o post-retrieval verification)")
-    judge_each: bool = Field(False, description="variant (not the authors' code): the decision-maker keeps or drops "
-                                                "each snippet, and the reader reads only the kept ones")
-    temperature_discussion: float = Field(1.0, ge=0.0, le=2.0, description="recruiter, experts and summarizer "
-                                                                           "(the authors set none: the API default)")
+    judge_each: bool = Field(
+        False,
+        description="variant (not the authors' code): the decision-maker keeps or drops "
+        "each snippet, and the reader reads only the kept ones",
+    )
+    temperature_discussion: float = Field(
+        1.0, ge=0.0, le=2.0, description="recruiter, experts and summarizer (the authors set none: the API default)"
+    )
     temperature_verifier: float = Field(0.0, ge=0.0, le=2.0, description="verifier that rewrites the summary")
-    temperature_decision: float = Field(1.0, ge=0.0, le=2.0, description="decision-maker (the authors set none: "
-                                                                         "the API default)")
+    temperature_decision: float = Field(
+        1.0, ge=0.0, le=2.0, description="decision-maker (the authors set none: the API default)"
+    )
     temperature_reader: float = Field(0.0, ge=0.0, le=2.0, description="reader and its CoT fallback")
-    seed: int = Field(0, ge=0, description="sampling seed for agents above temperature 0: the same seed replays the "
-                                           "same replies from the response cache; another seed draws new ones")
+    seed: int = Field(
+        0,
+        ge=0,
+        description="sampling seed for agents above temperature 0: the same seed replays the "
+        "same replies from the response cache; another seed draws new ones",
+    )
     max_doc_chars: int | None = reading_knob("the decision-maker and the reader each")
-    max_tokens: int | None = Field(None, ge=64, le=4096, description="budget for the final answer; empty = the "
-                                   f"backend's ({LENGTHS['compact'].max_tokens} on the embedded model, "
-                                   f"{LENGTHS['paper'].max_tokens:,} on an endpoint)")
+    max_tokens: int | None = budget_knob(
+        "the final answer", LENGTHS["compact"].reader.tokens, LENGTHS["paper"].reader.tokens
+    )
 
 
 def expert_schema(lengths: DiscussLengths) -> type[BaseModel]:
-    return create_model("Expert", role=(str, bounded(lengths.role_chars, "a medical specialty, e.g. Cardiologist")),
-                        why=(str, bounded(lengths.why_chars, "one sentence: what the specialty covers")))
+    return create_model(
+        "Expert",
+        role=(str, bounded(lengths.role_chars, "a medical specialty, e.g. Cardiologist")),
+        why=(str, bounded(lengths.why_chars, "one sentence: what the specialty covers")),
+    )
 
 
 def insight_schema(lengths: DiscussLengths) -> type[BaseModel]:
@@ -180,24 +207,27 @@ def verification_schema(ids: list[str], lengths: DiscussLengths) -> type[BaseMod
 
 def judge_tokens(n: int, lengths: DiscussLengths) -> int:
     """The per-snippet variant's budget: a line per snippet judged."""
-    return lengths.judge_tokens + lengths.judge_tokens_each * n
+    return lengths.judge_tokens + JUDGE_TOKENS_EACH * n
 
 
 def sampling(temperature: float, params: DiscussParams) -> dict[str, Any]:
     """A call's temperature, with the run's seed when it samples (so the response cache can replay it)."""
-    return {"temperature": temperature, "seed": params.seed if temperature > 0 else None}
+    return {"temperature": temperature, "seed": sample_seed(temperature, params.seed)}
 
 
 # -- brainstorming: every agent reads the question stem, as in the authors' code ---------
 
 
 def recruit(question: Question, params: DiscussParams, lengths: DiscussLengths, ctx: RunContext) -> list[BaseModel]:
-    reply = ctx.ask(messages(prompt("discuss_system"), prompt("discuss_recruit", question=question.text,
-                                                              n=params.n_experts)),
-                    stage="recruitment", agent="Recruiter", role="recruiter",
-                    schema=recruitment_schema(params.n_experts, lengths),
-                    max_tokens=lengths.recruit_tokens + lengths.recruit_tokens_each * params.n_experts,
-                    **sampling(params.temperature_discussion, params))
+    reply = ctx.ask(
+        messages(prompt("discuss_system"), prompt("discuss_recruit", question=question.text, n=params.n_experts)),
+        stage="recruitment",
+        agent="Recruiter",
+        role="recruiter",
+        schema=recruitment_schema(params.n_experts, lengths),
+        max_tokens=lengths.recruit_tokens + lengths.recruit_tokens_each * params.n_experts,
+        **sampling(params.temperature_discussion, params),
+    )
     experts, seen = [], set()
     for i, expert in enumerate(reply.parsed.experts, 1):
         role = " ".join(expert.role.split()) or f"Expert {i}"
@@ -207,28 +237,69 @@ def recruit(question: Question, params: DiscussParams, lengths: DiscussLengths, 
     return experts
 
 
-def speak(question: Question, summary: str, turn: int, params: DiscussParams, lengths: DiscussLengths,
-          ctx: RunContext, expert: BaseModel) -> str:
+def speak(
+    question: Question,
+    summary: str,
+    turn: int,
+    params: DiscussParams,
+    lengths: DiscussLengths,
+    ctx: RunContext,
+    expert: BaseModel,
+) -> str:
     """The expert's insight (turn 1) or its review of the summary; empty when it has nothing to add."""
     first = turn == 1
-    task = prompt("discuss_expert_first", sentences=NUMBERS[lengths.insight_sentences]) if first else \
-        prompt("discuss_expert_more", sentences=NUMBERS[lengths.addition_sentences])
-    text = prompt("discuss_expert", question=question.text, summary=summary or NO_SUMMARY, role=expert.role,
-                  why=expert.why, task=task.strip())
-    reply = ctx.ask(messages(prompt("discuss_system"), text), stage=f"brainstorm turn {turn}", agent=expert.role,
-                    role="expert", schema=insight_schema(lengths) if first else review_schema(lengths),
-                    max_tokens=lengths.insight_tokens, turn=turn,
-                    **sampling(params.temperature_discussion, params)).parsed
+    task = (
+        prompt("discuss_expert_first", sentences=NUMBERS[lengths.insight_sentences])
+        if first
+        else prompt("discuss_expert_more", sentences=NUMBERS[lengths.addition_sentences])
+    )
+    text = prompt(
+        "discuss_expert",
+        question=question.text,
+        summary=summary or NO_SUMMARY,
+        role=expert.role,
+        why=expert.why,
+        task=task.strip(),
+    )
+    reply = ctx.ask(
+        messages(prompt("discuss_system"), text),
+        stage=f"brainstorm turn {turn}",
+        agent=expert.role,
+        role="expert",
+        schema=insight_schema(lengths) if first else review_schema(lengths),
+        max_tokens=lengths.insight_tokens,
+        turn=turn,
+        **sampling(params.temperature_discussion, params),
+    ).parsed
     return "" if not first and reply.nothing_to_add else reply.insight.strip()
 
 
-def summarize(question: Question, said: list[str], summary: str, turn: int, params: DiscussParams,
-              lengths: DiscussLengths, ctx: RunContext) -> str:
-    text = prompt("discuss_summarize", question=question.text, summary=summary or NO_SUMMARY,
-                  insights="\n".join(said), sentences=NUMBERS[lengths.summary_sentences])
-    return ctx.ask(messages(prompt("discuss_system"), text), stage=f"brainstorm turn {turn}", agent="Summarizer",
-                   role="summarizer", schema=summary_schema(lengths), max_tokens=lengths.summary_tokens, turn=turn,
-                   **sampling(params.temperature_discussion, params)).parsed.summary.strip()
+def summarize(
+    question: Question,
+    said: list[str],
+    summary: str,
+    turn: int,
+    params: DiscussParams,
+    lengths: DiscussLengths,
+    ctx: RunContext,
+) -> str:
+    text = prompt(
+        "discuss_summarize",
+        question=question.text,
+        summary=summary or NO_SUMMARY,
+        insights="\n".join(said),
+        sentences=NUMBERS[lengths.summary_sentences],
+    )
+    return ctx.ask(
+        messages(prompt("discuss_system"), text),
+        stage=f"brainstorm turn {turn}",
+        agent="Summarizer",
+        role="summarizer",
+        schema=summary_schema(lengths),
+        max_tokens=lengths.summary_tokens,
+        turn=turn,
+        **sampling(params.temperature_discussion, params),
+    ).parsed.summary.strip()
 
 
 def discuss(question: Question, params: DiscussParams, lengths: DiscussLengths, ctx: RunContext) -> str:
@@ -249,16 +320,26 @@ def discuss(question: Question, params: DiscussParams, lengths: DiscussLengths, 
     if not summary:
         return ""
     text = prompt("discuss_refine", question=question.text, summary=summary)
-    return ctx.ask(messages(prompt("discuss_system"), text), stage="summary verification", agent="Verifier",
-                   role="verifier", schema=summary_schema(lengths), max_tokens=lengths.summary_tokens,
-                   **sampling(params.temperature_verifier, params)).parsed.summary.strip() or summary
+    return (
+        ctx.ask(
+            messages(prompt("discuss_system"), text),
+            stage="summary verification",
+            agent="Verifier",
+            role="verifier",
+            schema=summary_schema(lengths),
+            max_tokens=lengths.summary_tokens,
+            **sampling(params.temperature_verifier, params),
+        ).parsed.summary.strip()
+        or summary
+    )
 
 
 # -- after retrieval ---------------------------------------------------------------------
 
 
-def decide(question: Question, hits: list[Hit], budget: int, params: DiscussParams, lengths: DiscussLengths,
-           ctx: RunContext) -> tuple[bool, list[str], str]:
+def decide(
+    question: Question, hits: list[Hit], budget: int, params: DiscussParams, lengths: DiscussLengths, ctx: RunContext
+) -> tuple[bool, list[str], str]:
     """The authors' decision: one yes/no over the snippets (those within the reading budget), given the stem.
     Returns whether it accepted, the ids it read, and why."""
     stage, agent = "verification", "Decision-maker"
@@ -267,22 +348,38 @@ def decide(question: Question, hits: list[Hit], budget: int, params: DiscussPara
         reason = "retrieval returned no snippets"
         ctx.emit(stage, agent, Verdict(items=[], accepted=False, reason=reason))
         return False, [], reason
-    text = prompt("discuss_decide", documents=documents, question=question.text,
-                  within=in_at_most(lengths.decision_sentences))
-    reply = ctx.ask(messages(prompt("discuss_system"), text), stage=stage, agent=agent, role="decision-maker",
-                    schema=decision_schema(lengths), max_tokens=lengths.decision_tokens, read=shown, offered=len(hits),
-                    **sampling(params.temperature_decision, params))
+    text = prompt(
+        "discuss_decide", documents=documents, question=question.text, within=in_at_most(lengths.decision_sentences)
+    )
+    reply = ctx.ask(
+        messages(prompt("discuss_system"), text),
+        stage=stage,
+        agent=agent,
+        role="decision-maker",
+        schema=decision_schema(lengths),
+        max_tokens=lengths.decision_tokens,
+        read=shown,
+        offered=len(hits),
+        **sampling(params.temperature_decision, params),
+    )
     accepted = reply.parsed.answer == "yes"
     read = READ_BY_BOTH if accepted else "the decision-maker rejected the snippets as a whole"
-    items = [VerdictItem(doc_id=h.snippet_id, keep=accepted and h.snippet_id in shown,
-                         reason=read if h.snippet_id in shown else "beyond the reading budget") for h in hits]
+    items = [
+        VerdictItem(
+            doc_id=h.snippet_id,
+            keep=accepted and h.snippet_id in shown,
+            reason=read if h.snippet_id in shown else "beyond the reading budget",
+        )
+        for h in hits
+    ]
     reason = reply.parsed.reasoning.strip()
     ctx.emit(stage, agent, Verdict(items=items, accepted=accepted, reason=reason))
     return accepted, shown, reason
 
 
-def decide_each(question: Question, hits: list[Hit], budget: int, params: DiscussParams, lengths: DiscussLengths,
-                ctx: RunContext) -> tuple[list[Hit], str]:
+def decide_each(
+    question: Question, hits: list[Hit], budget: int, params: DiscussParams, lengths: DiscussLengths, ctx: RunContext
+) -> tuple[list[Hit], str]:
     """The per-snippet variant: the kept snippets when it accepts, none when it rejects, and why."""
     stage, agent = "verification", "Decision-maker"
     documents, shown = read_docs(hits, budget)
@@ -291,9 +388,17 @@ def decide_each(question: Question, hits: list[Hit], budget: int, params: Discus
         ctx.emit(stage, agent, Verdict(items=[], accepted=False, reason=reason))
         return [], reason
     text = prompt("discuss_decide_each", documents=documents, question=question.text)
-    reply = ctx.ask(messages(prompt("discuss_system"), text), stage=stage, agent=agent, role="decision-maker",
-                    schema=verification_schema(shown, lengths), max_tokens=judge_tokens(len(shown), lengths),
-                    read=shown, offered=len(hits), **sampling(params.temperature_decision, params))
+    reply = ctx.ask(
+        messages(prompt("discuss_system"), text),
+        stage=stage,
+        agent=agent,
+        role="decision-maker",
+        schema=verification_schema(shown, lengths),
+        max_tokens=judge_tokens(len(shown), lengths),
+        read=shown,
+        offered=len(hits),
+        **sampling(params.temperature_decision, params),
+    )
     judged: dict[str, Any] = {}
     for j in reply.parsed.judgments:
         judged.setdefault(j.doc_id, j)  # a repeated id keeps its first judgment
@@ -309,50 +414,48 @@ def decide_each(question: Question, hits: list[Hit], budget: int, params: Discus
     return (kept if accepted else []), reason
 
 
-def answer_from_documents(question: Question, hits: list[Hit], ctx: RunContext, *, system: str, budget: int,
-                          max_tokens: int, reader: ReaderLengths, commit: str, note: str = "", temperature: float = 0.0,
-                          seed: int | None = None, order: AnswerFormat = "reasoning first",
-                          real_ids: Mapping[str, str] | None = None) -> Answer:
-    """MedRAG's reader (the authors' answer prompt is MedRAG's): answer from these snippets within ``budget``
-    characters, citing their ids, reasoning as long as ``reader`` allows and told to commit as ``commit`` says.
-    ``system`` is the calling method's own, so the reader's documents continue the prefix its other agents read; the
-    reader's instructions come last. ``real_ids`` maps ids the reader sees under to the snippets' own, for the trace."""
-    documents, shown = read_docs(hits, budget)
-    words = reader.words()
-    reply = ctx.ask(messages(system, prompt("medrag_user", documents=documents, question=question.render(), **words),
-                             prompt("medrag_system", commit=commit, **words)),
-                    stage="answer", agent="Reader", role="reader",
-                    schema=answer_schema(question, cite=True, order=order, reader=reader),
-                    temperature=temperature, seed=seed, max_tokens=max_tokens,
-                    read=[(real_ids or {}).get(i, i) for i in shown], offered=len(hits))
-    return to_answer(reply.parsed, question, valid_ids=shown).model_copy(update={"note": note})
-
-
-def fall_back(question: Question, reason: str, params: DiscussParams, lengths: DiscussLengths,
-              ctx: RunContext) -> Answer:
+def fall_back(
+    question: Question, reason: str, params: DiscussParams, lengths: DiscussLengths, ctx: RunContext
+) -> Answer:
     """The authors' fallback when the snippets are rejected: a chain-of-thought prompt, no documents."""
-    reply = ctx.ask(cot_messages(question, lengths.reader), stage="CoT fallback", agent="Clinician", role="reasoner",
-                    schema=answer_schema(question, order=params.answer_format, reader=lengths.reader),
-                    max_tokens=params.max_tokens or lengths.max_tokens, **sampling(params.temperature_reader, params))
-    note = f"CoT fallback: the decision-maker rejected the snippets ({reason})"
-    return to_answer(reply.parsed, question).model_copy(update={"note": note})
+    answer = cot.reason(
+        question,
+        ctx,
+        stage="CoT fallback",
+        reader=lengths.reader,
+        order=params.answer_format,
+        max_tokens=params.max_tokens,
+        **sampling(params.temperature_reader, params),
+    )
+    return answer.model_copy(update={"note": f"CoT fallback: the decision-maker rejected the snippets ({reason})"})
 
 
 def run(question: Question, params: DiscussParams, ctx: RunContext) -> Answer:
     lengths = LENGTHS[ctx.llm.lengths]
-    max_tokens = params.max_tokens or lengths.max_tokens
+    max_tokens = params.max_tokens or lengths.reader.tokens
     summary = discuss(question, params, lengths, ctx) if params.brainstorm else ""
     query = f"{question.text}\n{summary}" if summary else question.text
-    ctx.emit("retrieval", "Retriever", Query(text=query, purpose="question + distilled summary D" if summary
-                                             else "question (no discussion)"))
+    ctx.emit(
+        "retrieval",
+        "Retriever",
+        Query(text=query, purpose="question + distilled summary D" if summary else "question (no discussion)"),
+    )
     hits = ctx.retrieve(query, params.k, stage="retrieval", agent="Retriever")
     # One budget for the decision-maker and the reader, so the reader reads exactly the snippets that were accepted;
     # it leaves room for the longest reply of the two (the per-snippet variant writes a line per snippet).
     reply = max(lengths.decision_tokens, max_tokens, judge_tokens(len(hits), lengths) if params.judge_each else 0)
     budget = ctx.reading_chars(params.max_doc_chars, tokens_of(question.render()) + reply)
-    read = partial(answer_from_documents, question, ctx=ctx, system=prompt("discuss_system"), budget=budget,
-                   max_tokens=max_tokens, reader=lengths.reader, commit=lengths.commit, order=params.answer_format,
-                   **sampling(params.temperature_reader, params))
+    read = partial(
+        read_and_answer,
+        question,
+        ctx=ctx,
+        write=medrag_prompt(question, lengths.reader, lengths.commit, system=prompt("discuss_system")),
+        budget=budget,
+        reader=lengths.reader,
+        order=params.answer_format,
+        max_tokens=max_tokens,
+        **sampling(params.temperature_reader, params),
+    )
     if not params.verify:
         return read(hits, note=f"verification off: answered from all {len(hits)} snippets")
     if params.judge_each:
@@ -370,18 +473,27 @@ def run(question: Question, params: DiscussParams, ctx: RunContext) -> Answer:
 
 
 SPEC = MethodSpec(
-    name="discuss", label="Discuss-RAG",
+    name="discuss",
+    label="Discuss-RAG",
     description="Recruited experts brainstorm what the question needs; retrieve with that summary; "
-                "a decision-maker accepts the snippets for the reader or falls back to CoT.",
-    params=DiscussParams, run=run,
-    stages=(Stage("Recruiter picks expert roles", "understand", ("recruitment",)),
-            Stage("Experts brainstorm", "understand", ("brainstorm turn",), many="× n experts",
-                  kinds=("agent_message",)),
-            Stage("Summarizer folds the turn", "understand", ("brainstorm turn",), agents=("Summarizer",),
-                  loop_to="Experts brainstorm", loop_label="experts review the summary (up to turns + 1 summaries)"),
-            Stage("Verifier distils the summary", "understand", ("summary verification",)),
-            Stage("Retrieve with question + summary", "retrieve", ("retrieval",)),
-            Stage("Decision-maker accepts or rejects the snippets", "judge", ("verification",)),
-            Stage("Reader answers from the snippets", "answer", ("answer",)),
-            Stage("CoT fallback (snippets rejected)", "answer", ("CoT fallback",), branch=True)),
+    "a decision-maker accepts the snippets for the reader or falls back to CoT.",
+    params=DiscussParams,
+    run=run,
+    stages=(
+        Stage("Recruiter picks expert roles", "understand", ("recruitment",)),
+        Stage("Experts brainstorm", "understand", ("brainstorm turn",), many="× n experts", kinds=("agent_message",)),
+        Stage(
+            "Summarizer folds the turn",
+            "understand",
+            ("brainstorm turn",),
+            agents=("Summarizer",),
+            loop_to="Experts brainstorm",
+            loop_label="experts review the summary (up to turns + 1 summaries)",
+        ),
+        Stage("Verifier distils the summary", "understand", ("summary verification",)),
+        Stage("Retrieve with question + summary", "retrieve", ("retrieval",)),
+        Stage("Decision-maker accepts or rejects the snippets", "judge", ("verification",)),
+        Stage("Reader answers from the snippets", "answer", ("answer",)),
+        Stage("CoT fallback (snippets rejected)", "answer", ("CoT fallback",), branch=True),
+    ),
 )

@@ -18,9 +18,10 @@ from functools import partial
 from pydantic import BaseModel, Field, create_model
 
 from core.llm.profiles import Lengths
-from core.methods.base import (ASSUMED_WINDOW, CHARS_PER_TOKEN, PAPER_REPLY_TOKENS, PROMPT_TOKENS, READER, MethodParams,
-    MethodSpec, ReaderLengths, RunContext, answer_schema, bounded, in_at_most, messages, prompt, read_docs, to_answer,
-    tokens_of)
+from core.llm.tokens import CHARS_PER_TOKEN, tokens_of
+from core.methods.base import ASSUMED_WINDOW, PROMPT_TOKENS, READER, MethodParams, budget_knob, MethodSpec
+from core.methods.base import ReaderLengths, RunContext
+from core.methods.base import answer_schema, bounded, in_at_most, messages, prompt, read_docs, to_answer
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer, Query
@@ -30,18 +31,20 @@ _BRACKETED = re.compile(r"\[([^\[\]\n]{1,80})\]")
 
 @dataclass(frozen=True)
 class IMedRAGLengths:
-    reader: ReaderLengths  # the final answer
-    analysis_chars: int | None  # the questioner's analysis
-    analysis_sentences: int | None
-    query_chars: int | None  # each follow-up query
-    max_tokens: int  # the query-writing and final calls
+    """What the questioner and the answerer write (None: no bound). The defaults are the toolkit's (the paper
+    lengths)."""
+
+    reader: ReaderLengths = READER["paper"]  # the final answer; the query-writing calls take its budget too
+    analysis_chars: int | None = None  # the questioner's analysis
+    analysis_sentences: int | None = None
+    query_chars: int | None = None  # each follow-up query
 
 
 LENGTHS: dict[Lengths, IMedRAGLengths] = {
-    "compact": IMedRAGLengths(READER["compact"], 400, 3, 200, 320),
+    "compact": IMedRAGLengths(READER["compact"], 400, 3, 200),
     # The toolkit bounds neither its "## Analysis" nor its queries ("concise") and sends no max_tokens
     # (Teddy-XiongGZ/MedRAG src/template.py follow_up_instruction_ask, src/medrag.py MedRAG.i_medrag_answer).
-    "paper": IMedRAGLengths(READER["paper"], None, None, None, PAPER_REPLY_TOKENS),
+    "paper": IMedRAGLengths(),
 }
 
 
@@ -49,15 +52,23 @@ class IMedRAGParams(MethodParams):
     rounds: int = Field(4, ge=1, le=8, description="rounds of follow-up queries (R)")
     queries: int = Field(3, ge=1, le=6, description="follow-up queries per round (Q)")
     k: int = Field(32, ge=1, le=128, description="snippets retrieved per follow-up query")
-    max_doc_chars: int = Field(60000, ge=500, le=600000,
-                               description="most characters of documents each follow-up answer reads (the authors' "
-                                           "15,000 tokens); less when the backend's context window holds less")
-    answer_tokens: int | None = Field(None, ge=32, le=8192,
-                                      description="most tokens each follow-up answer writes; empty (None) = as many as the "
-                                                  "context window leaves (the authors set no limit)")
-    max_tokens: int | None = Field(None, ge=32, le=4096, description="budget for the query-writing and final calls; "
-                                   f"empty = the backend's ({LENGTHS['compact'].max_tokens} on the embedded model, "
-                                   f"{LENGTHS['paper'].max_tokens:,} on an endpoint)")
+    max_doc_chars: int = Field(
+        60000,
+        ge=500,
+        le=600000,
+        description="most characters of documents each follow-up answer reads (the authors' "
+        "15,000 tokens); less when the backend's context window holds less",
+    )
+    answer_tokens: int | None = Field(
+        None,
+        ge=32,
+        le=8192,
+        description="most tokens each follow-up answer writes; empty (None) = as many as the "
+        "context window leaves (the authors set no limit)",
+    )
+    max_tokens: int | None = budget_knob(
+        "the query-writing and final calls", LENGTHS["compact"].reader.tokens, LENGTHS["paper"].reader.tokens, least=32
+    )
 
 
 QUERY_TOKENS = 80  # one history entry's query (at most 200 characters on the compact lengths, a line) and labels
@@ -73,14 +84,19 @@ class Budgets(BaseModel):
     answer_tokens: int
 
 
-def budgets(params: IMedRAGParams, question: Question, window: int | None, reading_tokens: int | None = None,
-            lengths: IMedRAGLengths = LENGTHS["paper"]) -> Budgets:
+def budgets(
+    params: IMedRAGParams,
+    question: Question,
+    window: int | None,
+    reading_tokens: int | None = None,
+    lengths: IMedRAGLengths = LENGTHS["paper"],
+) -> Budgets:
     """The follow-up budgets for a context window of ``window`` tokens. The final call reads the question and all
     R × Q query–answer pairs and writes ``max_tokens``, so each answer gets an equal share of what that leaves (at
     most ``ANSWER_SHARE`` of the window); a follow-up then reads documents in whatever its answer leaves, and at
     most the backend's ``reading_tokens``. ``lengths`` give the final call's budget when the knob leaves it empty."""
     window = window or ASSUMED_WINDOW
-    fixed = PROMPT_TOKENS + tokens_of(question.render()) + (params.max_tokens or lengths.max_tokens)
+    fixed = PROMPT_TOKENS + tokens_of(question.render()) + (params.max_tokens or lengths.reader.tokens)
     share = (window - fixed) // (params.rounds * params.queries) - QUERY_TOKENS
     answer = params.answer_tokens or max(min(share, int(window * ANSWER_SHARE)), 32)
     room = window - PROMPT_TOKENS - QUERY_TOKENS - answer
@@ -106,8 +122,12 @@ def queries_schema(n: int, lengths: IMedRAGLengths) -> type[BaseModel]:
     return create_model(
         "FollowUpQueries",
         analysis=(str, bounded(lengths.analysis_chars, "what is known so far and what is missing")),
-        queries=(list[str], Field(min_length=n, max_length=n, description=f"{n} short search queries",
-                                  json_schema_extra={"items": query})),
+        queries=(
+            list[str],
+            Field(
+                min_length=n, max_length=n, description=f"{n} short search queries", json_schema_extra={"items": query}
+            ),
+        ),
     )
 
 
@@ -118,8 +138,13 @@ def lookup(query: str, round_no: int, params: IMedRAGParams, budget: Budgets, ct
     documents, shown = read_docs(hits, budget.doc_chars)
     reply = ctx.ask(
         messages(prompt("imedrag_lookup_system"), prompt("imedrag_lookup", documents=documents, query=query)),
-        stage=stage, agent="Responder", role="responder", max_tokens=budget.answer_tokens, turn=round_no,
-        read=shown, offered=len(hits),
+        stage=stage,
+        agent="Responder",
+        role="responder",
+        max_tokens=budget.answer_tokens,
+        turn=round_no,
+        read=shown,
+        offered=len(hits),
     )
     answer = " ".join(reply.text.split())
     cited = [i for i in dict.fromkeys(_BRACKETED.findall(answer)) if i in shown]
@@ -133,24 +158,43 @@ def render_history(history: list[Lookup]) -> str:
 def run(question: Question, params: IMedRAGParams, ctx: RunContext) -> Answer:
     system = prompt("imedrag_system")
     lengths = LENGTHS[ctx.llm.lengths]
-    max_tokens = params.max_tokens or lengths.max_tokens
+    max_tokens = params.max_tokens or lengths.reader.tokens
     budget = budgets(params, question, ctx.llm.context_window, ctx.llm.reading_tokens, lengths)
     history: list[Lookup] = []
     for round_no in range(1, params.rounds + 1):
         reply = ctx.ask(
-            messages(system, prompt("imedrag_queries", history=render_history(history), question=question.render(),
-                                    n=params.queries, within=in_at_most(lengths.analysis_sentences))),
-            stage=f"round {round_no}", agent="Questioner", role="questioner",
-            schema=queries_schema(params.queries, lengths), temperature=0.0, max_tokens=max_tokens, turn=round_no,
+            messages(
+                system,
+                prompt(
+                    "imedrag_queries",
+                    history=render_history(history),
+                    question=question.render(),
+                    n=params.queries,
+                    within=in_at_most(lengths.analysis_sentences),
+                ),
+            ),
+            stage=f"round {round_no}",
+            agent="Questioner",
+            role="questioner",
+            schema=queries_schema(params.queries, lengths),
+            temperature=0.0,
+            max_tokens=max_tokens,
+            turn=round_no,
         )
         queries = [q.strip() for q in reply.parsed.queries if q.strip()]
         for q in queries:
             ctx.emit(f"round {round_no}", "Questioner", Query(text=q, purpose="follow-up", round=round_no))
         history += ctx.parallel(partial(lookup, round_no=round_no, params=params, budget=budget, ctx=ctx), queries)
     reply = ctx.ask(
-        messages(system, prompt("imedrag_final", history=render_history(history), question=question.render(),
-                                **lengths.reader.words())),
-        stage="final answer", agent="Answerer", role="answerer",
+        messages(
+            system,
+            prompt(
+                "imedrag_final", history=render_history(history), question=question.render(), **lengths.reader.words()
+            ),
+        ),
+        stage="final answer",
+        agent="Answerer",
+        role="answerer",
         schema=answer_schema(question, cite=True, order=params.answer_format, reader=lengths.reader),
         max_tokens=max_tokens,
     )
@@ -158,13 +202,24 @@ def run(question: Question, params: IMedRAGParams, ctx: RunContext) -> Answer:
 
 
 SPEC = MethodSpec(
-    name="imedrag", label="i-MedRAG",
+    name="imedrag",
+    label="i-MedRAG",
     description="Iterative follow-up queries: R rounds × Q queries, each answered by a RAG step; "
-                "the final answer reads the query–answer history.",
-    params=IMedRAGParams, run=run,
-    stages=(Stage("Questioner writes Q follow-up queries", "query", ("round",), agents=("Questioner",)),
-            Stage("Retrieve for each query", "retrieve", ("round",), agents=("Retriever",), many="× Q"),
-            Stage("Responder answers each query", "retrieve", ("round",), agents=("Responder",), many="× Q",
-                  loop_to="Questioner writes Q follow-up queries", loop_label="next round (R rounds)"),
-            Stage("Answerer reads the query–answer history", "answer", ("final answer",), agents=("Answerer",))),
+    "the final answer reads the query–answer history.",
+    params=IMedRAGParams,
+    run=run,
+    stages=(
+        Stage("Questioner writes Q follow-up queries", "query", ("round",), agents=("Questioner",)),
+        Stage("Retrieve for each query", "retrieve", ("round",), agents=("Retriever",), many="× Q"),
+        Stage(
+            "Responder answers each query",
+            "retrieve",
+            ("round",),
+            agents=("Responder",),
+            many="× Q",
+            loop_to="Questioner writes Q follow-up queries",
+            loop_label="next round (R rounds)",
+        ),
+        Stage("Answerer reads the query–answer history", "answer", ("final answer",), agents=("Answerer",)),
+    ),
 )

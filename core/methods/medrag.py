@@ -14,8 +14,11 @@ from typing import Literal
 from pydantic import Field
 
 from core.llm.profiles import Lengths
-from core.methods.base import (DEFINITE_ANSWER, OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, MethodParams, MethodSpec,
-    ReaderLengths, RunContext, answer_schema, messages, prompt, read_docs, reading_knob, to_answer, tokens_of)
+from core.llm.tokens import tokens_of
+from core.methods.base import DEFINITE_ANSWER, OWN_KNOWLEDGE, READER, MethodParams, budget_knob, MethodSpec
+from core.methods.base import ReaderLengths
+from core.methods.base import RunContext, reading_knob
+from core.methods.reader import medrag_prompt, read_and_answer
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer
@@ -24,53 +27,58 @@ from core.trace import Answer
 @dataclass(frozen=True)
 class MedRAGLengths:
     reader: ReaderLengths
-    max_tokens: int  # the reply's budget
     commit: str  # how the reader is told to commit to an answer the documents do not give
 
 
 LENGTHS: dict[Lengths, MedRAGLengths] = {
     # Reasoning, the answer and up to 8 cited ids; a small model shown off-topic snippets is told to fall back on
     # what it knows, so it still commits.
-    "compact": MedRAGLengths(READER["compact"], 320, OWN_KNOWLEDGE),
+    "compact": MedRAGLengths(READER["compact"], OWN_KNOWLEDGE),
     # The toolkit's reader: step by step, no max_tokens, "please have a definite answer" (Teddy-XiongGZ/MedRAG
     # src/template.py general_medrag_system, src/medrag.py MedRAG.generate).
-    "paper": MedRAGLengths(READER["paper"], PAPER_REPLY_TOKENS, DEFINITE_ANSWER),
+    "paper": MedRAGLengths(READER["paper"], DEFINITE_ANSWER),
 }
 
 
 class MedRAGParams(MethodParams):
     k: int = Field(32, ge=1, le=128, description="snippets retrieved (hybrid BM25 + dense)")
     max_doc_chars: int | None = reading_knob("the reader")
-    max_tokens: int | None = Field(None, ge=32, le=4096, description="budget for the reasoning and answer; empty = "
-                                   f"the backend's ({LENGTHS['compact'].max_tokens} on the embedded model, "
-                                   f"{LENGTHS['paper'].max_tokens:,} on an endpoint)")
+    max_tokens: int | None = budget_knob(
+        "the reasoning and answer", LENGTHS["compact"].reader.tokens, LENGTHS["paper"].reader.tokens, least=32
+    )
     query: Literal["question", "question and options"] = Field(
-        "question", description="what is searched for: the question alone (the toolkit's), or with its options "
-                                "(recall@5 of the teaching pack's key passages 0.69 → 0.87 on the default corpus)")
+        "question",
+        description="what is searched for: the question alone (the toolkit's), or with its options "
+        "(recall@5 of the teaching pack's key passages 0.69 → 0.87 on the default corpus)",
+    )
 
 
 def run(question: Question, params: MedRAGParams, ctx: RunContext) -> Answer:
     lengths = LENGTHS[ctx.llm.lengths]
-    max_tokens = params.max_tokens or lengths.max_tokens
+    max_tokens = params.max_tokens or lengths.reader.tokens
     query = question.text if params.query == "question" else question.render()
     hits = ctx.retrieve(query, params.k, stage="retrieval", agent="Retriever")
     budget = ctx.reading_chars(params.max_doc_chars, tokens_of(question.render()) + max_tokens)
-    documents, shown = read_docs(hits, budget)
-    words = lengths.reader.words()
-    reply = ctx.ask(
-        messages(prompt("medrag_system", commit=lengths.commit, **words),
-                 prompt("medrag_user", documents=documents, question=question.render(), **words)),
-        stage="answer", agent="Reader", role="reader",
-        schema=answer_schema(question, cite=True, order=params.answer_format, reader=lengths.reader),
-        max_tokens=max_tokens, read=shown, offered=len(hits),
+    return read_and_answer(
+        question,
+        hits,
+        ctx,
+        write=medrag_prompt(question, lengths.reader, lengths.commit),
+        budget=budget,
+        reader=lengths.reader,
+        order=params.answer_format,
+        max_tokens=max_tokens,
     )
-    return to_answer(reply.parsed, question, valid_ids=shown)
 
 
 SPEC = MethodSpec(
-    name="medrag", label="MedRAG",
+    name="medrag",
+    label="MedRAG",
     description="Retrieval baseline: hybrid search for k=32 snippets, answer from the numbered documents with citations.",
-    params=MedRAGParams, run=run,
-    stages=(Stage("Retrieve k snippets (BM25 + dense)", "retrieve", ("retrieval",)),
-            Stage("Reader answers, citing documents", "answer", ("answer",))),
+    params=MedRAGParams,
+    run=run,
+    stages=(
+        Stage("Retrieve k snippets (BM25 + dense)", "retrieve", ("retrieval",)),
+        Stage("Reader answers, citing documents", "answer", ("answer",)),
+    ),
 )

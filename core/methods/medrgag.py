@@ -14,45 +14,46 @@ re-scored top candidates on with no integrator.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
 
 from core.llm.profiles import Lengths
-from core.methods.base import (OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, MethodParams, MethodSpec, ReaderLengths,
-    RunContext, at_most, bounded, in_at_most, messages, one_of, prompt, read_docs, sample_seed, tokens_of)
-from core.methods.discuss import answer_from_documents
+from core.llm.tokens import tokens_of
+from core.methods.base import OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, MethodParams, budget_knob, MethodSpec
+from core.methods.base import ReaderLengths
+from core.methods.base import RunContext, at_most, bounded, in_at_most, messages, one_of, prompt, read_docs, sample_seed
+from core.methods.reader import medrag_prompt, read_and_answer
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer, GeneratedDoc, Hit, Query, Verdict, VerdictItem
 
 GENERATED = "generated"  # the corpus name of generated documents; their ids are gen-1, gen-2, ...
 FROM_QUESTION = "(none: written from the question alone)"
+SELECT_TOKENS_EACH = 55  # the integrator's line per candidate: its id and the knowledge point it covers
 
 
 @dataclass(frozen=True)
 class MedRGAGLengths:
     """What each agent reads and writes: characters of each candidate, sentences a prompt asks for, characters the
-    grammar allows (None: no bound) and the tokens a call may take."""
+    grammar allows (None: no bound) and the tokens a call may take. The defaults are the authors' (the paper
+    lengths)."""
 
-    reader: ReaderLengths
-    max_tokens: int  # the reader
-    commit: str  # how the reader is told to commit to an answer the documents do not give
-    doc_chars: int | None  # each candidate as an agent reads it (None: whole)
-    summary_sentences: int | None
-    summary_chars: int | None
-    summary_tokens: int
-    explore_reasoning: bool  # the explorer reasons before it names the missing points
-    point_chars: int | None
-    explore_tokens: int  # plus ``explore_tokens_each`` per point
-    explore_tokens_each: int
-    requirements: int | None  # the integrator: most knowledge points it lists
-    requirement_chars: int | None
-    covers_chars: int | None
-    select_tokens: int  # plus ``select_tokens_each`` per candidate read
-    select_tokens_each: int
+    reader: ReaderLengths = replace(READER["paper"], tokens=512)
+    doc_chars: int | None = None  # each candidate as an agent reads it (None: whole)
+    summary_sentences: int | None = None
+    summary_chars: int | None = None
+    summary_tokens: int = PAPER_REPLY_TOKENS
+    explore_reasoning: bool = True  # the explorer reasons before it names the missing points
+    point_chars: int | None = None
+    explore_tokens: int = PAPER_REPLY_TOKENS  # plus ``explore_tokens_each`` per point
+    explore_tokens_each: int = 0
+    requirements: int | None = None  # the integrator: most knowledge points it lists
+    requirement_chars: int | None = None
+    covers_chars: int | None = None
+    select_tokens: int = PAPER_REPLY_TOKENS  # plus ``SELECT_TOKENS_EACH`` per candidate read
 
 
 LENGTHS: dict[Lengths, MedRGAGLengths] = {
@@ -60,20 +61,26 @@ LENGTHS: dict[Lengths, MedRGAGLengths] = {
     # the question and the integrator's reply; 1,600 characters hold a whole 256-word generated document and most
     # corpus chunks. Every text is bounded in the grammar, and each budget fits the longest reply its schema allows.
     "compact": MedRGAGLengths(
-        reader=READER["compact"], max_tokens=320, commit=OWN_KNOWLEDGE, doc_chars=1600, summary_sentences=3,
-        summary_chars=400, summary_tokens=160, explore_reasoning=False, point_chars=160, explore_tokens=60,
-        explore_tokens_each=55, requirements=4, requirement_chars=120, covers_chars=80, select_tokens=240,
-        select_tokens_each=55),
+        reader=READER["compact"],
+        doc_chars=1600,
+        summary_sentences=3,
+        summary_chars=400,
+        summary_tokens=160,
+        explore_reasoning=False,
+        point_chars=160,
+        explore_tokens=60,
+        explore_tokens_each=55,
+        requirements=4,
+        requirement_chars=120,
+        covers_chars=80,
+        select_tokens=240,
+    ),
     # The authors' code (ll0ruc/MedRGAG): whole documents (src/llm_by_gpt.py read_data); a summary with no length
     # but "avoid unnecessary details" (src/template.py knowledge_summary_template); the explorer's "- Reasoning:
     # [Detailed explanation]" before its points (knowledge_explore_template); the integrator's requirements as many
     # as the question needs (llm_selection_prompt); no max_tokens for those three (src/llm_by_gpt.py GPT.call); the
     # reader's 512 tokens (src/medrgag.py vllm_answer) and "rely on your own medical knowledge" (rag_template).
-    "paper": MedRGAGLengths(
-        reader=READER["paper"], max_tokens=512, commit=OWN_KNOWLEDGE, doc_chars=None, summary_sentences=None,
-        summary_chars=None, summary_tokens=PAPER_REPLY_TOKENS, explore_reasoning=True, point_chars=None,
-        explore_tokens=PAPER_REPLY_TOKENS, explore_tokens_each=0, requirements=None, requirement_chars=None,
-        covers_chars=None, select_tokens=PAPER_REPLY_TOKENS, select_tokens_each=55),
+    "paper": MedRGAGLengths(),
 }
 
 
@@ -82,26 +89,44 @@ class MedRGAGParams(MethodParams):
     n_retrieved: int = Field(5, ge=1, le=16, description="retrieved documents kept after re-scoring (k)")
     n_points: int = Field(3, ge=1, le=8, description="missing knowledge points the explorer names")
     n_points_yes_no: int = Field(2, ge=1, le=8, description="missing knowledge points for a yes/no question")
-    n_generated: int = Field(5, ge=0, le=8, description="background documents generated: one per missing point, "
-                                                         "the rest from the question alone; 0 = w/o generation")
+    n_generated: int = Field(
+        5,
+        ge=0,
+        le=8,
+        description="background documents generated: one per missing point, "
+        "the rest from the question alone; 0 = w/o generation",
+    )
     generate_temperature: float = Field(1.2, ge=0.0, le=2.0, description="the generator's sampling temperature")
     generate_top_p: float = Field(0.9, gt=0.0, le=1.0, description="the generator's nucleus (top-p) sampling")
     generate_presence_penalty: float = Field(1.0, ge=-2.0, le=2.0, description="the generator's presence penalty")
     generate_tokens: int = Field(256, ge=32, le=1024, description="budget for each generated document")
-    agent_temperature: float = Field(1.2, ge=0.0, le=2.0, description="temperature of the summarizer, explorer "
-                                                                       "and integrator")
+    agent_temperature: float = Field(
+        1.2, ge=0.0, le=2.0, description="temperature of the summarizer, explorer and integrator"
+    )
     n_selected: int = Field(5, ge=1, le=16, description="documents the selection passes to the reader")
     kgcc: bool = Field(True, description="off: generate from the question alone (ablation w/o KGCC)")
     kads: bool = Field(True, description="off: pass the re-scored top candidates to the reader (ablation w/o KADS)")
-    max_doc_chars: int | None = Field(None, ge=200, le=4000, description="characters of each candidate an agent "
-                                      f"reads; empty = the backend's ({LENGTHS['compact'].doc_chars:,} on the "
-                                      "embedded model, whole documents on an endpoint)")
-    max_tokens: int | None = Field(None, ge=64, le=4096, description="budget for the final answer; empty = the "
-                                   f"backend's ({LENGTHS['compact'].max_tokens} on the embedded model, "
-                                   f"{LENGTHS['paper'].max_tokens} on an endpoint, the authors' reader)")
-    seed: int = Field(0, ge=0, description="sampling seed of the agents above temperature 0 (each document from the "
-                                           "question alone its own): the same seed replays a saved run from the "
-                                           "response cache, another draws new documents")
+    max_doc_chars: int | None = Field(
+        None,
+        ge=200,
+        le=4000,
+        description="characters of each candidate an agent "
+        f"reads; empty = the backend's ({LENGTHS['compact'].doc_chars:,} on the "
+        "embedded model, whole documents on an endpoint)",
+    )
+    max_tokens: int | None = budget_knob(
+        "the final answer",
+        LENGTHS["compact"].reader.tokens,
+        LENGTHS["paper"].reader.tokens,
+        tail=", the authors' reader",
+    )
+    seed: int = Field(
+        0,
+        ge=0,
+        description="sampling seed of the agents above temperature 0 (each document from the "
+        "question alone its own): the same seed replays a saved run from the "
+        "response cache, another draws new documents",
+    )
 
 
 def _reading(hits: list[Hit], cut: int | None, ctx: RunContext, reserved_tokens: int) -> tuple[list[Hit], int]:
@@ -111,8 +136,9 @@ def _reading(hits: list[Hit], cut: int | None, ctx: RunContext, reserved_tokens:
     documents, as the authors read them, within what the backend reads per call."""
     if cut is None:
         return hits, ctx.reading_chars(None, reserved_tokens)
-    return [h.model_copy(update={"text": h.text[:cut]}) for h in hits], \
-        min(len(hits) * (cut + 200), ctx.window_chars(reserved_tokens))
+    return [h.model_copy(update={"text": h.text[:cut]}) for h in hits], min(
+        len(hits) * (cut + 200), ctx.window_chars(reserved_tokens)
+    )
 
 
 def _documents(hits: list[Hit], cut: int | None, ctx: RunContext, reserved_tokens: int) -> tuple[str, list[str]]:
@@ -126,7 +152,7 @@ def cut(params: MedRGAGParams, lengths: MedRGAGLengths) -> int | None:
 
 def select_tokens(n: int, lengths: MedRGAGLengths) -> int:
     """The integrator's budget: its requirements, then a line per candidate it reads."""
-    return lengths.select_tokens + lengths.select_tokens_each * n
+    return lengths.select_tokens + SELECT_TOKENS_EACH * n
 
 
 def with_options(question: Question) -> str:
@@ -148,11 +174,20 @@ def n_points(question: Question, params: MedRGAGParams) -> int:
 def retrieve(question: Question, params: MedRGAGParams, ctx: RunContext) -> list[Hit]:
     query = with_options(question)
     n_corpora = len(ctx.retriever.corpora) if ctx.retriever else 1
-    ctx.emit("retrieval", "Retriever", Query(text=query, purpose=(
-        f"question + options: the top {params.per_source_k} of each of {n_corpora} corpora pooled "
-        f"({params.per_source_k * n_corpora}), re-scored, the best {params.n_retrieved} kept")))
-    return ctx.retrieve(query, params.n_retrieved, stage="retrieval", agent="Retriever", balanced=True,
-                        per_corpus=params.per_source_k)
+    ctx.emit(
+        "retrieval",
+        "Retriever",
+        Query(
+            text=query,
+            purpose=(
+                f"question + options: the top {params.per_source_k} of each of {n_corpora} corpora pooled "
+                f"({params.per_source_k * n_corpora}), re-scored, the best {params.n_retrieved} kept"
+            ),
+        ),
+    )
+    return ctx.retrieve(
+        query, params.n_retrieved, stage="retrieval", agent="Retriever", balanced=True, per_corpus=params.per_source_k
+    )
 
 
 # -- stage 2: knowledge-guided context completion ----------------------------------------------
@@ -165,8 +200,12 @@ def summary_schema(doc_id: str, lengths: MedRGAGLengths) -> type[BaseModel]:
     said = Field(description="false when the document is irrelevant to the question")
     useless = create_model("NoUsefulInformation", doc_id=(Literal[doc_id], ...), useful=(Literal[False], said))
     sentences = at_most(lengths.summary_sentences) if lengths.summary_sentences else "the useful information"
-    useful = create_model("UsefulDocument", doc_id=(Literal[doc_id], ...), useful=(Literal[True], said),
-                          summary=(str, bounded(lengths.summary_chars, sentences)))
+    useful = create_model(
+        "UsefulDocument",
+        doc_id=(Literal[doc_id], ...),
+        useful=(Literal[True], said),
+        summary=(str, bounded(lengths.summary_chars, sentences)),
+    )
     return one_of("DocumentSummary", useless, useful)
 
 
@@ -174,48 +213,102 @@ def missing_schema(n: int, lengths: MedRGAGLengths) -> type[BaseModel]:
     """Exactly n missing knowledge points, after the reasoning that finds them where the lengths have it (a reply
     without it still parses)."""
     point = {"type": "string", "maxLength": lengths.point_chars} if lengths.point_chars else {"type": "string"}
-    reasoning = {"reasoning": (str, Field("", description="the knowledge points the question needs, and which the "
-                                                          "information lacks"))} if lengths.explore_reasoning else {}
-    return create_model("MissingKnowledge", **reasoning, missing=(list[str], Field(
-        min_length=n, max_length=n, description="short knowledge points, most critical first",
-        json_schema_extra={"items": point})))
+    reasoning = (
+        {
+            "reasoning": (
+                str,
+                Field("", description="the knowledge points the question needs, and which the information lacks"),
+            )
+        }
+        if lengths.explore_reasoning
+        else {}
+    )
+    return create_model(
+        "MissingKnowledge",
+        **reasoning,
+        missing=(
+            list[str],
+            Field(
+                min_length=n,
+                max_length=n,
+                description="short knowledge points, most critical first",
+                json_schema_extra={"items": point},
+            ),
+        ),
+    )
 
 
-def summarize(question: Question, params: MedRGAGParams, lengths: MedRGAGLengths, ctx: RunContext,
-              hit: Hit) -> BaseModel:
+def summarize(
+    question: Question, params: MedRGAGParams, lengths: MedRGAGLengths, ctx: RunContext, hit: Hit
+) -> BaseModel:
     # The question comes first in every agent's prompt: it is what all of them share (each reads other documents).
     reserved = tokens_of(question.render()) + lengths.summary_tokens
     document, shown = _documents([hit], cut(params, lengths), ctx, reserved)
     limit = f",{in_at_most(lengths.summary_sentences)}" if lengths.summary_sentences else ""
     text = prompt("medrgag_summarize", question=question.render(), document=document, within=limit)
-    return ctx.ask(messages(prompt("medrgag_system"), text), stage="KGCC: summarize", agent="Summarizer",
-                   role="summarizer", schema=summary_schema(hit.snippet_id, lengths),
-                   temperature=params.agent_temperature, seed=sample_seed(params.agent_temperature, params.seed),
-                   max_tokens=lengths.summary_tokens, read=shown, offered=1).parsed
+    return ctx.ask(
+        messages(prompt("medrgag_system"), text),
+        stage="KGCC: summarize",
+        agent="Summarizer",
+        role="summarizer",
+        schema=summary_schema(hit.snippet_id, lengths),
+        temperature=params.agent_temperature,
+        seed=sample_seed(params.agent_temperature, params.seed),
+        max_tokens=lengths.summary_tokens,
+        read=shown,
+        offered=1,
+    ).parsed
 
 
-def explore(question: Question, summaries: list[BaseModel], n: int, params: MedRGAGParams, lengths: MedRGAGLengths,
-            ctx: RunContext) -> list[str]:
+def explore(
+    question: Question,
+    summaries: list[BaseModel],
+    n: int,
+    params: MedRGAGParams,
+    lengths: MedRGAGLengths,
+    ctx: RunContext,
+) -> list[str]:
     useful = "\n".join(f"[{s.doc_id}] {s.summary.strip()}" for s in summaries if s.useful and s.summary.strip())
-    text = prompt("medrgag_explore", summaries=useful or "(no retrieved document had useful information)",
-                  question=question.render(), n=n)
-    reply = ctx.ask(messages(prompt("medrgag_system"), text), stage="KGCC: explore", agent="Explorer",
-                    role="explorer", schema=missing_schema(n, lengths), temperature=params.agent_temperature,
-                    seed=sample_seed(params.agent_temperature, params.seed),
-                    max_tokens=lengths.explore_tokens + lengths.explore_tokens_each * n)
+    text = prompt(
+        "medrgag_explore",
+        summaries=useful or "(no retrieved document had useful information)",
+        question=question.render(),
+        n=n,
+    )
+    reply = ctx.ask(
+        messages(prompt("medrgag_system"), text),
+        stage="KGCC: explore",
+        agent="Explorer",
+        role="explorer",
+        schema=missing_schema(n, lengths),
+        temperature=params.agent_temperature,
+        seed=sample_seed(params.agent_temperature, params.seed),
+        max_tokens=lengths.explore_tokens + lengths.explore_tokens_each * n,
+    )
     return [m.strip() for m in reply.parsed.missing if m.strip()]
 
 
-def write_background(question: Question, stage: str, params: MedRGAGParams, ctx: RunContext,
-                     numbered: tuple[int, str]) -> str:
+def write_background(
+    question: Question, stage: str, params: MedRGAGParams, ctx: RunContext, numbered: tuple[int, str]
+) -> str:
     index, point = numbered  # documents from the question alone share a prompt: each samples with its own seed
-    task = (f"Knowledge point: {point}. Write only about this knowledge point." if point != FROM_QUESTION
-            else "Write from the question and general medical knowledge.")
+    task = (
+        f"Knowledge point: {point}. Write only about this knowledge point."
+        if point != FROM_QUESTION
+        else "Write from the question and general medical knowledge."
+    )
     text = prompt("medrgag_generate", question=question.render(), task=task)
-    reply = ctx.ask(messages(prompt("medrgag_system"), text), stage=stage, agent="Generator", role="generator",
-                    temperature=params.generate_temperature, top_p=params.generate_top_p,
-                    presence_penalty=params.generate_presence_penalty, max_tokens=params.generate_tokens,
-                    seed=sample_seed(params.generate_temperature, params.seed, index))
+    reply = ctx.ask(
+        messages(prompt("medrgag_system"), text),
+        stage=stage,
+        agent="Generator",
+        role="generator",
+        temperature=params.generate_temperature,
+        top_p=params.generate_top_p,
+        presence_penalty=params.generate_presence_penalty,
+        max_tokens=params.generate_tokens,
+        seed=sample_seed(params.generate_temperature, params.seed, index),
+    )
     return " ".join(reply.text.split())
 
 
@@ -232,8 +325,9 @@ def generate(question: Question, points: list[str], stage: str, params: MedRGAGP
     return docs
 
 
-def complete_context(question: Question, retrieved: list[Hit], params: MedRGAGParams, lengths: MedRGAGLengths,
-                     ctx: RunContext) -> list[Hit]:
+def complete_context(
+    question: Question, retrieved: list[Hit], params: MedRGAGParams, lengths: MedRGAGLengths, ctx: RunContext
+) -> list[Hit]:
     if not params.n_generated:
         return []
     if not params.kgcc:
@@ -254,15 +348,25 @@ def anonymous(candidates: list[Hit]) -> list[Hit]:
 
 def selection_schema(ids: list[str], n: int, lengths: MedRGAGLengths) -> type[BaseModel]:
     candidate_id = Literal[tuple(ids)]  # an enum: the integrator can only name candidates
-    mapping = create_model("KnowledgeMapping", doc_id=(candidate_id, ...), covers=(
-        str, bounded(lengths.covers_chars, "the knowledge point it covers, or none")))
-    point = {"type": "string", "maxLength": lengths.requirement_chars} if lengths.requirement_chars else \
-        {"type": "string"}
+    mapping = create_model(
+        "KnowledgeMapping",
+        doc_id=(candidate_id, ...),
+        covers=(str, bounded(lengths.covers_chars, "the knowledge point it covers, or none")),
+    )
+    point = (
+        {"type": "string", "maxLength": lengths.requirement_chars} if lengths.requirement_chars else {"type": "string"}
+    )
     return create_model(
         "Selection",
-        requirements=(list[str], Field(min_length=1, max_length=lengths.requirements,
-                                       description="knowledge points the question needs",
-                                       json_schema_extra={"items": point})),
+        requirements=(
+            list[str],
+            Field(
+                min_length=1,
+                max_length=lengths.requirements,
+                description="knowledge points the question needs",
+                json_schema_extra={"items": point},
+            ),
+        ),
         mapping=(list[mapping], Field(min_length=len(ids), max_length=len(ids))),
         selected=(list[candidate_id], Field(min_length=1, max_length=n)),
     )
@@ -284,21 +388,30 @@ def rescore(question: Question, hits: list[Hit], ctx: RunContext) -> list[tuple[
     return sorted(zip(hits, scores), key=lambda pair: -pair[1])
 
 
-def select(question: Question, candidates: list[Hit], params: MedRGAGParams, lengths: MedRGAGLengths,
-           ctx: RunContext) -> list[Hit]:
+def select(
+    question: Question, candidates: list[Hit], params: MedRGAGParams, lengths: MedRGAGLengths, ctx: RunContext
+) -> list[Hit]:
     """KADS: requirements → candidate-to-requirement map → a compact, non-redundant selection, re-scored so the
     reader reads the best first."""
     stage, agent = "KADS: select", "Integrator"
     neutral = anonymous(candidates)
     real = {n.snippet_id: h for n, h in zip(neutral, candidates)}
-    documents, shown = _documents(neutral, cut(params, lengths), ctx,
-                                  tokens_of(question.render()) + select_tokens(len(neutral), lengths))
+    documents, shown = _documents(
+        neutral, cut(params, lengths), ctx, tokens_of(question.render()) + select_tokens(len(neutral), lengths)
+    )
     text = prompt("medrgag_integrate", documents=documents, question=question.render(), n=params.n_selected)
-    reply = ctx.ask(messages(prompt("medrgag_system"), text), stage=stage, agent=agent, role="integrator",
-                    schema=selection_schema(shown, params.n_selected, lengths), temperature=params.agent_temperature,
-                    seed=sample_seed(params.agent_temperature, params.seed),
-                    max_tokens=select_tokens(len(shown), lengths),
-                    read=[real[i].snippet_id for i in shown], offered=len(candidates))
+    reply = ctx.ask(
+        messages(prompt("medrgag_system"), text),
+        stage=stage,
+        agent=agent,
+        role="integrator",
+        schema=selection_schema(shown, params.n_selected, lengths),
+        temperature=params.agent_temperature,
+        seed=sample_seed(params.agent_temperature, params.seed),
+        max_tokens=select_tokens(len(shown), lengths),
+        read=[real[i].snippet_id for i in shown],
+        offered=len(candidates),
+    )
     covers: dict[str, str] = {}
     for m in reply.parsed.mapping:
         covers.setdefault(m.doc_id, m.covers.strip() or "none")
@@ -306,14 +419,28 @@ def select(question: Question, candidates: list[Hit], params: MedRGAGParams, len
     order = {h.snippet_id: r for r, (h, _) in enumerate(rescore(question, [real[i] for i in chosen], ctx), 1)}
     items = []
     for n, h in zip(neutral, candidates):
-        place = (f"; selected, read {order[h.snippet_id]} of {len(order)} after re-scoring"
-                 if h.snippet_id in order else "; not selected")
-        items.append(VerdictItem(doc_id=h.snippet_id, keep=h.snippet_id in order,
-                                 reason=f"{origin(h, n.snippet_id)}; covers: {covers.get(n.snippet_id, 'not mapped')}"
-                                        + place))
+        place = (
+            f"; selected, read {order[h.snippet_id]} of {len(order)} after re-scoring"
+            if h.snippet_id in order
+            else "; not selected"
+        )
+        items.append(
+            VerdictItem(
+                doc_id=h.snippet_id,
+                keep=h.snippet_id in order,
+                reason=f"{origin(h, n.snippet_id)}; covers: {covers.get(n.snippet_id, 'not mapped')}" + place,
+            )
+        )
     selected = sorted((real[i] for i in chosen), key=lambda h: order[h.snippet_id])
-    ctx.emit(stage, agent, Verdict(items=items, reason=f"{_mix(selected, candidates)}, re-scored for the reader; "
-                                                       "the question needs: " + "; ".join(reply.parsed.requirements)))
+    ctx.emit(
+        stage,
+        agent,
+        Verdict(
+            items=items,
+            reason=f"{_mix(selected, candidates)}, re-scored for the reader; "
+            "the question needs: " + "; ".join(reply.parsed.requirements),
+        ),
+    )
     return selected
 
 
@@ -322,9 +449,14 @@ def rank(question: Question, candidates: list[Hit], params: MedRGAGParams, ctx: 
     ranked = rescore(question, candidates, ctx)
     place = {h.snippet_id: r for r, (h, _) in enumerate(ranked, 1)}
     selected = [h for h, _ in ranked[: params.n_selected]]
-    items = [VerdictItem(doc_id=h.snippet_id, keep=place[h.snippet_id] <= params.n_selected,
-                         reason=f"{origin(h, n.snippet_id)}; re-scored #{place[h.snippet_id]}")
-             for n, h in zip(anonymous(candidates), candidates)]
+    items = [
+        VerdictItem(
+            doc_id=h.snippet_id,
+            keep=place[h.snippet_id] <= params.n_selected,
+            reason=f"{origin(h, n.snippet_id)}; re-scored #{place[h.snippet_id]}",
+        )
+        for n, h in zip(anonymous(candidates), candidates)
+    ]
     ctx.emit("selection", "Reranker", Verdict(items=items, reason=f"{_mix(selected, candidates)}; KADS off"))
     return selected
 
@@ -334,18 +466,34 @@ def _mix(selected: list[Hit], candidates: list[Hit]) -> str:
     return f"selected {len(selected) - generated} retrieved + {generated} generated of {len(candidates)} candidates"
 
 
-def read(question: Question, selected: list[Hit], candidates: list[Hit], params: MedRGAGParams,
-         lengths: MedRGAGLengths, ctx: RunContext) -> Answer:
+def read(
+    question: Question,
+    selected: list[Hit],
+    candidates: list[Hit],
+    params: MedRGAGParams,
+    lengths: MedRGAGLengths,
+    ctx: RunContext,
+) -> Answer:
     """The reader answers from the selection in its re-scored order, under the ids the integrator saw them by;
     its citations are mapped back to the documents' own ids."""
     neutral = {h.snippet_id: n for n, h in zip(anonymous(candidates), candidates)}
     shown = [neutral[h.snippet_id] for h in selected]
     real = {n.snippet_id: h.snippet_id for n, h in zip(shown, selected)}
-    max_tokens = params.max_tokens or lengths.max_tokens
+    max_tokens = params.max_tokens or lengths.reader.tokens
     clipped, budget = _reading(shown, cut(params, lengths), ctx, tokens_of(question.render()) + max_tokens)
-    answer = answer_from_documents(question, clipped, ctx, system=prompt("medrgag_system"), budget=budget,
-                                   max_tokens=max_tokens, reader=lengths.reader, commit=lengths.commit,
-                                   note=_mix(selected, candidates), order=params.answer_format, real_ids=real)
+    answer = read_and_answer(
+        question,
+        clipped,
+        ctx,
+        # told to fall back on what it knows on every backend, as the authors' reader is (src/template.py rag_template)
+        write=medrag_prompt(question, lengths.reader, OWN_KNOWLEDGE, system=prompt("medrgag_system")),
+        budget=budget,
+        reader=lengths.reader,
+        order=params.answer_format,
+        max_tokens=max_tokens,
+        note=_mix(selected, candidates),
+        real_ids=real,
+    )
     return answer.model_copy(update={"cited": [real[i] for i in answer.cited if i in real]})
 
 
@@ -363,15 +511,20 @@ def run(question: Question, params: MedRGAGParams, ctx: RunContext) -> Answer:
 
 
 SPEC = MethodSpec(
-    name="medrgag", label="MedRGAG",
+    name="medrgag",
+    label="MedRGAG",
     description="Source-balanced retrieval, generated documents for the knowledge it misses (KGCC), "
-                "and a knowledge-aware selection of retrieved + generated evidence (KADS).",
-    params=MedRGAGParams, run=run,
-    stages=(Stage("Source-balanced retrieval", "retrieve", ("retrieval",)),
-            Stage("KGCC: summarize each document", "judge", ("KGCC: summarize",), many="× k"),
-            Stage("KGCC: explorer names missing knowledge", "query", ("KGCC: explore",)),
-            Stage("KGCC: generate background documents", "retrieve", ("KGCC: generate", "generation"),
-                  many="× n_generated"),
-            Stage("KADS: integrator selects documents, re-scored for reading", "judge", ("KADS: select", "selection")),
-            Stage("Reader answers", "answer", ("answer",))),
+    "and a knowledge-aware selection of retrieved + generated evidence (KADS).",
+    params=MedRGAGParams,
+    run=run,
+    stages=(
+        Stage("Source-balanced retrieval", "retrieve", ("retrieval",)),
+        Stage("KGCC: summarize each document", "judge", ("KGCC: summarize",), many="× k"),
+        Stage("KGCC: explorer names missing knowledge", "query", ("KGCC: explore",)),
+        Stage(
+            "KGCC: generate background documents", "retrieve", ("KGCC: generate", "generation"), many="× n_generated"
+        ),
+        Stage("KADS: integrator selects documents, re-scored for reading", "judge", ("KADS: select", "selection")),
+        Stage("Reader answers", "answer", ("answer",)),
+    ),
 )

@@ -18,8 +18,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from core.llm.profiles import Lengths
-from core.methods.base import (PAPER_REPLY_TOKENS, READER, MethodParams, MethodSpec, ReaderLengths, RunContext,
-    answer_schema, bounded, messages, one_of, prompt, read_docs, reading_knob, sample_seed, to_answer, tokens_of)
+from core.llm.tokens import tokens_of
+from core.methods.base import PAPER_REPLY_TOKENS, READER, MethodParams, budget_knob, MethodSpec, ReaderLengths
+from core.methods.base import RunContext
+from core.methods.base import answer_schema, bounded, messages, one_of, prompt, read_docs, reading_knob, sample_seed
+from core.methods.base import to_answer
+from core.methods.reader import read_and_answer
 from core.question import Question
 from core.stages import Stage
 from core.trace import Answer, Hit, Query, Report, Sufficiency, Verdict, VerdictItem
@@ -31,10 +35,10 @@ MAX_IDS_PER_CLAIM = 4  # unbounded, a small model can list ids until its token b
 @dataclass(frozen=True)
 class SemaLengths:
     """What each agent writes: characters of each text and most items of each list, as the grammar bounds them
-    (None: no bound), and the tokens each call may take."""
+    (None: no bound), and the tokens each call may take. The defaults are the paper's (the paper lengths)."""
 
-    reader: ReaderLengths  # the answer
-    max_tokens: int  # every agent's call
+    reader: ReaderLengths = READER["paper"]  # the answer
+    max_tokens: int = PAPER_REPLY_TOKENS  # every agent's call
     intent_chars: int | None = None  # the I-Agent's clinical schema
     entities: int | None = None
     entity_chars: int | None = None
@@ -55,12 +59,27 @@ class SemaLengths:
 LENGTHS: dict[Lengths, SemaLengths] = {
     # Every text and list bounded in the grammar, so a small model cannot run on; the longest reply the schemas allow
     # (the report) fits the budget.
-    "compact": SemaLengths(READER["compact"], 512, intent_chars=150, entities=8, entity_chars=60, constraints=5,
-                           constraint_chars=100, query_chars=150, gaps=3, gap_chars=120, follow_up_chars=120,
-                           claims=3, claim_chars=150, ids_per_claim=MAX_IDS_PER_CLAIM, conflicts=2,
-                           conflict_chars=150, summary_chars=200),
+    "compact": SemaLengths(
+        READER["compact"],
+        512,
+        intent_chars=150,
+        entities=8,
+        entity_chars=60,
+        constraints=5,
+        constraint_chars=100,
+        query_chars=150,
+        gaps=3,
+        gap_chars=120,
+        follow_up_chars=120,
+        claims=3,
+        claim_chars=150,
+        ids_per_claim=MAX_IDS_PER_CLAIM,
+        conflicts=2,
+        conflict_chars=150,
+        summary_chars=200,
+    ),
     # The paper (arXiv 2605.17101) bounds none of its agents' replies.
-    "paper": SemaLengths(READER["paper"], PAPER_REPLY_TOKENS),
+    "paper": SemaLengths(),
 }
 
 
@@ -71,16 +90,22 @@ class SemaParams(MethodParams):
     temperature_i: float = Field(1.0, ge=0.0, le=2.0, description="I-Agent (interpreter) temperature")
     temperature_e: float = Field(1.0, ge=0.0, le=2.0, description="E-Agent (explorer) temperature")
     temperature_a: float = Field(0.0, ge=0.0, le=2.0, description="A-Agent (arbiter) temperature")
-    seed: int = Field(0, ge=0, description="sampling seed of the agents above temperature 0: the same seed replays a "
-                                           "saved run from the response cache; another seed draws new replies")
+    seed: int = Field(
+        0,
+        ge=0,
+        description="sampling seed of the agents above temperature 0: the same seed replays a "
+        "saved run from the response cache; another seed draws new replies",
+    )
     use_i_agent: bool = Field(True, description="off: retrieve with the raw question (ablation w/o I-Agent)")
     use_e_agent: bool = Field(True, description="off: one retrieval, no sufficiency loop (ablation w/o E-Agent)")
     use_a_agent: bool = Field(True, description="off: answer straight from the evidence (ablation w/o A-Agent)")
     max_doc_chars: int | None = reading_knob("the E- and A-Agent each")
-    max_tokens: int | None = Field(None, ge=64, le=4096, description="budget for each agent's reply; empty = the "
-                                   f"backend's ({LENGTHS['compact'].max_tokens} on the embedded model, where the "
-                                   "schemas' length limits keep replies within it; "
-                                   f"{LENGTHS['paper'].max_tokens:,} on an endpoint)")
+    max_tokens: int | None = budget_knob(
+        "each agent's reply",
+        LENGTHS["compact"].max_tokens,
+        LENGTHS["paper"].max_tokens,
+        tail="; on the embedded model the schemas' length limits keep replies within it",
+    )
 
 
 def _texts(most: int | None, limit: int | None, description: str, least: int = 0) -> Any:
@@ -101,17 +126,23 @@ class Schema(BaseModel):  # the I-Agent's clinical schema, whatever lengths it w
         return " ".join([self.initial_query, self.intent, *self.entities, *self.constraints])
 
     def render(self) -> str:
-        return (f"Clinical schema: intent: {self.intent}; entities: {', '.join(self.entities) or 'none'}; "
-                f"constraints: {', '.join(self.constraints) or 'none'}")
+        return (
+            f"Clinical schema: intent: {self.intent}; entities: {', '.join(self.entities) or 'none'}; "
+            f"constraints: {', '.join(self.constraints) or 'none'}"
+        )
 
 
 def clinical_schema(lengths: SemaLengths) -> type[Schema]:
     return create_model(
-        "ClinicalSchema", __base__=Schema, __doc__=None,
+        "ClinicalSchema",
+        __base__=Schema,
+        __doc__=None,
         intent=(str, bounded(lengths.intent_chars, "what the question asks for")),
         entities=(list[str], _texts(lengths.entities, lengths.entity_chars, "key findings, conditions, drugs, tests")),
-        constraints=(list[str], _texts(lengths.constraints, lengths.constraint_chars,
-                                       "facts given in the question that narrow the answer")),
+        constraints=(
+            list[str],
+            _texts(lengths.constraints, lengths.constraint_chars, "facts given in the question that narrow the answer"),
+        ),
         initial_query=(str, bounded(lengths.query_chars, "one search query for a medical knowledge base")),
     )
 
@@ -125,16 +156,31 @@ def judgment_schema(m: int, lengths: SemaLengths = LENGTHS["compact"]) -> type[B
     if not m:
         return create_model("SufficiencyJudgment", gaps=gaps, sufficient=(bool, said))
     enough = create_model("Sufficient", gaps=gaps, sufficient=(Literal[True], said))
-    short = create_model("Insufficient", gaps=gaps, sufficient=(Literal[False], said), follow_up_queries=(
-        list[str], _texts(m, lengths.follow_up_chars, f"{m} search queries that fill the gaps", least=m)))
+    short = create_model(
+        "Insufficient",
+        gaps=gaps,
+        sufficient=(Literal[False], said),
+        follow_up_queries=(
+            list[str],
+            _texts(m, lengths.follow_up_chars, f"{m} search queries that fill the gaps", least=m),
+        ),
+    )
     return one_of("SufficiencyJudgment", enough, short)
 
 
 def report_schema(shown: list[str], lengths: SemaLengths = LENGTHS["compact"]) -> type[BaseModel]:
     ids: Any = list[Literal[tuple(shown)]] if shown else list[str]  # enum: only ids the Arbiter was shown
-    claim = create_model("Claim", claim=(str, bounded(lengths.claim_chars, "one claim, naming the option it bears on")),
-                         ids=(ids, Field(description="ids of the documents behind it", json_schema_extra={
-                             "maxItems": lengths.ids_per_claim} if lengths.ids_per_claim else None)))
+    claim = create_model(
+        "Claim",
+        claim=(str, bounded(lengths.claim_chars, "one claim, naming the option it bears on")),
+        ids=(
+            ids,
+            Field(
+                description="ids of the documents behind it",
+                json_schema_extra={"maxItems": lengths.ids_per_claim} if lengths.ids_per_claim else None,
+            ),
+        ),
+    )
     return create_model(
         "EvidenceReport",
         supporting=(list[claim], Field(max_length=lengths.claims, description="claims that support an answer")),
@@ -176,10 +222,16 @@ def deduplicate(evidence: list[Hit]) -> tuple[list[Hit], list[VerdictItem]]:
 
 
 def interpret(question: Question, params: SemaParams, lengths: SemaLengths, ctx: RunContext) -> Schema:
-    reply = ctx.ask(messages(prompt("sema_system"), prompt("sema_interpret", question=question.render())),
-                    stage="interpretation", agent="I-Agent", role="interpreter", schema=clinical_schema(lengths),
-                    temperature=params.temperature_i, seed=sample_seed(params.temperature_i, params.seed),
-                    max_tokens=reply_tokens(params, lengths))
+    reply = ctx.ask(
+        messages(prompt("sema_system"), prompt("sema_interpret", question=question.render())),
+        stage="interpretation",
+        agent="I-Agent",
+        role="interpreter",
+        schema=clinical_schema(lengths),
+        temperature=params.temperature_i,
+        seed=sample_seed(params.temperature_i, params.seed),
+        max_tokens=reply_tokens(params, lengths),
+    )
     return reply.parsed
 
 
@@ -187,15 +239,23 @@ def reply_tokens(params: SemaParams, lengths: SemaLengths) -> int:
     return params.max_tokens or lengths.max_tokens
 
 
-def reading_budget(question: Question, schema_text: str, params: SemaParams, lengths: SemaLengths,
-                   ctx: RunContext) -> int:
+def reading_budget(
+    question: Question, schema_text: str, params: SemaParams, lengths: SemaLengths, ctx: RunContext
+) -> int:
     """Characters of evidence an agent reads beside the question, the clinical schema and its reply."""
-    return ctx.reading_chars(params.max_doc_chars,
-                             tokens_of(question.render() + schema_text) + reply_tokens(params, lengths))
+    return ctx.reading_chars(
+        params.max_doc_chars, tokens_of(question.render() + schema_text) + reply_tokens(params, lengths)
+    )
 
 
-def explore(question: Question, schema_text: str, results: list[list[Hit]], params: SemaParams, lengths: SemaLengths,
-            ctx: RunContext) -> list[list[Hit]]:
+def explore(
+    question: Question,
+    schema_text: str,
+    results: list[list[Hit]],
+    params: SemaParams,
+    lengths: SemaLengths,
+    ctx: RunContext,
+) -> list[list[Hit]]:
     """The self-evolving loop: judge the evidence, and while it falls short, retrieve for its gaps."""
     known = 0
     budget = reading_budget(question, schema_text, params, lengths, ctx)
@@ -204,18 +264,35 @@ def explore(question: Question, schema_text: str, results: list[list[Hit]], para
         documents, shown = read_docs(evidence, budget)
         last = turn == params.t_max
         task = prompt("sema_explore_last") if last else prompt("sema_explore_more", m=params.m)
-        reply = ctx.ask(messages(prompt("sema_system"), prompt("sema_explore", documents=documents,
-                                                               question=question.render(), schema=schema_text, task=task)),
-                        stage=f"exploration turn {turn}", agent="E-Agent", role="explorer",
-                        schema=judgment_schema(0 if last else params.m, lengths), temperature=params.temperature_e,
-                        seed=sample_seed(params.temperature_e, params.seed), max_tokens=reply_tokens(params, lengths),
-                        turn=turn,
-                        read=shown, offered=len(evidence))
+        reply = ctx.ask(
+            messages(
+                prompt("sema_system"),
+                prompt("sema_explore", documents=documents, question=question.render(), schema=schema_text, task=task),
+            ),
+            stage=f"exploration turn {turn}",
+            agent="E-Agent",
+            role="explorer",
+            schema=judgment_schema(0 if last else params.m, lengths),
+            temperature=params.temperature_e,
+            seed=sample_seed(params.temperature_e, params.seed),
+            max_tokens=reply_tokens(params, lengths),
+            turn=turn,
+            read=shown,
+            offered=len(evidence),
+        )
         judged = reply.parsed
         follow_ups = [] if judged.sufficient or last else [q.strip() for q in judged.follow_up_queries if q.strip()]
-        ctx.emit(f"sufficiency round {turn}", "E-Agent", Sufficiency(
-            round=turn, sufficient=judged.sufficient, gaps=judged.gaps, follow_up_queries=follow_ups,
-            new_hits=len(evidence) - known))
+        ctx.emit(
+            f"sufficiency round {turn}",
+            "E-Agent",
+            Sufficiency(
+                round=turn,
+                sufficient=judged.sufficient,
+                gaps=judged.gaps,
+                follow_up_queries=follow_ups,
+                new_hits=len(evidence) - known,
+            ),
+        )
         known = len(evidence)
         if not follow_ups:
             break
@@ -228,31 +305,60 @@ def explore(question: Question, schema_text: str, results: list[list[Hit]], para
     return results
 
 
-def arbitrate(question: Question, schema_text: str, evidence: list[Hit], params: SemaParams, lengths: SemaLengths,
-              ctx: RunContext) -> Answer:
+def arbitrate(
+    question: Question, schema_text: str, evidence: list[Hit], params: SemaParams, lengths: SemaLengths, ctx: RunContext
+) -> Answer:
     unique, dropped = deduplicate(evidence)
     documents, shown = read_docs(unique, reading_budget(question, schema_text, params, lengths, ctx))
     read = set(shown)
-    ctx.emit("arbitration", "A-Agent", Verdict(
-        items=[VerdictItem(doc_id=h.snippet_id, keep=h.snippet_id in read,
-                           reason="read by the A-Agent" if h.snippet_id in read else "beyond the reading budget")
-               for h in unique] + dropped,
-        reason=f"{len(unique)} unique of {len(evidence)} snippets; {len(shown)} fit the reading budget"))
+    ctx.emit(
+        "arbitration",
+        "A-Agent",
+        Verdict(
+            items=[
+                VerdictItem(
+                    doc_id=h.snippet_id,
+                    keep=h.snippet_id in read,
+                    reason="read by the A-Agent" if h.snippet_id in read else "beyond the reading budget",
+                )
+                for h in unique
+            ]
+            + dropped,
+            reason=f"{len(unique)} unique of {len(evidence)} snippets; {len(shown)} fit the reading budget",
+        ),
+    )
     system = prompt("sema_system")
-    reply = ctx.ask(messages(system, prompt("sema_arbitrate", documents=documents, question=question.render(),
-                                            schema=schema_text)),
-                    stage="arbitration", agent="A-Agent", role="arbiter", schema=report_schema(shown, lengths),
-                    temperature=params.temperature_a, max_tokens=reply_tokens(params, lengths), read=shown,
-                    offered=len(evidence))
+    reply = ctx.ask(
+        messages(system, prompt("sema_arbitrate", documents=documents, question=question.render(), schema=schema_text)),
+        stage="arbitration",
+        agent="A-Agent",
+        role="arbiter",
+        schema=report_schema(shown, lengths),
+        temperature=params.temperature_a,
+        max_tokens=reply_tokens(params, lengths),
+        read=shown,
+        offered=len(evidence),
+    )
     r = reply.parsed
-    report = Report(supporting=[_cited(c) for c in r.supporting], refuting=[_cited(c) for c in r.refuting],
-                    conflicts=r.conflicts, summary=r.summary)
+    report = Report(
+        supporting=[_cited(c) for c in r.supporting],
+        refuting=[_cited(c) for c in r.refuting],
+        conflicts=r.conflicts,
+        summary=r.summary,
+    )
     ctx.emit("arbitration", "A-Agent", report)
-    reply = ctx.ask(messages(system, prompt("sema_answer", question=question.render(), report=render_report(report),
-                                            **lengths.reader.words())),
-                    stage="answer selection", agent="A-Agent", role="arbiter",
-                    schema=answer_schema(question, cite=True, order=params.answer_format, reader=lengths.reader),
-                    temperature=params.temperature_a, max_tokens=reply_tokens(params, lengths))
+    reply = ctx.ask(
+        messages(
+            system,
+            prompt("sema_answer", question=question.render(), report=render_report(report), **lengths.reader.words()),
+        ),
+        stage="answer selection",
+        agent="A-Agent",
+        role="arbiter",
+        schema=answer_schema(question, cite=True, order=params.answer_format, reader=lengths.reader),
+        temperature=params.temperature_a,
+        max_tokens=reply_tokens(params, lengths),
+    )
     return to_answer(reply.parsed, question, valid_ids={i for c in (*r.supporting, *r.refuting) for i in c.ids})
 
 
@@ -264,8 +370,14 @@ def render_report(report: Report) -> str:
     def block(title: str, lines: list[str]) -> str:
         return f"{title}:\n" + ("\n".join(f"- {line}" for line in lines) or "- none")
 
-    return "\n".join([block("Supporting", report.supporting), block("Refuting", report.refuting),
-                      block("Conflicts", report.conflicts), f"Summary: {report.summary}"])
+    return "\n".join(
+        [
+            block("Supporting", report.supporting),
+            block("Refuting", report.refuting),
+            block("Conflicts", report.conflicts),
+            f"Summary: {report.summary}",
+        ]
+    )
 
 
 def run(question: Question, params: SemaParams, ctx: RunContext) -> Answer:
@@ -280,24 +392,40 @@ def run(question: Question, params: SemaParams, ctx: RunContext) -> Answer:
     evidence = merge(results)
     if params.use_a_agent:
         return arbitrate(question, schema_text, evidence, params, lengths, ctx)
-    documents, shown = read_docs(evidence, reading_budget(question, schema_text, params, lengths, ctx))
-    reply = ctx.ask(messages(prompt("sema_system"), prompt("sema_read", documents=documents, question=question.render(),
-                                                           schema=schema_text, **lengths.reader.words())),
-                    stage="answer", agent="Reader", role="reader",
-                    schema=answer_schema(question, cite=True, order=params.answer_format, reader=lengths.reader),
-                    temperature=params.temperature_a, max_tokens=reply_tokens(params, lengths), read=shown,
-                    offered=len(evidence))
-    return to_answer(reply.parsed, question, valid_ids=shown)
+    words = lengths.reader.words()
+    return read_and_answer(
+        question,
+        evidence,
+        ctx,
+        write=lambda documents: messages(
+            prompt("sema_system"),
+            prompt("sema_read", documents=documents, question=question.render(), schema=schema_text, **words),
+        ),
+        budget=reading_budget(question, schema_text, params, lengths, ctx),
+        reader=lengths.reader,
+        order=params.answer_format,
+        max_tokens=reply_tokens(params, lengths),
+        temperature=params.temperature_a,
+    )
 
 
 SPEC = MethodSpec(
-    name="sema", label="SEMA-RAG",
+    name="sema",
+    label="SEMA-RAG",
     description="Interpreter → sufficiency-driven explorer (k=16, m=3, T_max=2) → arbiter with an evidence report.",
-    params=SemaParams, run=run,
-    stages=(Stage("I-Agent maps the question to a schema", "understand", ("interpretation",)),
-            Stage("E-Agent retrieves", "retrieve", ("exploration turn",), kinds=("query", "retrieval")),
-            Stage("E-Agent judges sufficiency", "judge", ("exploration turn", "sufficiency round"),
-                  loop_to="E-Agent retrieves", loop_label="not sufficient: m follow-up queries (≤ T_max turns)"),
-            Stage("A-Agent arbitrates the evidence", "judge", ("arbitration",)),
-            Stage("A-Agent selects the answer", "answer", ("answer selection", "answer"))),
+    params=SemaParams,
+    run=run,
+    stages=(
+        Stage("I-Agent maps the question to a schema", "understand", ("interpretation",)),
+        Stage("E-Agent retrieves", "retrieve", ("exploration turn",), kinds=("query", "retrieval")),
+        Stage(
+            "E-Agent judges sufficiency",
+            "judge",
+            ("exploration turn", "sufficiency round"),
+            loop_to="E-Agent retrieves",
+            loop_label="not sufficient: m follow-up queries (≤ T_max turns)",
+        ),
+        Stage("A-Agent arbitrates the evidence", "judge", ("arbitration",)),
+        Stage("A-Agent selects the answer", "answer", ("answer selection", "answer")),
+    ),
 )

@@ -11,7 +11,6 @@ Either way the methods get the same ``HybridRetriever``; opening corpora builds 
 from __future__ import annotations
 
 import atexit
-import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,18 +21,23 @@ from core.retrieval.dense import Embedder
 from core.retrieval.hybrid import HybridRetriever
 from core.retrieval.info import CorpusInfo
 from core.retrieval.progress import Progress
+from core.settings import settings, variable
 
-SEARCH_URL = "MEDRAG_SEARCH_URL"
-SEARCH_API_KEY = "MEDRAG_SEARCH_API_KEY"
+SEARCH_URL = variable("search_url")
 
 
 def search_location() -> InProcess | Qdrant:
-    value = os.environ.get(SEARCH_URL, "").strip()
+    value = settings().search_url
     if not value:
         return InProcess()
     if value.startswith(("http://", "https://")):
         return Qdrant(value)
     return Qdrant(str(Path(value).expanduser().resolve()))
+
+
+def search_api_key() -> str | None:
+    """The search server's key, for the client that sends it (never shown or written)."""
+    return settings().secret("MEDRAG_SEARCH_API_KEY") or None
 
 
 @dataclass(frozen=True)
@@ -43,20 +47,38 @@ class InProcess:
     def check(self) -> None:
         """Nothing to reach: the indexes are files here."""
 
-    def open(self, sources: list[CorpusSource], embedder: Embedder, *, progress: Progress, strict: bool,
-             rebuild: bool, cache_dir: Path | None, params: IndexParams) -> HybridRetriever:
-        indexes = [CorpusIndex.open(s, embedder, cache_dir=cache_dir, params=params, strict=strict, progress=progress,
-                                    rebuild=rebuild) for s in sources]
+    def open(
+        self,
+        sources: list[CorpusSource],
+        embedder: Embedder,
+        *,
+        progress: Progress,
+        strict: bool,
+        rebuild: bool,
+        cache_dir: Path | None,
+        params: IndexParams,
+    ) -> HybridRetriever:
+        indexes = [
+            CorpusIndex.open(
+                s, embedder, cache_dir=cache_dir, params=params, strict=strict, progress=progress, rebuild=rebuild
+            )
+            for s in sources
+        ]
         return HybridRetriever(indexes, embedder)
 
-    def describe(self, source: CorpusSource, cache_dir: Path | None, embedder_name: str,
-                 params: IndexParams) -> CorpusInfo:
+    def describe(
+        self, source: CorpusSource, cache_dir: Path | None, embedder_name: str, params: IndexParams
+    ) -> CorpusInfo:
         folder = index_folder(source, cache_dir)
         manifest = read_manifest(folder) or {}
         built = manifest.get("fingerprint") == fingerprint(source, embedder_name, params)
-        return CorpusInfo.of(source, manifest if built else None, stale=bool(manifest) and not built,
-                             snippets=manifest["snippets"] if built else count_lines(source),
-                             index_bytes=folder_bytes(folder))
+        return CorpusInfo.of(
+            source,
+            manifest if built else None,
+            stale=bool(manifest) and not built,
+            snippets=manifest["snippets"] if built else count_lines(source),
+            index_bytes=folder_bytes(folder),
+        )
 
 
 _stores: dict[str, object] = {}
@@ -81,35 +103,54 @@ class Qdrant:
 
         with _stores_lock:
             if self.location not in _stores:
-                store = _stores[self.location] = ClientStore(self.location,
-                                                             api_key=os.environ.get(SEARCH_API_KEY) or None)
+                store = _stores[self.location] = ClientStore(self.location, api_key=search_api_key())
                 atexit.register(store.close)  # before the interpreter tears down what the client closes with
             return _stores[self.location]
 
-    def open(self, sources: list[CorpusSource], embedder: Embedder, *, progress: Progress, strict: bool,
-             rebuild: bool, cache_dir: Path | None, params: IndexParams) -> HybridRetriever:
+    def open(
+        self,
+        sources: list[CorpusSource],
+        embedder: Embedder,
+        *,
+        progress: Progress,
+        strict: bool,
+        rebuild: bool,
+        cache_dir: Path | None,
+        params: IndexParams,
+    ) -> HybridRetriever:
         from core.retrieval.qdrant.backend import QdrantBackend
         from core.retrieval.qdrant.ingest import Embedded, ingest
 
         store = self.store()
-        records = [ingest(store, s, Embedded(embedder), params=params, strict=strict, rebuild=rebuild,
-                          progress=progress).record for s in sources]
+        records = [
+            ingest(
+                store, s, Embedded(embedder), params=params, strict=strict, rebuild=rebuild, progress=progress
+            ).record
+            for s in sources
+        ]
         for record in records:
             if strict and (record.skipped_count or record.renamed_count):
                 first = LineProblem(*(record.skipped or record.renamed)[0])
-                raise CorpusError(f"{first} (the corpus was ingested leniently: {record.skipped_count} lines skipped, "
-                                  f"{record.renamed_count} repeated ids renamed; fix them, or load without strict)")
+                raise CorpusError(
+                    f"{first} (the corpus was ingested leniently: {record.skipped_count} lines skipped, "
+                    f"{record.renamed_count} repeated ids renamed; fix them, or load without strict)"
+                )
         return HybridRetriever(QdrantBackend(store, records), embedder)
 
-    def describe(self, source: CorpusSource, cache_dir: Path | None, embedder_name: str,
-                 params: IndexParams) -> CorpusInfo:
+    def describe(
+        self, source: CorpusSource, cache_dir: Path | None, embedder_name: str, params: IndexParams
+    ) -> CorpusInfo:
         from core.retrieval.qdrant.stats import read_record
 
         record = read_record(self.store(), source.name)
         current = record is not None and record.fingerprint == fingerprint(source, embedder_name, params)
         built = current and record.state == "ready"
         return CorpusInfo.of(
-            source, record.model_dump() | {"index_type": "Qdrant (HNSW + sparse BM25)",
-                                           "build_seconds": record.ingest_seconds} if built else None,
-            stale=record is not None and not current, snippets=record.snippets if current else count_lines(source),
-            ingested=record.done if current and not built else None)
+            source,
+            record.model_dump() | {"index_type": "Qdrant (HNSW + sparse BM25)", "build_seconds": record.ingest_seconds}
+            if built
+            else None,
+            stale=record is not None and not current,
+            snippets=record.snippets if current else count_lines(source),
+            ingested=record.done if current and not built else None,
+        )

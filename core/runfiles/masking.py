@@ -1,25 +1,25 @@
 """Credentials never travel in a run file: user:password in a URL, key-like query parameters, bearer tokens and
-the values of the API-key variables configured here are masked wherever they occur in any text of it."""
+the values of the keys configured here (every secret setting) are masked wherever they occur in any text of it."""
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 from core.llm.endpoint import redact
+from core.settings import Settings, settings
 
 MASK = "***"
-KEY_VARIABLES = ("MEDRAG_API_KEY", "OPENAI_API_KEY")
-_KEY_PARAM = re.compile(r"(?P<name>[?&](?:api[_-]?key|key|token|access[_-]?token|secret|password|sig)=)[^&#\s\"'<>]+",
-                        re.IGNORECASE)
+_KEY_PARAM = re.compile(
+    r"(?P<name>[?&](?:api[_-]?key|key|token|access[_-]?token|secret|password|sig)=)[^&#\s\"'<>]+", re.IGNORECASE
+)
 _BEARER = re.compile(r"(?P<name>\bBearer\s+)[A-Za-z0-9._~+/=-]{8,}")
 _MIN_SECRET = 6  # shorter values (e.g. "local") would mask ordinary words
 
 
-def known_secrets(env: Mapping[str, str] = os.environ) -> list[str]:
-    return [v for name in KEY_VARIABLES if len(v := env.get(name, "")) >= _MIN_SECRET]
+def known_secrets(configured: Settings | None = None) -> list[str]:
+    return [v for v in (configured or settings()).secrets() if len(v) >= _MIN_SECRET]
 
 
 def mask(text: str, secrets: Iterable[str] = ()) -> str:

@@ -9,7 +9,6 @@ is simply recorded again next time, and cases or methods can be added later.
 from __future__ import annotations
 
 import hashlib
-import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterable
@@ -21,20 +20,20 @@ from filelock import FileLock
 from core.llm.answer_formats import PAPERS_FORMAT
 from core.methods import registry
 from core.methods.base import Retriever, Sink
-from core.paths import REPO_ROOT
 from core.runfiles import RunEntry, RunFile, RunFileError, read, write
 from core.runfiles.provenance import retriever_corpora
 from core.runner import execute
+from core.settings import Settings, settings
 from core.teaching import TeachingCase, load_cases
 from core.trace import Run
 
-PACK_DIR = REPO_ROOT / "data" / "workshop_pack"
+PACK_DIR: Path = Settings.model_fields["workshop_pack"].default  # the repository's
 SIZE_BUDGET = 10 * 2**20  # the whole pack, in the repository
 
 
 def pack_dir() -> Path:
     """The pack folder: MEDRAG_WORKSHOP_PACK when set (a pack kept elsewhere), else the repository's."""
-    return Path(os.environ.get("MEDRAG_WORKSHOP_PACK") or PACK_DIR)
+    return settings().workshop_pack
 
 
 def case_path(case_id: str, folder: Path | None = None) -> Path:
@@ -79,8 +78,11 @@ def find_run(run_id: str, folder: Path | None = None) -> RunEntry | None:
 def status(cases: list[TeachingCase], methods: list[str], folder: Path | None = None) -> dict[tuple[str, str], str]:
     """(case id, method) -> the recorded run's status ("ok", "error", ...) or "missing"."""
     recorded = {p.case.id: p for p in load_pack(folder, cases)[0]}
-    return {(c.id, m): (recorded[c.id].runs[m].run.status if c.id in recorded and m in recorded[c.id].runs
-                        else "missing") for c in cases for m in methods}
+    return {
+        (c.id, m): (recorded[c.id].runs[m].run.status if c.id in recorded and m in recorded[c.id].runs else "missing")
+        for c in cases
+        for m in methods
+    }
 
 
 def pack_bytes(folder: Path | None = None) -> int:
@@ -98,20 +100,31 @@ def status_table(cases: list[TeachingCase], methods: list[str], folder: Path | N
     done = sum(v == "ok" for v in found.values())
     missing = [f"{c}/{m}" for (c, m), v in found.items() if v == "missing"]
     failed = [f"{c}/{m}" for (c, m), v in found.items() if v not in ("ok", "missing")]
-    lines.append(f"recorded {done} of {len(found)}; missing {len(missing)}; ended in error {len(failed)}; "
-                 f"pack size {pack_bytes(folder) / 2**20:.2f} MB of {SIZE_BUDGET / 2**20:.0f} MB")
+    lines.append(
+        f"recorded {done} of {len(found)}; missing {len(missing)}; ended in error {len(failed)}; "
+        f"pack size {pack_bytes(folder) / 2**20:.2f} MB of {SIZE_BUDGET / 2**20:.0f} MB"
+    )
     if failed:
         lines.append("ended in error (record again with --retry-errors): " + ", ".join(failed))
     return "\n".join(lines)
 
 
-def to_record(cases: list[TeachingCase], methods: list[str], folder: Path | None = None,
-              retry_errors: bool = False, again: bool = False) -> list[tuple[TeachingCase, str]]:
+def to_record(
+    cases: list[TeachingCase],
+    methods: list[str],
+    folder: Path | None = None,
+    retry_errors: bool = False,
+    again: bool = False,
+) -> list[tuple[TeachingCase, str]]:
     """What is missing (and what ended in error, with ``retry_errors``); with ``again``, every pair asked for,
     as after a method changed: each is replaced when its new run ends, so a stop leaves the old ones."""
     found = status(cases, methods, folder)
-    return [(c, m) for c in cases for m in methods
-            if again or found[c.id, m] == "missing" or (retry_errors and found[c.id, m] != "ok")]
+    return [
+        (c, m)
+        for c in cases
+        for m in methods
+        if again or found[c.id, m] == "missing" or (retry_errors and found[c.id, m] != "ok")
+    ]
 
 
 # -- recording ---------------------------------------------------------------------------------------------------
@@ -126,12 +139,21 @@ def save_run(case: TeachingCase, entry: RunEntry, folder: Path | None = None) ->
     return write(RunFile(kind="comparison", title=case.title, runs=ordered), path)
 
 
-def record(cases: list[TeachingCase], methods: list[str], *, llm, retriever: Retriever, folder: Path | None = None,
-           retry_errors: bool = False, again: bool = False, sinks: Iterable[Sink] = (),
-           on_plan: Callable[[list[tuple[TeachingCase, str]]], None] | None = None,
-           on_start: Callable[[TeachingCase, str], None] | None = None,
-           on_done: Callable[[TeachingCase, Run], None] | None = None,
-           cancel: threading.Event | None = None) -> list[Run]:
+def record(
+    cases: list[TeachingCase],
+    methods: list[str],
+    *,
+    llm,
+    retriever: Retriever,
+    folder: Path | None = None,
+    retry_errors: bool = False,
+    again: bool = False,
+    sinks: Iterable[Sink] = (),
+    on_plan: Callable[[list[tuple[TeachingCase, str]]], None] | None = None,
+    on_start: Callable[[TeachingCase, str], None] | None = None,
+    on_done: Callable[[TeachingCase, Run], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> list[Run]:
     """Run each missing (case, method) with the method's default knobs, its final reader in the papers' order (the
     pack shows each method as its paper draws it, whatever the backend's best format), and save it into the pack as
     soon as it ends. One recorder at a time per pack folder (a file lock): a second one waits, then finds less to do.
@@ -152,12 +174,20 @@ def record(cases: list[TeachingCase], methods: list[str], *, llm, retriever: Ret
             if on_start:
                 on_start(case, method)
             spec = registry()[method]
-            run = execute(method, case.to_question(), {"answer_format": PAPERS_FORMAT}, llm=llm,
-                          retriever=retriever if spec.uses_retrieval else None, sinks=sinks, cancel=cancel)
+            run = execute(
+                method,
+                case.to_question(),
+                {"answer_format": PAPERS_FORMAT},
+                llm=llm,
+                retriever=retriever if spec.uses_retrieval else None,
+                sinks=sinks,
+                cancel=cancel,
+            )
             if run.status == "cancelled":
                 break
-            entry = RunEntry(run=run, backend=llm.backend, corpora=corpora if spec.uses_retrieval else [],
-                             case_id=case.id)
+            entry = RunEntry(
+                run=run, backend=llm.backend, corpora=corpora if spec.uses_retrieval else [], case_id=case.id
+            )
             save_run(case, entry, folder)
             done.append(run)
             if on_done:
