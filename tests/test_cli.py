@@ -1,3 +1,4 @@
+import re
 import subprocess
 import sys
 
@@ -44,3 +45,30 @@ def test_ask_streams_events_and_totals_on_the_embedded_model(tmp_path):
     assert "reasoning · Clinician" in lines[0]
     assert "ANSWER" in lines[-2]
     assert lines[-1].startswith("ok: 1 LLM calls, 0 retrievals")
+
+
+@pytest.mark.model
+def test_a_benchmark_runs_on_the_embedded_model_and_reports_each_arm(tmp_path):
+    """The Benchmark page's own path (core.eval), on the real model: a teaching case, CoT and MedRAG; its browser
+    test (tests/e2e/test_benchmark_browser.py) uses an endpoint on 127.0.0.1 instead, for speed."""
+    import json
+
+    from core.store import RunStore
+    from core.teaching import load_cases
+
+    cases = load_cases()[2:3]
+    bench = tmp_path / "mini.json"
+    bench.write_text(json.dumps({"cases": {c.id: {"question": c.question, "options": c.options, "answer": c.answer}
+                                           for c in cases}}))
+    proc = subprocess.run(
+        [sys.executable, "-m", "core", "eval", "--methods", "cot,medrag", "--bench", str(bench), "--out",
+         str(tmp_path / "out"), "--param", "cot.max_tokens=160", "--param", "medrag.max_tokens=160",
+         "--param", "medrag.k=3", "--param", "medrag.max_doc_chars=800"],
+        capture_output=True, text=True, timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = list(RunStore().db["eval_items"].rows)
+    assert sorted((r["method"], r["qid"]) for r in rows) == sorted((m, c.id) for m in ("cot", "medrag") for c in cases)
+    assert all(r["status"] == "ok" and r["model"] for r in rows), rows
+    for arm in ("cot", "medrag"):  # the table's rows, each arm on its dataset
+        assert re.search(rf"^{arm}\s+cases\s", proc.stdout, re.M), proc.stdout
