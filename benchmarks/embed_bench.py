@@ -62,11 +62,13 @@ def markdown(r: dict) -> str:
     """The results file as docs/results/embed_bench.md shows it."""
     kept = ", ".join(f"top {k}: {v:.1%}" for k, v in r["neighbours_kept"].items())
     same = ", ".join(f"top {k}: {v:.1%}" for k, v in r["same_set"].items())
-    return (f"Embedding {r['snippets']:,} default-corpus snippets in bfloat16 against float32 ({r['at']}):\n\n"
-            f"| | value |\n| --- | --- |\n| float32 | {r['float32_s']:.1f} s |\n| bfloat16 | {r['bfloat16_s']:.1f} s "
-            f"({r['ratio']:.2f} of float32) |\n| cosine to float32 | mean {r['cosine_mean']:.6f}, least "
-            f"{r['cosine_min']:.6f} |\n| neighbours kept, {r['queries']} queries | {kept} |\n"
-            f"| the same set of neighbours | {same} |")
+    return (
+        f"Embedding {r['snippets']:,} default-corpus snippets in bfloat16 against float32 ({r['at']}):\n\n"
+        f"| | value |\n| --- | --- |\n| float32 | {r['float32_s']:.1f} s |\n| bfloat16 | {r['bfloat16_s']:.1f} s "
+        f"({r['ratio']:.2f} of float32) |\n| cosine to float32 | mean {r['cosine_mean']:.6f}, least "
+        f"{r['cosine_min']:.6f} |\n| neighbours kept, {r['queries']} queries | {kept} |\n"
+        f"| the same set of neighbours | {same} |"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,8 +78,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=RESULTS, help="results file")
     args = p.parse_args(argv)
     if not native_bf16():
-        print("This CPU has no native bfloat16 (AVX-512 BF16 or AMX): index builds here encode in float32, "
-              "so there is nothing to compare.")
+        print(
+            "This CPU has no native bfloat16 (AVX-512 BF16 or AMX): index builds here encode in float32, "
+            "so there is nothing to compare."
+        )
         return 0
     texts, asked = snippets(args.sample, args.seed), queries()
     full, bf16 = Embedder(bf16=False), Embedder(bf16=True)
@@ -88,19 +92,28 @@ def main(argv: list[str] | None = None) -> int:
     near_ref, near_low = np.argsort(-(q @ ref.T), axis=1), np.argsort(-(q @ low.T), axis=1)
     kept = {k: [len(set(a[:k]) & set(b[:k])) / k for a, b in zip(near_ref, near_low)] for k in NEIGHBOURS}
     result = {
-        "snippets": len(texts), "queries": len(asked), "float32_s": round(ref_s, 1), "bfloat16_s": round(low_s, 1),
-        "ratio": round(low_s / ref_s, 2), "cosine_mean": float(cosines.mean()), "cosine_min": float(cosines.min()),
+        "snippets": len(texts),
+        "queries": len(asked),
+        "float32_s": round(ref_s, 1),
+        "bfloat16_s": round(low_s, 1),
+        "ratio": round(low_s / ref_s, 2),
+        "cosine_mean": float(cosines.mean()),
+        "cosine_min": float(cosines.min()),
         "neighbours_kept": {k: round(float(np.mean(v)), 4) for k, v in kept.items()},
         "same_set": {k: round(float(np.mean([x == 1 for x in v])), 3) for k, v in kept.items()},
         "at": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
     print(f"{len(texts)} snippets of the default corpus, {len(asked)} queries")
-    print(f"float32 {ref_s:.1f} s ({len(texts) / ref_s:.0f} snippets/s), bfloat16 {low_s:.1f} s "
-          f"({len(texts) / low_s:.0f} snippets/s): ratio {low_s / ref_s:.2f}")
+    print(
+        f"float32 {ref_s:.1f} s ({len(texts) / ref_s:.0f} snippets/s), bfloat16 {low_s:.1f} s "
+        f"({len(texts) / low_s:.0f} snippets/s): ratio {low_s / ref_s:.2f}"
+    )
     print(f"cosine of bfloat16 to float32 vectors: mean {cosines.mean():.6f}, min {cosines.min():.6f}")
     for k in NEIGHBOURS:
-        print(f"top {k}: {result['neighbours_kept'][k]:.4f} of the neighbours kept on average; "
-              f"the same set for {result['same_set'][k]:.1%} of {len(asked)} queries")
+        print(
+            f"top {k}: {result['neighbours_kept'][k]:.4f} of the neighbours kept on average; "
+            f"the same set for {result['same_set'][k]:.1%} of {len(asked)} queries"
+        )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     return 0

@@ -107,8 +107,14 @@ def measure(ref: str, wheels: Path, workdir: Path, timeout: float, shots: Path |
     url = f"http://127.0.0.1:{port}"
     log = open(workdir / "make_run.log", "w")
     started = time.perf_counter()
-    make = subprocess.Popen(["make", "run", f"PORT={port}"], cwd=clone, env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
+    make = subprocess.Popen(
+        ["make", "run", f"PORT={port}"],
+        cwd=clone,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     result: dict = {"ref": ref, "commit": commit.strip(), "at": time.strftime("%Y-%m-%d %H:%M:%S")}
     try:
         if not wait_for(lambda: healthy(url) or make.poll() is not None, timeout) or make.poll() is not None:
@@ -121,8 +127,9 @@ def measure(ref: str, wheels: Path, workdir: Path, timeout: float, shots: Path |
             result["first_cot_answer_error"] = f"{type(exc).__name__}: {exc}".splitlines()[0]
         if not wait_for(lambda: indexes_ready(clone), timeout, every=2):
             raise RuntimeError("the default corpus index was not ready in time")
-        result["index_ready_s"] = round(time.perf_counter() - started, 1) if not result["index_ready_before_page"] \
-            else None
+        result["index_ready_s"] = (
+            round(time.perf_counter() - started, 1) if not result["index_ready_before_page"] else None
+        )
     finally:
         os.killpg(make.pid, signal.SIGTERM)
         try:
@@ -136,16 +143,23 @@ def measure(ref: str, wheels: Path, workdir: Path, timeout: float, shots: Path |
 
 def markdown(sittings: list[dict]) -> str:
     """The results file as docs/results/first_answer.md shows it: one row per measured clone, in the order run."""
+
     def sec(value: float | None) -> str:
         return "—" if value is None else f"{value:.0f} s"
 
-    lines = ["| when | ref (commit) | page shown | first CoT answer | default index ready |",
-             "| --- | --- | ---: | ---: | ---: |"]
-    lines += [f"| {s['at']} | {s['ref']} ({s['commit']}) | {sec(s['page_s'])} | {sec(s['first_cot_answer_s'])} | "
-              f"{'before the page' if s.get('index_ready_before_page') else sec(s.get('index_ready_s'))} |"
-              for s in sittings]
-    return "From a fresh clone with no `.venv` and no `.cache` (`make run`, packages from a local wheel folder), " \
-           "seconds from the start.\n\n" + "\n".join(lines)
+    lines = [
+        "| when | ref (commit) | page shown | first CoT answer | default index ready |",
+        "| --- | --- | ---: | ---: | ---: |",
+    ]
+    lines += [
+        f"| {s['at']} | {s['ref']} ({s['commit']}) | {sec(s['page_s'])} | {sec(s['first_cot_answer_s'])} | "
+        f"{'before the page' if s.get('index_ready_before_page') else sec(s.get('index_ready_s'))} |"
+        for s in sittings
+    ]
+    return (
+        "From a fresh clone with no `.venv` and no `.cache` (`make run`, packages from a local wheel folder), "
+        "seconds from the start.\n\n" + "\n".join(lines)
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,8 +22,14 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 REPO = Path(__file__).resolve().parents[1]
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-sync",
-                 "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 CASE = "Pulmonology · Mild asthma: reliever and controller treatment"
 # a reply being written shows its header, then its first field or words: that second line is the first token
 FIRST_TOKEN_JS = """() => [...document.querySelectorAll('[class*="st-key-writing-"]')].some(box => {
@@ -35,9 +41,21 @@ FIRST_TOKEN_JS = """() => [...document.querySelectorAll('[class*="st-key-writing
 def serve(home: Path, port: int) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("MEDRAG_BASE_URL", "MEDRAG_MODEL", "MEDRAG_API_KEY")}
     env.update(MEDRAG_STUDIO_HOME=str(home), MEDRAG_CACHE="off")
-    server = subprocess.Popen([str(Path(sys.executable).with_name("streamlit")), "run", "streamlit_app.py",
-                               "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=REPO, env=env,
-                              stdout=open(home / "streamlit.log", "w"), stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).with_name("streamlit")),
+            "run",
+            "streamlit_app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=open(home / "streamlit.log", "w"),
+        stderr=subprocess.STDOUT,
+    )
     for _ in range(200):
         try:
             urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=1)
@@ -91,8 +109,12 @@ def main() -> None:
                     print(f"warm-up {label} (loading included, not counted): {warm:.1f} s", flush=True)
                 for label in labels:
                     times = [first_token_seconds(page, f"http://127.0.0.1:{port}", label) for _ in range(args.repeats)]
-                    print(f"{label}: " + ", ".join(f"{t:.1f}" for t in times)
-                          + f" s; median {statistics.median(times):.1f} s (n={len(times)})", flush=True)
+                    print(
+                        f"{label}: "
+                        + ", ".join(f"{t:.1f}" for t in times)
+                        + f" s; median {statistics.median(times):.1f} s (n={len(times)})",
+                        flush=True,
+                    )
                 browser.close()
         finally:
             server.terminate()

@@ -49,10 +49,15 @@ def main() -> None:
     for model_batch in (512, 2048):
         embedder.model_batch = model_batch
         for batch in (256, 4096):  # what `index --batch` hands the embedder at a time, in corpus order
-            vectors, seconds = timed(lambda b=batch: np.concatenate(
-                [embedder.encode(texts[i:i + b], batch=b) for i in range(0, len(texts), b)]))
+            vectors, seconds = timed(
+                lambda b=batch: np.concatenate(
+                    [embedder.encode(texts[i : i + b], batch=b) for i in range(0, len(texts), b)]
+                )
+            )
             result["runs"][f"Embedder, batch {batch}, model batch {model_batch}"] = {
-                "seconds": round(seconds, 2), "per_s": round(len(texts) / seconds)}
+                "seconds": round(seconds, 2),
+                "per_s": round(len(texts) / seconds),
+            }
     model = embedder._load()
     tokenizer, bert = model.tokenizer, model[0].auto_model
     encoded, result["tokenize_s"] = timed(lambda: tokenizer(texts, truncation=True, max_length=256))
@@ -61,9 +66,10 @@ def main() -> None:
     def forward(size: int) -> None:
         with torch.inference_mode():
             for start in range(0, len(order), size):
-                picked = order[start:start + size]
-                batch = tokenizer.pad({k: [encoded[k][i] for i in picked] for k in ("input_ids", "attention_mask")},
-                                      return_tensors="pt")
+                picked = order[start : start + size]
+                batch = tokenizer.pad(
+                    {k: [encoded[k][i] for i in picked] for k in ("input_ids", "attention_mask")}, return_tensors="pt"
+                )
                 mask = batch["attention_mask"].cuda()
                 hidden = bert(input_ids=batch["input_ids"].cuda(), attention_mask=mask).last_hidden_state
                 weights = mask.unsqueeze(-1).to(hidden.dtype)
@@ -80,7 +86,7 @@ def main() -> None:
     result["peak_gpu_bytes"] = int(torch.cuda.max_memory_allocated())
     np.save(os.path.join(OUT, "ids.npy"), np.array([f"{r['corpus']}\t{r['row']}\t{r['id']}" for r in rows]))
     for i, start in enumerate(range(0, len(texts), 18500)):
-        np.save(os.path.join(OUT, f"vectors_{i}.npy"), vectors[start:start + 18500].astype(np.float16))
+        np.save(os.path.join(OUT, f"vectors_{i}.npy"), vectors[start : start + 18500].astype(np.float16))
     with open(os.path.join(OUT, "gpu_embed.json"), "w") as fh:
         json.dump(result, fh, indent=1)
     print(json.dumps(result, indent=1))

@@ -47,16 +47,23 @@ def write_labels(db: Path, writer: str, count: int) -> tuple[int, int, list[str]
 def check(db: Path, writers: list[str], count: int) -> dict[str, int]:
     conn = sqlite3.connect(db)
     try:
-        rows = conn.execute("select annotator, snippet_id, count(*) from labels group by question_id, snippet_id, "
-                            "annotator").fetchall()
+        rows = conn.execute(
+            "select annotator, snippet_id, count(*) from labels group by question_id, snippet_id, annotator"
+        ).fetchall()
         integrity = conn.execute("pragma integrity_check").fetchone()[0]
     finally:
         conn.close()
     present = {(who, sid) for who, sid, _ in rows}
-    expected = {(w, f"s-{i:03d}") for w in writers for i in range(count)} | {(SHARED, f"s-{i:03d}")
-                                                                          for i in range(count)}
-    return {"expected": len(expected), "present": len(present & expected), "lost": len(expected - present),
-            "duplicated": sum(n - 1 for *_, n in rows if n > 1), "integrity_ok": int(integrity == "ok")}
+    expected = {(w, f"s-{i:03d}") for w in writers for i in range(count)} | {
+        (SHARED, f"s-{i:03d}") for i in range(count)
+    }
+    return {
+        "expected": len(expected),
+        "present": len(present & expected),
+        "lost": len(expected - present),
+        "duplicated": sum(n - 1 for *_, n in rows if n > 1),
+        "integrity_ok": int(integrity == "ok"),
+    }
 
 
 def threads_trial(db: Path, writers: int = 30, count: int = 100) -> dict[str, float]:
@@ -78,30 +85,51 @@ def threads_trial(db: Path, writers: int = 30, count: int = 100) -> dict[str, fl
     seconds = time.perf_counter() - started
     figures = check(db, names, count)
     writes = sum(own + shared for own, shared, _ in results.values())
-    return {**figures, "surfaced_errors": sum(len(e) for *_, e in results.values()), "writes": writes,
-            "seconds": round(seconds, 2), "writes_per_s": round(writes / seconds, 1)}
+    return {
+        **figures,
+        "surfaced_errors": sum(len(e) for *_, e in results.values()),
+        "writes": writes,
+        "seconds": round(seconds, 2),
+        "writes_per_s": round(writes / seconds, 1),
+    }
 
 
 def processes_trial(db: Path, processes: int = 8, count: int = 100) -> dict[str, float]:
     LabelStore(db)
     names = [f"process-{n}" for n in range(processes)]
     started = time.perf_counter()
-    procs = [subprocess.Popen([sys.executable, "-m", "benchmarks.labels_concurrency", "--worker", str(db), name,
-                               str(count)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              cwd=Path(__file__).resolve().parents[1]) for name in names]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.labels_concurrency", "--worker", str(db), name, str(count)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=Path(__file__).resolve().parents[1],
+        )
+        for name in names
+    ]
     outputs = [p.communicate(timeout=600) for p in procs]
     seconds = time.perf_counter() - started
     errors = sum(int(out.split()[2]) if out.strip() else 1 for out, _ in outputs)
     figures = check(db, names, count)
-    return {**figures, "surfaced_errors": errors, "exit_codes_nonzero": sum(p.returncode != 0 for p in procs),
-            "seconds": round(seconds, 2), "writes_per_s": round(2 * processes * count / seconds, 1)}
+    return {
+        **figures,
+        "surfaced_errors": errors,
+        "exit_codes_nonzero": sum(p.returncode != 0 for p in procs),
+        "seconds": round(seconds, 2),
+        "writes_per_s": round(2 * processes * count / seconds, 1),
+    }
 
 
 def kill_trial(db: Path, mode: str = "single", after: int = 40) -> dict[str, int]:
     """A writer that reports each commit on stdout is killed with SIGKILL after ``after`` commits."""
     LabelStore(db)
-    proc = subprocess.Popen([sys.executable, "-m", "benchmarks.labels_concurrency", "--killable", str(db), mode],
-                            stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "benchmarks.labels_concurrency", "--killable", str(db), mode],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     committed = []
     for line in proc.stdout:
         committed.append(int(line.split()[1]))
@@ -115,14 +143,22 @@ def kill_trial(db: Path, mode: str = "single", after: int = 40) -> dict[str, int
         present = {r[0] for r in conn.execute("select snippet_id from labels where annotator = 'killed'")}
     finally:
         conn.close()
-    wanted = ({f"k-{i:05d}" for i in committed} if mode == "single" else
-              {f"k-{b:03d}-{i:03d}" for b in committed for i in range(BATCH)})
+    wanted = (
+        {f"k-{i:05d}" for i in committed}
+        if mode == "single"
+        else {f"k-{b:03d}-{i:03d}" for b in committed for i in range(BATCH)}
+    )
     partial_batches = 0
     if mode == "batch":
         batches = {sid[2:5] for sid in present}
         partial_batches = sum(1 for b in batches if sum(s[2:5] == b for s in present) != BATCH)
-    return {"committed_before_kill": len(committed), "missing_after_kill": len(wanted - present),
-            "integrity_ok": int(integrity == "ok"), "returncode": proc.returncode, "partial_batches": partial_batches}
+    return {
+        "committed_before_kill": len(committed),
+        "missing_after_kill": len(wanted - present),
+        "integrity_ok": int(integrity == "ok"),
+        "returncode": proc.returncode,
+        "partial_batches": partial_batches,
+    }
 
 
 def _killable(db: Path, mode: str) -> None:
@@ -131,8 +167,9 @@ def _killable(db: Path, mode: str) -> None:
         if mode == "single":
             store.set_label(QUESTION, f"k-{n:05d}", "killed", n % 4, source="benchmark")
         else:
-            store.set_labels([LabelRow(QUESTION, f"k-{n:03d}-{i:03d}", "killed", i % 4) for i in range(BATCH)],
-                             source="benchmark")
+            store.set_labels(
+                [LabelRow(QUESTION, f"k-{n:03d}-{i:03d}", "killed", i % 4) for i in range(BATCH)], source="benchmark"
+            )
         print(f"committed {n}", flush=True)
 
 
@@ -155,8 +192,10 @@ def main() -> None:
         print("threads:", threads_trial(Path(tmp) / "threads.sqlite", args.threads, args.count))
         print("processes:", processes_trial(Path(tmp) / "processes.sqlite", args.processes, args.count))
         for mode in ("single", "batch"):
-            print(f"kill -9 ({mode}):", kill_trial(Path(tmp) / f"kill-{mode}.sqlite", mode,
-                                                   after=40 if mode == "single" else 5))
+            print(
+                f"kill -9 ({mode}):",
+                kill_trial(Path(tmp) / f"kill-{mode}.sqlite", mode, after=40 if mode == "single" else 5),
+            )
 
 
 if __name__ == "__main__":

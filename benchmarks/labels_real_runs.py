@@ -17,8 +17,14 @@ BUDGETS: dict[str, dict] = {
     "medrag": {"k": 10, "max_doc_chars": 2000, "max_tokens": 160},
     "mass": {"k": 5, "max_doc_chars": 2000, "max_tokens": 160, "n_spans": 3},
     "sema": {"k": 5, "m": 2, "t_max": 2, "max_doc_chars": 2000, "max_tokens": 320},
-    "medrgag": {"per_source_k": 5, "n_retrieved": 5, "n_generated": 2, "n_selected": 4, "generate_tokens": 100,
-                "max_tokens": 160},
+    "medrgag": {
+        "per_source_k": 5,
+        "n_retrieved": 5,
+        "n_generated": 2,
+        "n_selected": 4,
+        "generate_tokens": 100,
+        "max_tokens": 160,
+    },
 }
 
 
@@ -48,9 +54,12 @@ def main() -> None:
                 continue
             started = time.perf_counter()
             run = execute(method, case.to_question(), BUDGETS[method], llm=llm, retriever=retriever, store=store)
-            print(f"{case_id} {method}: {run.status}, answer {run.answer.choice if run.answer else '-'} "
-                  f"(gold {case.answer}), {run.totals.calls} calls, {run.totals.tokens} tokens, "
-                  f"{time.perf_counter() - started:.0f}s, run {run.id}", flush=True)
+            print(
+                f"{case_id} {method}: {run.status}, answer {run.answer.choice if run.answer else '-'} "
+                f"(gold {case.answer}), {run.totals.calls} calls, {run.totals.tokens} tokens, "
+                f"{time.perf_counter() - started:.0f}s, run {run.id}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -28,8 +28,12 @@ from core.teaching import TeachingCase, load_cases, load_passages
 from core.trace import Hit
 
 RESULTS = REPO_ROOT / "benchmarks" / "results" / "oracle_bench.json"
-ARMS = {"cot": ("cot", {}), "medrag": ("medrag", {}), "medrag-options": ("medrag", {"query": "question and options"}),
-        "oracle": ("medrag", {})}
+ARMS = {
+    "cot": ("cot", {}),
+    "medrag": ("medrag", {}),
+    "medrag-options": ("medrag", {"query": "question and options"}),
+    "oracle": ("medrag", {}),
+}
 
 
 class OracleRetriever:
@@ -47,8 +51,10 @@ class OracleRetriever:
 
 
 def key_hits(case: TeachingCase, by_id: dict) -> list[Hit]:
-    return [Hit(snippet_id=pid, corpus="teaching", title=by_id[pid].title, text=by_id[pid].content, rank=rank,
-                score=1.0) for rank, pid in enumerate(case.key_passages, 1)]
+    return [
+        Hit(snippet_id=pid, corpus="teaching", title=by_id[pid].title, text=by_id[pid].content, rank=rank, score=1.0)
+        for rank, pid in enumerate(case.key_passages, 1)
+    ]
 
 
 def load(path: Path) -> dict:
@@ -75,9 +81,13 @@ def run_arms(cases: list[TeachingCase], arms: list[str], path: Path, llm=None, r
         source = OracleRetriever(key_hits(case, by_id)) if arm == "oracle" else retriever
         run = execute(method, case.to_question(), params, llm=llm, retriever=source)
         choice = run.answer.choice if run.answer else None
-        results.setdefault(case.id, {})[arm] = {"status": run.status, "choice": choice,
-                                                "correct": choice == case.answer, "seconds": run.totals.seconds,
-                                                "cached": run.totals.cached}
+        results.setdefault(case.id, {})[arm] = {
+            "status": run.status,
+            "choice": choice,
+            "correct": choice == case.answer,
+            "seconds": run.totals.seconds,
+            "cached": run.totals.cached,
+        }
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(results, indent=1, sort_keys=True), encoding="utf-8")
 
@@ -89,10 +99,12 @@ def report(cases: list[TeachingCase], arms: list[str], results: dict) -> str:
         n, correct = len(got), sum(got.values())
         ci = wilson(correct, n)
         shown = f"{ci[0]:.2f}–{ci[1]:.2f}" if ci else "—"
-        lines.append(f"| {arm} | {correct} | {n} | {correct / n:.2f} | {shown} |" if n else f"| {arm} | 0 | 0 | — | — |")
+        lines.append(
+            f"| {arm} | {correct} | {n} | {correct / n:.2f} | {shown} |" if n else f"| {arm} | 0 | 0 | — | — |"
+        )
     lines += ["", "| pair | n | first only | second only | exact McNemar p |", "| --- | ---: | ---: | ---: | ---: |"]
     for i, first in enumerate(arms):
-        for second in arms[i + 1:]:
+        for second in arms[i + 1 :]:
             common = sorted(outcomes[first].keys() & outcomes[second].keys())
             if common:
                 b, c, p = mcnemar([outcomes[first][k] for k in common], [outcomes[second][k] for k in common])
@@ -104,8 +116,10 @@ def markdown(results: dict) -> str:
     """The results file as docs/results/oracle_bench.md shows it: every arm on the cases it ran."""
     cases = [c for c in load_cases() if c.id in results]
     arms = [a for a in ARMS if any(a in results[c.id] for c in cases)]
-    return (f"The {len(cases)} teaching cases on the embedded model; Wilson 95% intervals; pairs on the cases both "
-            "arms ran (exact McNemar).\n\n" + report(cases, arms, results))
+    return (
+        f"The {len(cases)} teaching cases on the embedded model; Wilson 95% intervals; pairs on the cases both "
+        "arms ran (exact McNemar).\n\n" + report(cases, arms, results)
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -52,22 +52,29 @@ def dev_questions(n: int) -> list[tuple[str, Question, str]]:
     with gzip.open(SHARED / "mirage" / "benchmark.json.gz", "rt", encoding="utf-8") as fh:
         bench = json.load(fh)
     dev = json.loads((SHARED / "mirage" / "dev_ids.json").read_text())
-    order = [(d, ids[i]) for i in range(max(len(ids) for ids in dev.values())) for d, ids in dev.items() if i < len(ids)]
-    return [(f"{d}/{q}", Question(text=bench[d][q]["question"], options=bench[d][q]["options"]),
-             bench[d][q]["answer"]) for d, q in order[:n]]
+    order = [
+        (d, ids[i]) for i in range(max(len(ids) for ids in dev.values())) for d, ids in dev.items() if i < len(ids)
+    ]
+    return [
+        (f"{d}/{q}", Question(text=bench[d][q]["question"], options=bench[d][q]["options"]), bench[d][q]["answer"])
+        for d, q in order[:n]
+    ]
 
 
 def qdrant_twins(in_process: HybridRetriever, folder: Path, local_mode: bool = True) -> dict[str, HybridRetriever]:
     """Qdrant's engine and (unless told not to) the client's local mode, each given today's index's vectors."""
     twins = {}
-    stores = [("edge", EdgeStore(folder / "edge"))] + ([("local mode", ClientStore(str(folder / "local")))]
-                                                        if local_mode else [])
+    stores = [("edge", EdgeStore(folder / "edge"))] + (
+        [("local mode", ClientStore(str(folder / "local")))] if local_mode else []
+    )
     for name, store in stores:
         started = time.perf_counter()
-        records = [ingest(store, index.source, FromIndex(index), batch=1024).record
-                   for index in in_process.indexes.values()]
-        print(f"  {name}: ingested {sum(r.snippets for r in records):,} snippets in "
-              f"{time.perf_counter() - started:.0f} s")
+        records = [
+            ingest(store, index.source, FromIndex(index), batch=1024).record for index in in_process.indexes.values()
+        ]
+        print(
+            f"  {name}: ingested {sum(r.snippets for r in records):,} snippets in {time.perf_counter() - started:.0f} s"
+        )
         twins[name] = HybridRetriever(QdrantBackend(store, records), in_process.embedder)
     return twins
 
@@ -82,11 +89,20 @@ def overlaps(in_process: HybridRetriever, twins: dict[str, HybridRetriever], que
                 theirs = [h.snippet_id for h in twin.search(text, K, mode=mode)]
                 shares[qid] = len(set(ours) & set(theirs)) / max(len(ours), 1)
             values = np.array(list(shares.values()))
-            out.setdefault(name, {})[mode] = {"mean": round(float(values.mean()), 4), "min": round(float(values.min()),
-                                              4), "identical": int((values == 1).sum()), "n": len(values),
-                                              "per_query": shares}
-        print(f"  {name}: " + ", ".join(f"{m} {v['mean']:.3f} (min {v['min']:.3f}, {v['identical']}/{v['n']} "
-                                        f"identical)" for m, v in out[name].items()))
+            out.setdefault(name, {})[mode] = {
+                "mean": round(float(values.mean()), 4),
+                "min": round(float(values.min()), 4),
+                "identical": int((values == 1).sum()),
+                "n": len(values),
+                "per_query": shares,
+            }
+        print(
+            f"  {name}: "
+            + ", ".join(
+                f"{m} {v['mean']:.3f} (min {v['min']:.3f}, {v['identical']}/{v['n']} identical)"
+                for m, v in out[name].items()
+            )
+        )
     return out
 
 
@@ -94,8 +110,10 @@ def recall_at_5(retrievers: dict[str, HybridRetriever]) -> dict:
     cases = load_cases()
     out = {}
     for name, r in retrievers.items():
-        out[name] = {c.id: len(set(c.key_passages) & {h.snippet_id for h in r.search(c.question, 5)})
-                     / len(c.key_passages) for c in cases}
+        out[name] = {
+            c.id: len(set(c.key_passages) & {h.snippet_id for h in r.search(c.question, 5)}) / len(c.key_passages)
+            for c in cases
+        }
         print(f"  recall@5 {name}: {np.mean(list(out[name].values())):.3f}")
     return out
 
@@ -109,8 +127,9 @@ def save(results: dict) -> None:
     RESULTS.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
-def answers(sets: dict[str, tuple[dict[str, HybridRetriever], list[tuple[str, Question, str]]]], minutes: float,
-            results: dict) -> None:
+def answers(
+    sets: dict[str, tuple[dict[str, HybridRetriever], list[tuple[str, Question, str]]]], minutes: float, results: dict
+) -> None:
     """MedRAG on the embedded model, today's index first (within the time), then Qdrant's engine on the same
     questions with the same response cache."""
     from core.llm import LLM
@@ -133,19 +152,33 @@ def answers(sets: dict[str, tuple[dict[str, HybridRetriever], list[tuple[str, Qu
                 read = next((e.payload.read for e in run.events if e.kind == "agent_message"), None)
                 choice = run.answer.choice if run.answer else None
                 runs.setdefault(qid, {})[arm] = {
-                    "status": run.status, "choice": choice, "correct": choice == answer, "read": read,
-                    "calls": run.totals.calls, "cached": run.totals.cached, "seconds": run.totals.seconds,
-                    "prompt_tokens": run.totals.prompt_tokens, "completion_tokens": run.totals.completion_tokens}
+                    "status": run.status,
+                    "choice": choice,
+                    "correct": choice == answer,
+                    "read": read,
+                    "calls": run.totals.calls,
+                    "cached": run.totals.cached,
+                    "seconds": run.totals.seconds,
+                    "prompt_tokens": run.totals.prompt_tokens,
+                    "completion_tokens": run.totals.completion_tokens,
+                }
                 save(results)
-                print(f"  {arm} {qid}: {choice} ({'right' if choice == answer else 'wrong'}), "
-                      f"{run.totals.seconds:.1f} s{' (cached)' if run.totals.cached else ''}", flush=True)
+                print(
+                    f"  {arm} {qid}: {choice} ({'right' if choice == answer else 'wrong'}), "
+                    f"{run.totals.seconds:.1f} s{' (cached)' if run.totals.cached else ''}",
+                    flush=True,
+                )
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--questions", type=int, default=50, help="MIRAGE dev questions (default 50)")
-    ap.add_argument("--answer-minutes", type=float, default=30.0,
-                    help="time for MedRAG's first runs on today's index (Qdrant's then reuse the cache)")
+    ap.add_argument(
+        "--answer-minutes",
+        type=float,
+        default=30.0,
+        help="time for MedRAG's first runs on today's index (Qdrant's then reuse the cache)",
+    )
     ap.add_argument("--answers-only", action="store_true", help="keep the overlaps measured before; run answers")
     args = ap.parse_args(argv)
     results = load()
@@ -160,21 +193,29 @@ def main(argv: list[str] | None = None) -> None:
     print(f"dev questions: the shared corpora, today's index built from GPU vectors ({args.questions} questions)")
     shared = corpus_sources(sorted((SHARED / "corpora").glob("*.jsonl.gz")))
     embedder = Precomputed(table_for(shared))
-    dev_index = open_retriever([s.path for s in shared], location=InProcess(), embedder=embedder, progress=True,
-                               cache_dir=FOLDER / "indexes")
+    dev_index = open_retriever(
+        [s.path for s in shared], location=InProcess(), embedder=embedder, progress=True, cache_dir=FOLDER / "indexes"
+    )
     dev_twins = qdrant_twins(dev_index, folder / "dev", local_mode=False)  # the local mode took 6 minutes here
     asked = dev_questions(args.questions)
     if not args.answers_only:
         results["dev"] = overlaps(dev_index, dev_twins, {qid: q.text for qid, q, _ in asked})
-    results["sizes"] = {"teaching": sum(i.size for i in teaching.indexes.values()),
-                        "dev": sum(i.size for i in dev_index.indexes.values()), "questions": len(asked),
-                        "cases": len(cases)}
+    results["sizes"] = {
+        "teaching": sum(i.size for i in teaching.indexes.values()),
+        "dev": sum(i.size for i in dev_index.indexes.values()),
+        "questions": len(asked),
+        "cases": len(cases),
+    }
     save(results)
     if args.answer_minutes > 0:
         print(f"MedRAG on the embedded model: today's index first, at most {args.answer_minutes:.0f} minutes")
-        sets = {"teaching": ({"in-process": teaching, **teaching_twins},
-                             [(f"teaching/{c.id}", c.to_question(), c.answer) for c in cases]),
-                "dev": ({"in-process": dev_index, **dev_twins}, asked)}
+        sets = {
+            "teaching": (
+                {"in-process": teaching, **teaching_twins},
+                [(f"teaching/{c.id}", c.to_question(), c.answer) for c in cases],
+            ),
+            "dev": ({"in-process": dev_index, **dev_twins}, asked),
+        }
         answers(sets, args.answer_minutes, results)
 
 

@@ -98,7 +98,7 @@ def prepare(size: int) -> None:
     p /= p.sum()
     base = np.stack([r[3] for r in real])
     vectors = np.lib.format.open_memmap(folder / "vectors.tmp.npy", "w+", np.float32, (size, base.shape[1]))
-    vectors[:len(real)] = base
+    vectors[: len(real)] = base
     with open(folder / "corpus.jsonl", "w", encoding="utf-8") as out:
         out.writelines(json.dumps({"id": sid, "title": title, "content": text}) + "\n" for sid, title, text, _ in real)
         for start in range(len(real), size, 10_000):
@@ -107,12 +107,12 @@ def prepare(size: int) -> None:
             drawn = rng.choice(len(vocabulary), int(counts.sum()), p=p)
             at = 0
             for i, c in enumerate(counts):
-                text = " ".join(vocabulary[drawn[at:at + c]])[:ChunkParams().size].rsplit(" ", 1)[0]
+                text = " ".join(vocabulary[drawn[at : at + c]])[: ChunkParams().size].rsplit(" ", 1)[0]
                 out.write(json.dumps({"id": f"synthetic/{start + i}", "title": "", "content": text}) + "\n")
                 at += c
             mixed = base[rng.integers(len(base), size=n)] + 0.5 * base[rng.integers(len(base), size=n)]
             mixed += rng.normal(0, 0.03, mixed.shape).astype(np.float32)
-            vectors[start:start + n] = mixed / np.linalg.norm(mixed, axis=1, keepdims=True)
+            vectors[start : start + n] = mixed / np.linalg.norm(mixed, axis=1, keepdims=True)
             print(f"prepared {start + n:,} of {size:,}", end="\r", flush=True)
     vectors.flush()
     del vectors
@@ -137,7 +137,7 @@ class Rows(VectorSource):
         return np.asarray(self.array)
 
     def vectors(self, first_row: int, snippets) -> np.ndarray:
-        return np.asarray(self.array[first_row:first_row + len(snippets)])
+        return np.asarray(self.array[first_row : first_row + len(snippets)])
 
 
 class Stages:
@@ -175,8 +175,14 @@ def build(engine: str, size: int) -> dict:
         snippets, kind = done.record.snippets, "Qdrant Edge: HNSW (m 16, ef_construct 100) + sparse inverted index"
     seconds = time.perf_counter() - started
     spans = {k: round(v[1] - v[0], 1) for k, v in stages.spans.items()}
-    result = {"snippets": snippets, "index": kind, "build_s": round(seconds, 1), "phases_s": spans,
-              "build_peak_rss": peak_rss(), "disk": du(target)}
+    result = {
+        "snippets": snippets,
+        "index": kind,
+        "build_s": round(seconds, 1),
+        "phases_s": spans,
+        "build_peak_rss": peak_rss(),
+        "disk": du(target),
+    }
     if engine == "edge":
         result["ingest_per_s"] = round(snippets / spans["ingest"], 1) if spans.get("ingest") else None
         result["index_build_s"] = spans.get("index")
@@ -237,13 +243,29 @@ def search(engine: str, size: int) -> dict:
     if engine == "in-process":  # BM25 here is exact (every snippet scored); dense by brute force
         exact_file.write_text(json.dumps(exact(retriever, asked, size, found)), encoding="utf-8")
     truth = json.loads(exact_file.read_text(encoding="utf-8"))
-    recall = {mode: round(float(np.mean([len(set(found[q][mode][:K]) & set(truth[q][mode][:K]))
-                                         / max(len(truth[q][mode][:K]), 1) for q in asked])), 4)
-              for mode in ("hybrid", "bm25", "dense")}  # a query that few snippets match has fewer than K to find
+    recall = {
+        mode: round(
+            float(
+                np.mean(
+                    [
+                        len(set(found[q][mode][:K]) & set(truth[q][mode][:K])) / max(len(truth[q][mode][:K]), 1)
+                        for q in asked
+                    ]
+                )
+            ),
+            4,
+        )
+        for mode in ("hybrid", "bm25", "dense")
+    }  # a query that few snippets match has fewer than K to find
     ms = np.array(seconds) * 1000
-    result = {"queries": len(asked), "hybrid_p50_ms": round(float(np.percentile(ms, 50)), 2),
-              "hybrid_p95_ms": round(float(np.percentile(ms, 95)), 2), "recall_at_32": recall,
-              "rss_after_open": opened, "rss_after_queries": rss() - before}
+    result = {
+        "queries": len(asked),
+        "hybrid_p50_ms": round(float(np.percentile(ms, 50)), 2),
+        "hybrid_p95_ms": round(float(np.percentile(ms, 95)), 2),
+        "recall_at_32": recall,
+        "rss_after_open": opened,
+        "rss_after_queries": rss() - before,
+    }
     print(json.dumps(result))
     return result
 
@@ -259,15 +281,18 @@ def exact(retriever: HybridRetriever, asked: list[str], size: int, found: dict) 
         sims = np.zeros(len(vectors), np.float32)
         qv = retriever.embedder.encode_query(q)
         for start in range(0, len(vectors), 200_000):
-            sims[start:start + 200_000] = vectors[start:start + 200_000] @ qv
+            sims[start : start + 200_000] = vectors[start : start + 200_000] @ qv
         top = np.argpartition(-sims, 100)[:100]
         dense_rows = top[np.argsort(-sims[top])].tolist()
         bm25_rows = [row for row, _ in index.bm25_top(index.bm25.scores(q), 100, np.empty(0, np.int64))]
         fused = [row for row, _ in rrf({"bm25": bm25_rows, "dense": dense_rows}, RRF_K)[:K]]
         rows = set(dense_rows) | set(bm25_rows) | set(fused)
         ids.update({r: s.id for r, s in index.snippets([r for r in rows if r not in ids]).items()})
-        truth[q] = {"dense": [ids[r] for r in dense_rows], "bm25": [ids[r] for r in bm25_rows],
-                    "hybrid": [ids[r] for r in fused]}
+        truth[q] = {
+            "dense": [ids[r] for r in dense_rows],
+            "bm25": [ids[r] for r in bm25_rows],
+            "hybrid": [ids[r] for r in fused],
+        }
     return truth
 
 
@@ -297,14 +322,34 @@ def main(argv: list[str] | None = None) -> None:
         key = f"{engine} {args.size}"
         if args.step == "all":  # each step in a process of its own, so memory is that step's alone
             for step in ("build", "search"):
-                subprocess.run([sys.executable, "-m", "benchmarks.qdrant_scale", "--size", str(args.size),
-                                "--engines", engine, "--step", step], check=True)
+                subprocess.run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "benchmarks.qdrant_scale",
+                        "--size",
+                        str(args.size),
+                        "--engines",
+                        engine,
+                        "--step",
+                        step,
+                    ],
+                    check=True,
+                )
             if not args.keep:
                 shutil.rmtree(folder_for(args.size) / engine, ignore_errors=True)
         else:
-            save(key, (build if args.step == "build" else search)(engine, args.size) | {
-                "engine": engine, "size": args.size, "dense": DenseParams().__dict__ if engine == "in-process"
-                else {"hnsw_m": 16, "hnsw_ef_construct": 100, "hnsw_ef": 128}})
+            save(
+                key,
+                (build if args.step == "build" else search)(engine, args.size)
+                | {
+                    "engine": engine,
+                    "size": args.size,
+                    "dense": DenseParams().__dict__
+                    if engine == "in-process"
+                    else {"hnsw_m": 16, "hnsw_ef_construct": 100, "hnsw_ef": 128},
+                },
+            )
 
 
 if __name__ == "__main__":

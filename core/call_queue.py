@@ -51,7 +51,9 @@ class Standing:
         if self.state == "waiting":
             runs = f"{self.runs_ahead} run{'s' if self.runs_ahead != 1 else ''}"
             return f"waiting: {runs} ahead on {self.where}"
-        shared = f" ({self.others} other run{'s' if self.others != 1 else ''} on {self.where} too)" if self.others else ""
+        shared = (
+            f" ({self.others} other run{'s' if self.others != 1 else ''} on {self.where} too)" if self.others else ""
+        )
         return ("reading the prompt" if self.state == "reading" else "writing") + shared
 
 
@@ -64,8 +66,9 @@ class CallQueue:
         self._order = count()
 
     @contextmanager
-    def call(self, run_id: str, stage: str, agent: str, *, backend: str, where: str,
-             slots: int | None) -> Iterator[Call]:
+    def call(
+        self, run_id: str, stage: str, agent: str, *, backend: str, where: str, slots: int | None
+    ) -> Iterator[Call]:
         """Registers a call for as long as it is in flight."""
         with self._lock:
             entry = Call(run_id, stage, agent, backend, where, slots, order=next(self._order))
@@ -83,13 +86,22 @@ class CallQueue:
         found = []
         for mine in (c for c in calls if c.run_id == run_id):
             queue = [c for c in calls if c.backend == mine.backend]
-            ahead = queue[:queue.index(mine)]
+            ahead = queue[: queue.index(mine)]
             served = mine.writing or mine.slots is None or len(ahead) < mine.slots
             others = len({c.run_id for c in queue} - {run_id})
             state: State = "writing" if mine.writing else "reading" if served else "waiting"
-            found.append(Standing(mine.stage, mine.agent, state, mine.sent,
-                                  0 if served else len({c.run_id for c in ahead} - {run_id}),
-                                  0 if served else len(ahead), others, mine.where))
+            found.append(
+                Standing(
+                    mine.stage,
+                    mine.agent,
+                    state,
+                    mine.sent,
+                    0 if served else len({c.run_id for c in ahead} - {run_id}),
+                    0 if served else len(ahead),
+                    others,
+                    mine.where,
+                )
+            )
         return found
 
 

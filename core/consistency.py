@@ -26,8 +26,33 @@ from pydantic import BaseModel
 
 from core.trace import Answer
 
-_STOP = frozenset({"a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "is", "of", "on", "or", "the",
-                   "to", "with", "without", "no", "not", "only", "its", "their"})
+_STOP = frozenset(
+    {
+        "a",
+        "an",
+        "and",
+        "as",
+        "at",
+        "by",
+        "for",
+        "from",
+        "in",
+        "into",
+        "is",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "with",
+        "without",
+        "no",
+        "not",
+        "only",
+        "its",
+        "their",
+    }
+)
 MIN_WORDS_MATCHED = 0.75  # the share of an option's content words a sentence must use to name it by its words
 DISTINCTIVE_CHARS = 7  # a word of an option at least this long, in no other option, names it on its own
 PHRASE_WORDS = 4  # so do this many of its words in a row, one of them its own ("review in 24 hours")
@@ -35,21 +60,34 @@ DETERMINER_WORDS = 2  # 'no' denies a mention only this close before it ("no ant
 STEM_CHARS = 6  # yes/no questions: words match on their first characters ("improving" ~ "improve")
 MIN_RESTATED = 0.5  # the share of the question's words a clause must repeat to count as restating it
 
-_NEGATION = re.compile(r"\b(?:not|never|cannot|can't|nor|neither|none|unlikely|inappropriate|incorrect|wrong|"
-                       r"outdated|unnecessary|contraindicated|avoid(?:ed)?|against|less likely|ruled out|\w+n't)\b",
-                       re.IGNORECASE)
+_NEGATION = re.compile(
+    r"\b(?:not|never|cannot|can't|nor|neither|none|unlikely|inappropriate|incorrect|wrong|"
+    r"outdated|unnecessary|contraindicated|avoid(?:ed)?|against|less likely|ruled out|\w+n't)\b",
+    re.IGNORECASE,
+)
 _INSTEAD = re.compile(r"\b(?:rather than|instead of|preferred over|over)\s*$", re.IGNORECASE)  # denies what follows
 # what ends a clause: a negation in one does not reach a mention in the next ("X is used, but Y is not")
-_CLAUSE = re.compile(r"[;:]|\b(?:but|however|whereas|while|although|though|because|since|which|when|if|unless|"
-                     r"as it|due to|so|therefore|thus)\b", re.IGNORECASE)
-_ANSWER_LINE = re.compile(r"\b(?:correct answer|the answer|answer is|option [A-J] is (?:the )?correct)\b", re.IGNORECASE)
-_CONCLUDES = re.compile(r"\b(?:therefore|thus|hence|so the|correct answer|the answer is|answer is|most appropriate|"
-                        r"most likely|best|first[- ]line|treatment of choice|preferred|recommended|should be|"
-                        r"is indicated|optimal)\b", re.IGNORECASE)
+_CLAUSE = re.compile(
+    r"[;:]|\b(?:but|however|whereas|while|although|though|because|since|which|when|if|unless|"
+    r"as it|due to|so|therefore|thus)\b",
+    re.IGNORECASE,
+)
+_ANSWER_LINE = re.compile(
+    r"\b(?:correct answer|the answer|answer is|option [A-J] is (?:the )?correct)\b", re.IGNORECASE
+)
+_CONCLUDES = re.compile(
+    r"\b(?:therefore|thus|hence|so the|correct answer|the answer is|answer is|most appropriate|"
+    r"most likely|best|first[- ]line|treatment of choice|preferred|recommended|should be|"
+    r"is indicated|optimal)\b",
+    re.IGNORECASE,
+)
 _INVERTED = re.compile(r"\b(?:except|not true|false|incorrect|least likely|least appropriate)\b", re.IGNORECASE)
-_HEDGE = re.compile(r"\b(?:may or may not|unclear|uncertain|controversial|more research|further research|"
-                    r"further stud(?:y|ies)|not (?:fully|yet) (?:understood|known|established)|remains to be|debated|"
-                    r"inconclusive|mixed)\b", re.IGNORECASE)
+_HEDGE = re.compile(
+    r"\b(?:may or may not|unclear|uncertain|controversial|more research|further research|"
+    r"further stud(?:y|ies)|not (?:fully|yet) (?:understood|known|established)|remains to be|debated|"
+    r"inconclusive|mixed)\b",
+    re.IGNORECASE,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\[(\"“])")
 _YES_NO = {"yes", "no", "maybe"}
 
@@ -62,10 +100,15 @@ class Mismatch(BaseModel):
 
     def message(self, options: dict[str, str]) -> str:
         quote = f" “{self.because}”" if self.because else ""
-        against = (f"argues for {self.argued} (“{options.get(self.argued, '')}”)" if self.argued else
-                   f"argues against it (“{options.get(self.chosen, '')}”)")
-        return (f"The answer is {self.chosen}, but its reasoning {against}:{quote} Read the reasoning before trusting "
-                "the letter.")
+        against = (
+            f"argues for {self.argued} (“{options.get(self.argued, '')}”)"
+            if self.argued
+            else f"argues against it (“{options.get(self.chosen, '')}”)"
+        )
+        return (
+            f"The answer is {self.chosen}, but its reasoning {against}:{quote} Read the reasoning before trusting "
+            "the letter."
+        )
 
 
 def _words(text: str) -> list[str]:
@@ -80,8 +123,11 @@ def sentences(text: str) -> list[str]:
 
 
 def _letter_mentions(letter: str, text: str) -> list[tuple[int, int]]:
-    patterns = (rf"\b(?:option|answer|choice)\s*(?:is\s*)?\(?{letter}\)?(?![\w-])", rf"\({letter}\)",
-                rf"(?<![\w-]){letter}[.:)](?=\s|$)")
+    patterns = (
+        rf"\b(?:option|answer|choice)\s*(?:is\s*)?\(?{letter}\)?(?![\w-])",
+        rf"\({letter}\)",
+        rf"(?<![\w-]){letter}[.:)](?=\s|$)",
+    )
     return [m.span() for p in patterns for m in re.finditer(p, text)]
 
 
@@ -105,7 +151,7 @@ def _text_mention(option: str, others: list[str], text: str, stem: str) -> tuple
     spans = [m.span() for w in hits for m in [re.search(rf"\b{w}\b", text.lower())] if m]
     tokens = re.findall(r"[a-z0-9]+", option.lower())
     for i in range(len(tokens) - PHRASE_WORDS + 1):
-        phrase = tokens[i:i + PHRASE_WORDS]
+        phrase = tokens[i : i + PHRASE_WORDS]
         if own & set(phrase) and (m := re.search(r"\W+".join(map(re.escape, phrase)), text.lower())):
             spans.append(m.span())
     return min(spans) if spans else None
@@ -121,8 +167,9 @@ def _rivals(letter: str, options: dict[str, str]) -> list[str]:
 
 def _clause(sentence: str, span: tuple[int, int]) -> tuple[int, int]:
     cuts = [m.start() for m in _CLAUSE.finditer(sentence)]
-    return max([c for c in cuts if c <= span[0]], default=0), min([c for c in cuts if c >= span[1]],
-                                                                   default=len(sentence))
+    return max([c for c in cuts if c <= span[0]], default=0), min(
+        [c for c in cuts if c >= span[1]], default=len(sentence)
+    )
 
 
 def _negated(sentence: str, span: tuple[int, int], option: str, negates: bool = True) -> bool:
@@ -134,12 +181,14 @@ def _negated(sentence: str, span: tuple[int, int], option: str, negates: bool = 
         return False
     own = set(re.findall(r"[a-z']+", option.lower()))
     start, end = _clause(sentence, span)
-    before, after = sentence[start:span[0]], sentence[span[1]:end]
-    denied = (any(m.group().lower() not in own for m in _NEGATION.finditer(before + " " + after))
-              or bool(_INSTEAD.search(before.split(",")[-1]))
-              or ("no" not in own and "no" in before.lower().split()[-DETERMINER_WORDS:]))
+    before, after = sentence[start : span[0]], sentence[span[1] : end]
+    denied = (
+        any(m.group().lower() not in own for m in _NEGATION.finditer(before + " " + after))
+        or bool(_INSTEAD.search(before.split(",")[-1]))
+        or ("no" not in own and "no" in before.lower().split()[-DETERMINER_WORDS:])
+    )
     denial = bool(re.match(r"\s*(?:no|not|do not|don't|avoid|never|none)\b", option, re.IGNORECASE))
-    named = sentence[span[0]:span[1]]
+    named = sentence[span[0] : span[1]]
     quoted = bool(_NEGATION.search(named) or re.search(r"\bno\b", named, re.IGNORECASE))
     return denied and not (denial and not quoted)
 
@@ -159,16 +208,19 @@ def _stances(sentence: str, options: dict[str, str], stem: str, inverted: bool) 
     found = {}
     for letter, option in options.items():
         # an option named by its letter ("the answer is D") is named for it even in an "all ... except" question
-        spans = [(span, False) for span in by_letter[letter]] + ([(by_words[letter], inverted)]
-                                                                 if letter in by_words else [])
+        spans = [(span, False) for span in by_letter[letter]] + (
+            [(by_words[letter], inverted)] if letter in by_words else []
+        )
         # in an "all ... except" question only a denial names an option for it: "Woods manoeuvre is not performed"
         # does, the bare "Woods manoeuvre." says nothing
         spans = [(span, flip) for span, flip in spans if not flip or _negated(sentence, span, option, negates)]
         if spans:  # named against anywhere in the sentence ("Option A: amoxicillin ... is not recommended")
             full = bool(by_letter[letter]) or option.strip(" .").lower() in sentence.lower()
             wanted = words[letter] - asked or words[letter]
-            found[letter] = (not any(_negated(sentence, span, option, negates) != flip for span, flip in spans),
-                             len(wanted) if full else len(wanted & used))
+            found[letter] = (
+                not any(_negated(sentence, span, option, negates) != flip for span, flip in spans),
+                len(wanted) if full else len(wanted & used),
+            )
     return found
 
 
@@ -224,9 +276,41 @@ def _concluding(answer: Answer, arguing: list[tuple[list[str], str]]) -> tuple[l
 # -- yes / no questions ---------------------------------------------------------------------------------------
 
 
-_AUXILIARY = frozenset({"can", "could", "do", "does", "did", "be", "is", "are", "was", "were", "been", "has", "have",
-                        "had", "will", "would", "shall", "should", "may", "might", "must", "there", "this", "that",
-                        "these", "those", "what", "which", "who", "whom", "whose"})
+_AUXILIARY = frozenset(
+    {
+        "can",
+        "could",
+        "do",
+        "does",
+        "did",
+        "be",
+        "is",
+        "are",
+        "was",
+        "were",
+        "been",
+        "has",
+        "have",
+        "had",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "may",
+        "might",
+        "must",
+        "there",
+        "this",
+        "that",
+        "these",
+        "those",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "whose",
+    }
+)
 
 
 def _stem(word: str) -> str:
@@ -261,8 +345,8 @@ def _restated(text: str, asked: set[str]) -> tuple[set[str], bool]:
             restated.add(_stem(word))
             continue
         for prefix in ("in", "un", "non", "im", "ir", "dis"):
-            if word.startswith(prefix) and _stem(word[len(prefix):]) in asked:
-                restated.add(_stem(word[len(prefix):]))
+            if word.startswith(prefix) and _stem(word[len(prefix) :]) in asked:
+                restated.add(_stem(word[len(prefix) :]))
                 opposite = True
                 break
     negated = bool(_NEGATION.search(text) or re.search(r"\bno\b", text, re.IGNORECASE))
@@ -274,7 +358,7 @@ def _yes_no_stance(rationale: str, question: str, first: bool = False) -> tuple[
     that restates the most of the question's words (half of them at least); several that restate as many must
     agree. A line that only names the letter
     ("Therefore, the answer is B. no.") is not the argument: the reasoning before it is."""
-    said = [s[:m.start()] if (m := _ANSWER_LINE.search(s)) else s for s in sentences(rationale)]
+    said = [s[: m.start()] if (m := _ANSWER_LINE.search(s)) else s for s in sentences(rationale)]
     said = [s for s in said if s.strip()]
     for sentence in said:
         if opening := re.match(r"(yes|no)\b", sentence, re.IGNORECASE):
@@ -316,8 +400,9 @@ def check_answer(answer: Answer | None, options: dict[str, str], question: str =
     arguing, rejected = _read(answer, options, question)
     found = _concluding(answer, arguing)
     if answer.choice in rejected:
-        return Mismatch(chosen=answer.choice, argued=found[0][0] if found else None, named=named,
-                        because=rejected[answer.choice])
+        return Mismatch(
+            chosen=answer.choice, argued=found[0][0] if found else None, named=named, because=rejected[answer.choice]
+        )
     if not found or answer.choice in found[0]:
         return None
     return Mismatch(chosen=answer.choice, argued=found[0][0], named=named, because=found[1])

@@ -28,7 +28,7 @@ def partial_fields(text: str) -> dict[str, Any] | None:
         return {}
     if found:  # a literal half written (`"sufficient": fal`) is not a string: leave it out until it is whole
         last, value = next(reversed(found.items()))
-        after = start[start.rfind(":") + 1:].strip()
+        after = start[start.rfind(":") + 1 :].strip()
         if isinstance(value, str) and not after.startswith('"') and any(w.startswith(value) for w in _LITERALS):
             found.pop(last)
     return found

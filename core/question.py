@@ -12,8 +12,10 @@ def _utf8(value: str, what: str) -> str:
     here, before they break a prompt, the store or a screen."""
     bad = next((i for i, ch in enumerate(value) if "\ud800" <= ch <= "\udfff"), None)
     if bad is not None:
-        raise ValueError(f"{what} holds bytes that are not valid UTF-8 (at character {bad + 1}); "
-                         "retype it or save its source as UTF-8.")
+        raise ValueError(
+            f"{what} holds bytes that are not valid UTF-8 (at character {bad + 1}); "
+            "retype it or save its source as UTF-8."
+        )
     return value
 
 
@@ -28,15 +30,19 @@ class Question(BaseModel):
         if not value:
             raise ValueError("The question is empty: type a question first.")
         if len(value) > MAX_QUESTION_CHARS:
-            raise ValueError(f"The question is {len(value):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
-                             "Shorten it to the clinically relevant part.")
+            raise ValueError(
+                f"The question is {len(value):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
+                "Shorten it to the clinically relevant part."
+            )
         return value
 
     @field_validator("options")
     @classmethod
     def _options(cls, value: dict[str, str]) -> dict[str, str]:
-        cleaned = {_utf8(str(k).strip(), "An option letter"): _utf8(str(v).strip(), f"Option {str(k).strip()}")
-                   for k, v in value.items()}
+        cleaned = {
+            _utf8(str(k).strip(), "An option letter"): _utf8(str(v).strip(), f"Option {str(k).strip()}")
+            for k, v in value.items()
+        }
         if any(not k for k in cleaned):
             raise ValueError("Every option needs a letter.")
         if any(not v for v in cleaned.values()):
@@ -46,7 +52,9 @@ class Question(BaseModel):
     @model_validator(mode="after")
     def _choices(self) -> Question:
         if len(self.options) == 1:
-            raise ValueError("A multiple-choice question needs at least two options (or none, for a free-text question).")
+            raise ValueError(
+                "A multiple-choice question needs at least two options (or none, for a free-text question)."
+            )
         return self
 
     @property

@@ -18,22 +18,46 @@ from core.store import RunStore
 from core.trace import Error, Run
 
 
-def new_run(method: str, question: Question, params: dict[str, Any], *, llm: LLM,
-            retriever: Retriever | None, parent_id: str | None = None) -> Run:
+def new_run(
+    method: str,
+    question: Question,
+    params: dict[str, Any],
+    *,
+    llm: LLM,
+    retriever: Retriever | None,
+    parent_id: str | None = None,
+) -> Run:
     spec = get(method)
     checked = spec.params(**params)  # raises ValidationError for a bad knob, before anything is sent
     if checked.answer_format is None:  # automatic: the run keeps the format that answered, so a re-run repeats it
         checked = checked.model_copy(update={"answer_format": llm.answer_format})
-    return Run(method=method, params=checked.model_dump(), question=question.text, options=question.options,
-               model=llm.model_name, corpus=list(retriever.corpora) if retriever and spec.uses_retrieval else [],
-               parent_id=parent_id)
+    return Run(
+        method=method,
+        params=checked.model_dump(),
+        question=question.text,
+        options=question.options,
+        model=llm.model_name,
+        corpus=list(retriever.corpora) if retriever and spec.uses_retrieval else [],
+        parent_id=parent_id,
+    )
 
 
-def execute(method: str, question: Question, params: dict[str, Any] | None = None, *, llm: LLM,
-            retriever: Retriever | None = None, store: RunStore | None = None, sinks: Iterable[Sink] = (),
-            exclude: Iterable[str] = (), parent_id: str | None = None, ctx_hook=None,
-            stream_sinks: Iterable[StreamSink] = (), cancel: threading.Event | None = None,
-            pin: Iterable[str] = ()) -> Run:
+def execute(
+    method: str,
+    question: Question,
+    params: dict[str, Any] | None = None,
+    *,
+    llm: LLM,
+    retriever: Retriever | None = None,
+    store: RunStore | None = None,
+    sinks: Iterable[Sink] = (),
+    exclude: Iterable[str] = (),
+    parent_id: str | None = None,
+    ctx_hook=None,
+    stream_sinks: Iterable[StreamSink] = (),
+    cancel: threading.Event | None = None,
+    pin: Iterable[str] = (),
+) -> Run:
     """Never raises for a failure inside the method: the run ends with status ``error`` and keeps its trace.
 
     ``ctx_hook`` receives the context before the method starts (the UI keeps it to cancel the run); setting
@@ -45,8 +69,16 @@ def execute(method: str, question: Question, params: dict[str, Any] | None = Non
     all_sinks = ([store.append_event] if store else []) + list(sinks)
     if store:
         store.create_run(run)
-    ctx = RunContext(run, llm, retriever if spec.uses_retrieval else None, all_sinks, exclude=exclude,
-                     stream_sinks=stream_sinks, cancel=cancel, pin=pin)
+    ctx = RunContext(
+        run,
+        llm,
+        retriever if spec.uses_retrieval else None,
+        all_sinks,
+        exclude=exclude,
+        stream_sinks=stream_sinks,
+        cancel=cancel,
+        pin=pin,
+    )
     if ctx_hook:
         ctx_hook(ctx)
     # The last event carries what calls that failed without a reply cost, so the run's totals count them.
@@ -55,8 +87,15 @@ def execute(method: str, question: Question, params: dict[str, Any] | None = Non
         ctx.emit("final answer", "Answer", answer, ctx.failed_usage)
         run.answer, run.status = answer, "ok"
     except (RunCancelled, LLMCancelled):
-        ctx.emit("cancelled", spec.label, Error(message="the run was stopped before it finished; the trace is kept "
-                                                        "up to that point", error_type="cancelled"), ctx.failed_usage)
+        ctx.emit(
+            "cancelled",
+            spec.label,
+            Error(
+                message="the run was stopped before it finished; the trace is kept up to that point",
+                error_type="cancelled",
+            ),
+            ctx.failed_usage,
+        )
         run.status = "cancelled"
     except Exception as exc:  # the run boundary: any failure becomes an error event, the trace is kept
         ctx.emit("failed", spec.label, Error(message=_describe(exc), error_type=type(exc).__name__), ctx.failed_usage)

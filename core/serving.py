@@ -53,4 +53,4 @@ def qr_text(text: str) -> str:
 def new_passcode() -> str:
     """Twelve characters in three groups (about 59 bits): easy to type, not to guess within the sign-in limit."""
     chars = [secrets.choice(PASSCODE_ALPHABET) for _ in range(12)]
-    return "-".join("".join(chars[i:i + 4]) for i in range(0, 12, 4))
+    return "-".join("".join(chars[i : i + 4]) for i in range(0, 12, 4))

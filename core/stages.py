@@ -19,8 +19,16 @@ COMMON: dict[str, str] = {
     "judge": "Judge the evidence",
     "answer": "Answer",
 }
-_BY_KIND = {"query": "query", "retrieval": "retrieve", "generated_doc": "retrieve", "verdict": "judge",
-            "sufficiency": "judge", "report": "judge", "answer": "answer", "error": "answer"}
+_BY_KIND = {
+    "query": "query",
+    "retrieval": "retrieve",
+    "generated_doc": "retrieve",
+    "verdict": "judge",
+    "sufficiency": "judge",
+    "report": "judge",
+    "answer": "answer",
+    "error": "answer",
+}
 END_STAGES = ("final answer", "cancelled", "failed")  # the runner's own closing events, for every method
 
 
@@ -37,9 +45,11 @@ class Stage:
     many: str = ""  # runs several times at once, e.g. "× n experts"
 
     def fits(self, event: Event) -> bool:
-        return (any(event.stage.startswith(m) for m in self.match)
-                and (not self.agents or event.agent in self.agents)
-                and (not self.kinds or event.kind in self.kinds))
+        return (
+            any(event.stage.startswith(m) for m in self.match)
+            and (not self.agents or event.agent in self.agents)
+            and (not self.kinds or event.kind in self.kinds)
+        )
 
 
 def stage_of(stages: tuple[Stage, ...], event: Event) -> Stage | None:
@@ -69,8 +79,7 @@ def by_common_stage(stages: tuple[Stage, ...], events: list[Event]) -> dict[str,
 def current_stage(stages: tuple[Stage, ...], events: list[Event], working: list[tuple[str, str]] = ()) -> Stage | None:
     """The stage a run is in: that of an agent writing now (stage name, agent), else that of its last event."""
     for stage_name, agent in working:
-        probe = Event(run_id="", seq=0, stage=stage_name, agent=agent,
-                      payload={"kind": "agent_message", "text": ""})
+        probe = Event(run_id="", seq=0, stage=stage_name, agent=agent, payload={"kind": "agent_message", "text": ""})
         if (found := stage_of(stages, probe)) is not None:
             return found
     for event in reversed(events):

@@ -89,8 +89,9 @@ class TeachingCase(BaseModel):
         return Question(text=self.question, options=self.options)
 
     def passage_ids(self, role: Role) -> list[str]:
-        return {"key": self.key_passages, "near_miss": self.near_miss_passages,
-                "outdated": self.outdated_passages}[role]
+        return {"key": self.key_passages, "near_miss": self.near_miss_passages, "outdated": self.outdated_passages}[
+            role
+        ]
 
 
 def load_passages(path: Path = PACK_DIR / PASSAGES_FILE) -> list[TeachingPassage]:
@@ -106,8 +107,9 @@ def load_passages(path: Path = PACK_DIR / PASSAGES_FILE) -> list[TeachingPassage
         except ValidationError as exc:
             raise TeachingPackError(f"{path}, line {lineno}: {_describe(exc)}") from None
         if passage.id in first_line:
-            raise TeachingPackError(f"{path}, line {lineno}: id {passage.id!r} is already used on line "
-                                    f"{first_line[passage.id]}")
+            raise TeachingPackError(
+                f"{path}, line {lineno}: id {passage.id!r} is already used on line {first_line[passage.id]}"
+            )
         first_line[passage.id] = lineno
         passages.append(passage)
     return passages
@@ -134,8 +136,9 @@ def load_cases(path: Path = PACK_DIR / CASES_FILE, passages_path: Path | None = 
     return cases
 
 
-def _check_links(cases: list[TeachingCase], passages: list[TeachingPassage], cases_path: Path,
-                 passages_path: Path) -> None:
+def _check_links(
+    cases: list[TeachingCase], passages: list[TeachingPassage], cases_path: Path, passages_path: Path
+) -> None:
     """Each listed id exists with that case and role, and each passage is listed by its case."""
     by_id = {p.id: p for p in passages}
     listed: set[str] = set()
@@ -151,13 +154,15 @@ def _check_links(cases: list[TeachingCase], passages: list[TeachingPassage], cas
                 if passage is None:
                     raise TeachingPackError(f"{where}: {pid!r} is not in {passages_path}")
                 if passage.case_id != case.id or passage.role != role:
-                    raise TeachingPackError(f"{where}: {pid!r} belongs to case {passage.case_id!r} as "
-                                            f"{passage.role} in {passages_path}")
+                    raise TeachingPackError(
+                        f"{where}: {pid!r} belongs to case {passage.case_id!r} as {passage.role} in {passages_path}"
+                    )
                 listed.add(pid)
     unlisted = [p.id for p in passages if p.id not in listed]
     if unlisted:
-        raise TeachingPackError(f"{passages_path}: passages not listed by their case in {cases_path}: "
-                                f"{', '.join(unlisted)}")
+        raise TeachingPackError(
+            f"{passages_path}: passages not listed by their case in {cases_path}: {', '.join(unlisted)}"
+        )
 
 
 def _read(path: Path) -> str:
@@ -208,10 +213,18 @@ class TeachingPack:
     def __init__(self, cases: list[TeachingCase], passages: list[TeachingPassage]):
         self.cases = cases
         by_case = {c.id: c for c in cases}
-        self.marks = {p.id: PassageMark(passage_id=p.id, case_id=p.case_id, case_title=by_case[p.case_id].title,
-                                        role=p.role, note=by_case[p.case_id].teaching_note,
-                                        superseded_by=p.superseded_by)
-                      for p in passages if p.case_id in by_case}
+        self.marks = {
+            p.id: PassageMark(
+                passage_id=p.id,
+                case_id=p.case_id,
+                case_title=by_case[p.case_id].title,
+                role=p.role,
+                note=by_case[p.case_id].teaching_note,
+                superseded_by=p.superseded_by,
+            )
+            for p in passages
+            if p.case_id in by_case
+        }
 
     @classmethod
     def load(cls, path: Path = PACK_DIR / CASES_FILE) -> TeachingPack:
@@ -226,8 +239,7 @@ class TeachingPack:
     def case_for(self, question: str, options: dict[str, str]) -> TeachingCase | None:
         """The case whose question this is (same text and options, spacing aside)."""
         text = " ".join(question.split())
-        return next((c for c in self.cases
-                     if " ".join(c.question.split()) == text and c.options == options), None)
+        return next((c for c in self.cases if " ".join(c.question.split()) == text and c.options == options), None)
 
 
 class CaseTally(BaseModel):
@@ -254,5 +266,8 @@ class CaseTally(BaseModel):
 
 def tally(case: TeachingCase, met_ids: list[str], cited_ids: list[str]) -> CaseTally:
     met, cited = set(met_ids), set(cited_ids)
-    return CaseTally(case=case, met={r: [i for i in case.passage_ids(r) if i in met] for r in ROLES},
-                     cited={r: [i for i in case.passage_ids(r) if i in cited] for r in ROLES})
+    return CaseTally(
+        case=case,
+        met={r: [i for i in case.passage_ids(r) if i in met] for r in ROLES},
+        cited={r: [i for i in case.passage_ids(r) if i in cited] for r in ROLES},
+    )

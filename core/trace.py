@@ -148,8 +148,15 @@ Payload = Annotated[
     Field(discriminator="kind"),
 ]
 EVENT_KINDS: tuple[str, ...] = (
-    "agent_message", "query", "retrieval", "generated_doc", "verdict",
-    "sufficiency", "report", "answer", "error",
+    "agent_message",
+    "query",
+    "retrieval",
+    "generated_doc",
+    "verdict",
+    "sufficiency",
+    "report",
+    "answer",
+    "error",
 )
 
 

@@ -23,9 +23,14 @@ FORMATS = ("reasoning first", "answer first", "answer only")
 def test_the_schema_asks_for_the_fields_in_the_order_named(order):
     schema = answer_schema(MC, cite=True, order=order)
     names = list(schema.model_json_schema()["properties"])
-    assert names == {"reasoning first": ["reasoning", "answer", "cited_ids"],
-                     "answer first": ["answer", "reasoning", "cited_ids"],
-                     "answer only": ["answer", "cited_ids"]}[order]
+    assert (
+        names
+        == {
+            "reasoning first": ["reasoning", "answer", "cited_ids"],
+            "answer first": ["answer", "reasoning", "cited_ids"],
+            "answer only": ["answer", "cited_ids"],
+        }[order]
+    )
     assert reply_format(schema) == order
 
 
@@ -50,8 +55,12 @@ def test_an_unresolved_format_is_refused_rather_than_read_as_answer_only():
 def test_eval_keys_hold_the_format_an_automatic_arm_stands_for():
     plan = EvalPlan(methods=["cot"], items=[])
     automatic = plan.config_keys("qwen", [], "answer first")["cot"]
-    assert automatic == EvalPlan(methods=["cot"], items=[], params={"cot": {"answer_format": "answer first"}}
-                                 ).config_keys("qwen", [], "reasoning first")["cot"]
+    assert (
+        automatic
+        == EvalPlan(methods=["cot"], items=[], params={"cot": {"answer_format": "answer first"}}).config_keys(
+            "qwen", [], "reasoning first"
+        )["cot"]
+    )
     assert automatic != plan.config_keys("qwen", [], "reasoning first")["cot"]
 
 

@@ -23,6 +23,7 @@ QUESTION = "Which hormone lowers blood glucose?"
 @pytest.fixture
 def cli(monkeypatch, capsys):
     """``python -m core`` in this process; arguments given as bytes arrive as a shell passes them to Python."""
+
     def run(*args: str | bytes, env: dict[str, str] | None = None) -> tuple[int, str]:
         monkeypatch.setenv("MEDRAG_MAX_RETRIES", "0")
         for key, value in (env or {}).items():
@@ -39,20 +40,24 @@ def cli(monkeypatch, capsys):
 
 def test_a_real_process_says_what_is_wrong_without_a_traceback():
     env = {**os.environ, "MEDRAG_TIMEOUT": "abc"}
-    result = subprocess.run([sys.executable, "-m", "core", "ask", QUESTION], cwd=REPO, env=env, capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-m", "core", "ask", QUESTION], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2
     assert result.stderr == "error: MEDRAG_TIMEOUT must be a number above 0, not 'abc'\n"
 
 
-@pytest.mark.parametrize(("env", "message"), [
-    ({"MEDRAG_TIMEOUT": "abc"}, "MEDRAG_TIMEOUT must be a number above 0, not 'abc'"),
-    ({"MEDRAG_TIMEOUT": "-5"}, "MEDRAG_TIMEOUT must be a number above 0, not '-5'"),
-    ({"MEDRAG_CACHE": "bogus"}, "MEDRAG_CACHE must be one of auto, always, off, not 'bogus'"),
-    ({"MEDRAG_MAX_RETRIES": "-1"}, "MEDRAG_MAX_RETRIES must be a whole number 0 or more, not '-1'"),
-    ({"MEDRAG_MAX_RETRIES": "2.5"}, "MEDRAG_MAX_RETRIES must be a whole number 0 or more, not '2.5'"),
-    ({"MEDRAG_CONTEXT_WINDOW": "8k"}, "MEDRAG_CONTEXT_WINDOW must be a whole number 0 or more, not '8k'"),
-])
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"MEDRAG_TIMEOUT": "abc"}, "MEDRAG_TIMEOUT must be a number above 0, not 'abc'"),
+        ({"MEDRAG_TIMEOUT": "-5"}, "MEDRAG_TIMEOUT must be a number above 0, not '-5'"),
+        ({"MEDRAG_CACHE": "bogus"}, "MEDRAG_CACHE must be one of auto, always, off, not 'bogus'"),
+        ({"MEDRAG_MAX_RETRIES": "-1"}, "MEDRAG_MAX_RETRIES must be a whole number 0 or more, not '-1'"),
+        ({"MEDRAG_MAX_RETRIES": "2.5"}, "MEDRAG_MAX_RETRIES must be a whole number 0 or more, not '2.5'"),
+        ({"MEDRAG_CONTEXT_WINDOW": "8k"}, "MEDRAG_CONTEXT_WINDOW must be a whole number 0 or more, not '8k'"),
+    ],
+)
 def test_environment_values_that_do_not_parse(cli, env, message):
     assert cli("ask", QUESTION, "--method", "cot", env=env) == (2, f"error: {message}\n")
 
@@ -76,11 +81,14 @@ def test_a_repeated_option_letter_is_refused(cli):
     assert code == 2 and "--option A is given twice ('Insulin' and 'Glucagon')" in said
 
 
-@pytest.mark.parametrize(("param", "message"), [
-    ("max_tokens=99999", "--param max_tokens=99999: CoT's max_tokens takes a whole number from 32 to 4096"),
-    ("max_tokens=lots", "--param max_tokens=\"lots\": CoT's max_tokens takes a whole number from 32 to 4096"),
-    ("rounds=2", "--param rounds: CoT has no knob 'rounds'; its knobs are answer_format, max_tokens"),
-])
+@pytest.mark.parametrize(
+    ("param", "message"),
+    [
+        ("max_tokens=99999", "--param max_tokens=99999: CoT's max_tokens takes a whole number from 32 to 4096"),
+        ("max_tokens=lots", '--param max_tokens="lots": CoT\'s max_tokens takes a whole number from 32 to 4096'),
+        ("rounds=2", "--param rounds: CoT has no knob 'rounds'; its knobs are answer_format, max_tokens"),
+    ],
+)
 def test_param_errors_name_the_knob_and_its_range(cli, param, message):
     code, said = cli("ask", QUESTION, "--method", "cot", "--param", param)
     assert code == 2 and message in said, said
@@ -102,18 +110,28 @@ def test_corpus_paths_that_are_missing_or_empty(cli, tmp_path):
     code, said = cli("ask", QUESTION, "--method", "medrag", "--corpus", str(tmp_path / "folder"))
     assert code == 2 and "folder: the folder holds no .jsonl or .jsonl.gz files" in said
     (tmp_path / "blank.jsonl").write_text("\n\n")
-    code, said = cli("ask", QUESTION, "--method", "medrag", "--corpus", str(tmp_path / "blank.jsonl"),
-                     env={"MEDRAG_INDEX_DIR": str(tmp_path / "indexes")})  # its lock file stays out of the shared one
+    code, said = cli(
+        "ask",
+        QUESTION,
+        "--method",
+        "medrag",
+        "--corpus",
+        str(tmp_path / "blank.jsonl"),
+        env={"MEDRAG_INDEX_DIR": str(tmp_path / "indexes")},
+    )  # its lock file stays out of the shared one
     assert code == 2 and "blank.jsonl: no usable snippets" in said
 
 
 LINE = {"id": "s1", "title": "Insulin", "content": "Insulin lowers blood glucose."}
 
 
-@pytest.mark.parametrize(("meta", "message"), [
-    (b"[1, 2]", "corpus.json: expected a JSON object"),
-    ('{"name": "caf\u00e9"}'.encode("latin-1"), "corpus.json: not UTF-8 text (byte 0xe9 at offset 13)"),
-])
+@pytest.mark.parametrize(
+    ("meta", "message"),
+    [
+        (b"[1, 2]", "corpus.json: expected a JSON object"),
+        ('{"name": "caf\u00e9"}'.encode("latin-1"), "corpus.json: not UTF-8 text (byte 0xe9 at offset 13)"),
+    ],
+)
 def test_a_corpus_json_that_is_not_an_object_or_not_utf8(cli, tmp_path, meta, message):
     folder = tmp_path / "corpus"
     folder.mkdir()

@@ -17,8 +17,12 @@ def test_put_get_and_persistence(tmp_path):
     path = tmp_path / "c.sqlite"
     ResponseCache(path).put("k", "m", "text", 5, 3)
     ResponseCache(path).put("cut", "m", "tex", 5, 1, finish_reason="length")
-    assert ResponseCache(path).get("k") == {"text": "text", "prompt_tokens": 5, "completion_tokens": 3,
-                                            "finish_reason": "stop"}
+    assert ResponseCache(path).get("k") == {
+        "text": "text",
+        "prompt_tokens": 5,
+        "completion_tokens": 3,
+        "finish_reason": "stop",
+    }
     assert ResponseCache(path).get("cut")["finish_reason"] == "length"
     assert ResponseCache(path).get("missing") is None
 
@@ -36,8 +40,9 @@ def test_corrupted_row_is_ignored_and_rewritten(tmp_path):
 
 def test_a_cache_from_before_finish_reasons_were_kept_replays_its_replies_as_finished(tmp_path):
     old = sqlite_utils.Database(tmp_path / "old.sqlite")
-    old["responses"].insert({"key": "k", "model": "m", "text": "B.", "prompt_tokens": 3, "completion_tokens": 1,
-                             "created": 0.0}, pk="key")
+    old["responses"].insert(
+        {"key": "k", "model": "m", "text": "B.", "prompt_tokens": 3, "completion_tokens": 1, "created": 0.0}, pk="key"
+    )
     old.close()
     cache = ResponseCache(tmp_path / "old.sqlite")
     assert cache.get("k") == {"text": "B.", "prompt_tokens": 3, "completion_tokens": 1, "finish_reason": "stop"}

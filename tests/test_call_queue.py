@@ -19,8 +19,12 @@ MC = Question(text="Which hormone lowers blood glucose?", options={"A": "Insulin
 def test_calls_beyond_the_slots_wait_behind_the_runs_ahead_and_are_served_in_order():
     queue = CallQueue()
     where = {"backend": "m", "where": "the embedded model", "slots": 2}
-    with queue.call("r1", "s", "Expert 1", **where), queue.call("r1", "s", "Expert 2", **where), \
-            queue.call("r2", "s", "Clinician", **where), queue.call("r3", "s", "Clinician", **where):
+    with (
+        queue.call("r1", "s", "Expert 1", **where),
+        queue.call("r1", "s", "Expert 2", **where),
+        queue.call("r2", "s", "Clinician", **where),
+        queue.call("r3", "s", "Clinician", **where),
+    ):
         [first, second] = queue.standing("r1")
         assert (first.state, second.state) == ("reading", "reading") and first.others == 2
         [r2] = queue.standing("r2")
@@ -32,8 +36,10 @@ def test_calls_beyond_the_slots_wait_behind_the_runs_ahead_and_are_served_in_ord
 
 def test_an_endpoint_whose_slots_are_unknown_never_says_a_call_waits():
     queue = CallQueue()
-    with queue.call("r1", "s", "a", backend="e", where="the LLM endpoint", slots=None), \
-            queue.call("r2", "s", "a", backend="e", where="the LLM endpoint", slots=None):
+    with (
+        queue.call("r1", "s", "a", backend="e", where="the LLM endpoint", slots=None),
+        queue.call("r2", "s", "a", backend="e", where="the LLM endpoint", slots=None),
+    ):
         assert queue.standing("r2")[0].line() == "reading the prompt (1 other run on the LLM endpoint too)"
 
 
@@ -45,8 +51,9 @@ def test_runs_register_their_calls_and_one_beyond_the_slots_waits_for_the_first(
     ids: list[str] = []
     threads = []
     for _ in range(2):
-        thread = threading.Thread(target=execute, args=("cot", MC), kwargs={
-            "llm": llm, "ctx_hook": lambda ctx: ids.append(ctx.run.id)})
+        thread = threading.Thread(
+            target=execute, args=("cot", MC), kwargs={"llm": llm, "ctx_hook": lambda ctx: ids.append(ctx.run.id)}
+        )
         thread.start()
         threads.append(thread)
         time.sleep(0.2)  # the second call is sent after the first

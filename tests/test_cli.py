@@ -30,15 +30,30 @@ def test_unreachable_endpoint_ends_with_an_error_naming_the_url(capsys, monkeypa
     monkeypatch.setenv("MEDRAG_MAX_RETRIES", "0")
     assert main(["ask", "Which hormone lowers glucose?", "--option", "A=Insulin", "--option", "B=Glucagon"]) == 1
     out = capsys.readouterr().out
-    assert "could not reach the LLM endpoint at http://127.0.0.1:9/v1" in out and out.rstrip().splitlines()[-1].startswith("error:")
+    assert "could not reach the LLM endpoint at http://127.0.0.1:9/v1" in out and out.rstrip().splitlines()[
+        -1
+    ].startswith("error:")
 
 
 @pytest.mark.model
 def test_ask_streams_events_and_totals_on_the_embedded_model(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "core", "ask", "Which hormone lowers blood glucose?", "--option", "A=Insulin",
-         "--option", "B=Glucagon", "--param", "max_tokens=96"],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "core",
+            "ask",
+            "Which hormone lowers blood glucose?",
+            "--option",
+            "A=Insulin",
+            "--option",
+            "B=Glucagon",
+            "--param",
+            "max_tokens=96",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = proc.stdout.strip().splitlines()
@@ -58,13 +73,33 @@ def test_a_benchmark_runs_on_the_embedded_model_and_reports_each_arm(tmp_path):
 
     cases = load_cases()[2:3]
     bench = tmp_path / "mini.json"
-    bench.write_text(json.dumps({"cases": {c.id: {"question": c.question, "options": c.options, "answer": c.answer}
-                                           for c in cases}}))
+    bench.write_text(
+        json.dumps({"cases": {c.id: {"question": c.question, "options": c.options, "answer": c.answer} for c in cases}})
+    )
     proc = subprocess.run(
-        [sys.executable, "-m", "core", "eval", "--methods", "cot,medrag", "--bench", str(bench), "--out",
-         str(tmp_path / "out"), "--param", "cot.max_tokens=160", "--param", "medrag.max_tokens=160",
-         "--param", "medrag.k=3", "--param", "medrag.max_doc_chars=800"],
-        capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "core",
+            "eval",
+            "--methods",
+            "cot,medrag",
+            "--bench",
+            str(bench),
+            "--out",
+            str(tmp_path / "out"),
+            "--param",
+            "cot.max_tokens=160",
+            "--param",
+            "medrag.max_tokens=160",
+            "--param",
+            "medrag.k=3",
+            "--param",
+            "medrag.max_doc_chars=800",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = list(RunStore().db["eval_items"].rows)

@@ -23,8 +23,9 @@ def _open_and_write(db_path: str, cache_path: str, worker: int, barrier, failure
         for i in range(ROWS):
             run = Run(method="cot", question=f"q {worker}-{i}")
             store.create_run(run)
-            store.append_event(Event(run_id=run.id, seq=0, stage="s", agent="a", payload=Query(text="x"),
-                                     usage=Usage(calls=1)))
+            store.append_event(
+                Event(run_id=run.id, seq=0, stage="s", agent="a", payload=Query(text="x"), usage=Usage(calls=1))
+            )
             run.status = "ok"
             store.finish_run(run)
             cache.put(f"{worker}-{i}", "m", "text", 1, 1)
@@ -37,8 +38,10 @@ def test_processes_opening_a_new_database_and_cache_at_once(tmp_path, processes)
     context = multiprocessing.get_context("fork")
     barrier, failures = context.Barrier(processes), context.Queue()
     db_path, cache_path = str(tmp_path / "studio.sqlite"), str(tmp_path / "llm_cache.sqlite")
-    workers = [context.Process(target=_open_and_write, args=(db_path, cache_path, n, barrier, failures))
-               for n in range(processes)]
+    workers = [
+        context.Process(target=_open_and_write, args=(db_path, cache_path, n, barrier, failures))
+        for n in range(processes)
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:

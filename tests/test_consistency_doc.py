@@ -10,8 +10,9 @@ from core.consistency import check_answer
 
 
 def test_the_page_is_generated_from_the_data(shared_data):
-    assert PAGE.read_text(encoding="utf-8") == render(shared_data / "mirage" / BENCH.name), \
+    assert PAGE.read_text(encoding="utf-8") == render(shared_data / "mirage" / BENCH.name), (
         "docs/consistency.md is out of date: run python -m benchmarks.consistency_check"
+    )
 
 
 def test_the_dka_case_and_the_packs_contradictions_are_flagged_and_each_flag_was_read():

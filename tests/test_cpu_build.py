@@ -13,8 +13,10 @@ from core.llm import cpu_build
 ROOT = Path(__file__).resolve().parents[1]
 WHEEL = "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | LLAMAFILE = 1 | OPENMP = 1 |"
 NATIVE = WHEEL.replace("BMI2 = 1 |", "BMI2 = 1 | AVX512 = 1 | AVX512_VBMI = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 1 |")
-ZEN4 = ("processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx avx2 fma avx512f avx512dq avx512vbmi "
-        "avx512_vnni avx512_bf16 avx512_vpopcntdq\n\nprocessor\t: 1\nflags\t\t: fpu\n")
+ZEN4 = (
+    "processor\t: 0\nvendor_id\t: AuthenticAMD\nflags\t\t: fpu sse2 avx avx2 fma avx512f avx512dq avx512vbmi "
+    "avx512_vnni avx512_bf16 avx512_vpopcntdq\n\nprocessor\t: 1\nflags\t\t: fpu\n"
+)
 
 
 def test_a_portable_build_on_an_avx512_cpu_names_what_make_native_adds():
@@ -49,8 +51,9 @@ def test_the_serving_build_is_read_from_xllamacpp_and_this_cpu():
 
 
 def test_make_native_rebuilds_the_pinned_xllamacpp_for_this_cpu():
-    pin = subprocess.run(["grep", "-oE", "^xllamacpp==[^ ;#]+", "requirements.txt"], cwd=ROOT, capture_output=True,
-                         text=True, check=True).stdout.split()
+    pin = subprocess.run(
+        ["grep", "-oE", "^xllamacpp==[^ ;#]+", "requirements.txt"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
     assert len(pin) == 1 and re.fullmatch(r"xllamacpp==[\d.]+", pin[0])
     plan = subprocess.run(["make", "-n", "native"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert "-DGGML_NATIVE=ON" in plan and "--no-binary xllamacpp" in plan

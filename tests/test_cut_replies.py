@@ -21,8 +21,13 @@ def test_a_call_the_token_budget_ended_is_marked_in_the_trace(finish_reason, cut
     try:
         llm = LLM(Endpoint(base_url=server.url, model="fake", max_retries=0), cache_mode="off")
         ctx = RunContext(Run(method="cot", question="Which hormone lowers blood glucose?"), llm)
-        ctx.ask([{"role": "user", "content": "Say what insulin does."}], stage="s", agent="Writer", role="writer",
-                max_tokens=8)
+        ctx.ask(
+            [{"role": "user", "content": "Say what insulin does."}],
+            stage="s",
+            agent="Writer",
+            role="writer",
+            max_tokens=8,
+        )
     finally:
         server.close()
     [event] = ctx.run.events
@@ -38,12 +43,21 @@ def test_a_reasoning_at_the_grammars_bound_is_cut_only_mid_sentence():
 
 def answered(rationale: str, last_call_cut: bool = False) -> Run:
     run = Run(method="cot", question="Which hormone lowers blood glucose?", options={"A": "Insulin", "B": "Glucagon"})
-    payloads = [AgentMessage(role="reasoner", text="{}", data={"answer": "A", "reasoning": rationale},
-                             cut=last_call_cut),
-                Answer(choice="A", text="Insulin", rationale=rationale, answer_format="answer first")]
-    run.events = [Event(run_id=run.id, seq=i, stage="answer", agent="Clinician", payload=p,
-                        usage=Usage(calls=1, prompt_tokens=90, completion_tokens=40, seconds=2))
-                  for i, p in enumerate(payloads)]
+    payloads = [
+        AgentMessage(role="reasoner", text="{}", data={"answer": "A", "reasoning": rationale}, cut=last_call_cut),
+        Answer(choice="A", text="Insulin", rationale=rationale, answer_format="answer first"),
+    ]
+    run.events = [
+        Event(
+            run_id=run.id,
+            seq=i,
+            stage="answer",
+            agent="Clinician",
+            payload=p,
+            usage=Usage(calls=1, prompt_tokens=90, completion_tokens=40, seconds=2),
+        )
+        for i, p in enumerate(payloads)
+    ]
     run.answer, run.status, run.finished = payloads[-1], "ok", run.started + 2
     run.totals = run.compute_totals()
     return run
@@ -62,11 +76,14 @@ def card(run: Run) -> AppTest:
     return at.run()
 
 
-@pytest.mark.parametrize(("run", "note", "notes"), [
-    (answered((WORDS * 10)[:REASONING_CHARS]), "The reasoning stops at the 600 characters", 1),
-    (answered("Insulin is made by the beta cel", last_call_cut=True), "Cut off by its token budget", 2),
-    (answered(WORDS), None, 0),
-])
+@pytest.mark.parametrize(
+    ("run", "note", "notes"),
+    [
+        (answered((WORDS * 10)[:REASONING_CHARS]), "The reasoning stops at the 600 characters", 1),
+        (answered("Insulin is made by the beta cel", last_call_cut=True), "Cut off by its token budget", 2),
+        (answered(WORDS), None, 0),
+    ],
+)
 def test_the_answer_card_says_where_a_reasoning_was_stopped(run, note, notes):
     at = card(run)
     assert not at.exception

@@ -44,15 +44,25 @@ def plan(bench_files, methods=("cot",), **kw) -> EvalPlan:
 def test_scores_costs_and_stored_runs(bench_files):
     store = RunStore()
     seen = []
-    outcome = evaluate(plan(bench_files, ("cot", "medrag")), llm=always("A"), retriever=ListRetriever(make_hits(5)),
-                       store=store, progress=seen.append)
+    outcome = evaluate(
+        plan(bench_files, ("cot", "medrag")),
+        llm=always("A"),
+        retriever=ListRetriever(make_hits(5)),
+        store=store,
+        progress=seen.append,
+    )
 
     assert (outcome.ran, outcome.skipped, len(outcome.rows), len(seen)) == (8, 0, 8, 8)
     lines = {(s["method"], s["dataset"]): s for s in summarize(outcome.rows)}
     # gold answers: medqa B, A; pubmedqa A, B -> always "A" is right once per dataset
     assert {k: (s["correct"], s["n"]) for k, s in lines.items()} == {
-        ("cot", "medqa"): (1, 2), ("cot", "pubmedqa"): (1, 2), ("cot", "all"): (2, 4),
-        ("medrag", "medqa"): (1, 2), ("medrag", "pubmedqa"): (1, 2), ("medrag", "all"): (2, 4)}
+        ("cot", "medqa"): (1, 2),
+        ("cot", "pubmedqa"): (1, 2),
+        ("cot", "all"): (2, 4),
+        ("medrag", "medqa"): (1, 2),
+        ("medrag", "pubmedqa"): (1, 2),
+        ("medrag", "all"): (2, 4),
+    }
     assert lines[("cot", "all")]["mean_retrievals"] == 0 and lines[("medrag", "all")]["mean_retrievals"] == 1
     assert lines[("medrag", "all")]["mean_calls"] == 1 and lines[("medrag", "all")]["mean_prompt_tokens"] > 0
     for row in outcome.rows:  # every run is kept with its trace
@@ -122,8 +132,15 @@ def test_questions_run_concurrently(bench_files):
 def test_stop_cancels_what_is_left_and_a_rerun_finishes_it(bench_files):
     store = RunStore()
     stop = threading.Event()
-    outcome = evaluate(plan(bench_files), llm=always("A", delay=0.2), retriever=None, store=store, concurrency=1,
-                       progress=lambda row: stop.set(), stop=stop)
+    outcome = evaluate(
+        plan(bench_files),
+        llm=always("A", delay=0.2),
+        retriever=None,
+        store=store,
+        concurrency=1,
+        progress=lambda row: stop.set(),
+        stop=stop,
+    )
     assert outcome.cancelled and outcome.ran == 1 and len(outcome.rows) == 1
     rest = evaluate(plan(bench_files), llm=always("A"), retriever=None, store=store)
     assert (rest.ran, rest.skipped) == (3, 1)
@@ -137,13 +154,19 @@ def test_selection_by_dataset_and_limit(bench_files):
     assert len(select(load_benchmark(bench))) == 5  # no ids file: every question
 
 
-@pytest.mark.parametrize("content, ids, message", [
-    ("{not json", None, "not readable JSON"),
-    (json.dumps({"medqa": {"q1": {"question": "Q?", "options": {"A": "x", "B": "y"}, "answer": "E"}}}), None,
-     "medqa/q1: the answer 'E' is not one of the options"),
-    (json.dumps({"medqa": {"q1": {"question": "Q?"}}}), None, "medqa/q1: an entry needs"),
-    (json.dumps(BENCH), {"medqa": ["q9"]}, "medqa: 1 id(s) are not in the benchmark: 'q9'"),
-])
+@pytest.mark.parametrize(
+    "content, ids, message",
+    [
+        ("{not json", None, "not readable JSON"),
+        (
+            json.dumps({"medqa": {"q1": {"question": "Q?", "options": {"A": "x", "B": "y"}, "answer": "E"}}}),
+            None,
+            "medqa/q1: the answer 'E' is not one of the options",
+        ),
+        (json.dumps({"medqa": {"q1": {"question": "Q?"}}}), None, "medqa/q1: an entry needs"),
+        (json.dumps(BENCH), {"medqa": ["q9"]}, "medqa: 1 id(s) are not in the benchmark: 'q9'"),
+    ],
+)
 def test_bad_benchmark_files_say_what_is_wrong(tmp_path, content, ids, message):
     path = tmp_path / "bench.json"
     path.write_text(content)
@@ -175,13 +198,16 @@ def test_command_prints_the_table_writes_files_and_resumes(bench_files, tmp_path
     assert "medrag" not in printed.out.split("0 run(s) now")[0]
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--methods", "cot,nope"], "unknown method 'nope'"),
-    (["--datasets", "mmlu"], "unknown dataset(s) mmlu"),
-    (["--param", "cot.max_tokens=1"], "max_tokens"),
-    (["--param", "medrag.k=3"], "--param medrag.k"),
-    (["--limit", "0"], "--limit must be at least 1"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--methods", "cot,nope"], "unknown method 'nope'"),
+        (["--datasets", "mmlu"], "unknown dataset(s) mmlu"),
+        (["--param", "cot.max_tokens=1"], "max_tokens"),
+        (["--param", "medrag.k=3"], "--param medrag.k"),
+        (["--limit", "0"], "--limit must be at least 1"),
+    ],
+)
 def test_command_rejects_bad_input_before_running(bench_files, monkeypatch, capsys, extra, message):
     bench, ids = bench_files
     monkeypatch.setattr("core.cli.eval.LLM", lambda: ScriptedLLM())  # any call would fail: none may happen

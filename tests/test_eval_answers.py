@@ -12,10 +12,25 @@ from core.eval.report import summarize, write_results
 
 
 def row(arm: str, dataset: str, qid: str, gold: str, predicted: str, status: str = "ok") -> dict:
-    return {"arm": arm, "method": arm, "preset": "", "dataset": dataset, "qid": qid, "asked": qid, "gold": gold,
-            "predicted": predicted, "correct": int(gold == predicted), "status": status,
-            "error_type": "" if status == "ok" else "LLMError", "calls": 1, "retrievals": 1, "prompt_tokens": 10,
-            "completion_tokens": 5, "seconds": 1.0, "run_id": f"{arm}-{qid}"}
+    return {
+        "arm": arm,
+        "method": arm,
+        "preset": "",
+        "dataset": dataset,
+        "qid": qid,
+        "asked": qid,
+        "gold": gold,
+        "predicted": predicted,
+        "correct": int(gold == predicted),
+        "status": status,
+        "error_type": "" if status == "ok" else "LLMError",
+        "calls": 1,
+        "retrievals": 1,
+        "prompt_tokens": 10,
+        "completion_tokens": 5,
+        "seconds": 1.0,
+        "run_id": f"{arm}-{qid}",
+    }
 
 
 # Ten yes/no questions, five "yes": one reader says yes to all of them, the other answers as the gold does
@@ -29,8 +44,9 @@ def test_an_arm_that_says_yes_to_everything_leans_to_yes():
     (rag,) = answer_shares(RAG)
     assert (rag.answered, rag.unanswered, rag.gold, rag.chosen) == (10, 0, {"A": 5, "B": 5}, {"A": 10})
     assert rag.leaning == "A" and rag.leans and rag.p < 0.05
-    assert rag.reading() == ("rag on bioasq leans to A: chose A 10 times in 10, right 5 times "
-                             "(Stuart–Maxwell p = 0.025)")
+    assert rag.reading() == (
+        "rag on bioasq leans to A: chose A 10 times in 10, right 5 times (Stuart–Maxwell p = 0.025)"
+    )
 
 
 def test_two_options_the_test_is_mcnemars():
@@ -46,8 +62,10 @@ def test_an_arm_choosing_as_often_as_right_is_not_flagged():
 
 
 def test_a_small_lean_is_named_but_not_claimed():
-    rows = [row("x", "medqa", f"q{i}", g, p) for i, (g, p) in enumerate(
-        [("A", "A"), ("B", "A"), ("C", "C"), ("D", "D"), ("B", "B"), ("C", "A"), ("D", "B")])]
+    rows = [
+        row("x", "medqa", f"q{i}", g, p)
+        for i, (g, p) in enumerate([("A", "A"), ("B", "A"), ("C", "C"), ("D", "D"), ("B", "B"), ("C", "A"), ("D", "B")])
+    ]
     (x,) = answer_shares(rows)
     assert x.leaning == "A" and not x.leans
     assert x.reading().startswith("x on medqa: chose A 3 times in 7, right once; a lean the data cannot show")
@@ -66,9 +84,13 @@ def test_the_summary_file_and_the_printed_table_carry_it(tmp_path):
     write_results(tmp_path, rows, summarize(rows), {})
     saved = json.loads((tmp_path / "summary.json").read_text())["answers"]
     assert [(a["arm"], a["leaning"], a["leans"], a["chosen"]) for a in saved] == [
-        ("rag", "A", True, {"A": 10}), ("cot", None, False, {"A": 5, "B": 5})]
+        ("rag", "A", True, {"A": 10}),
+        ("cot", None, False, {"A": 5, "B": 5}),
+    ]
     printed = format_answers(answer_shares(rows))
-    assert printed.splitlines() == ["rag  bioasq: A 10/5  B 0/5  (p = 0.025)", "cot  bioasq: A 5/5  B 5/5  (p = 1.000)",
-                                    "rag on bioasq leans to A: chose A 10 times in 10, right 5 times "
-                                    "(Stuart–Maxwell p = 0.025)"]
+    assert printed.splitlines() == [
+        "rag  bioasq: A 10/5  B 0/5  (p = 0.025)",
+        "cot  bioasq: A 5/5  B 5/5  (p = 1.000)",
+        "rag on bioasq leans to A: chose A 10 times in 10, right 5 times (Stuart–Maxwell p = 0.025)",
+    ]
     assert format_answers(answer_shares(COT)).endswith("more than the data can separate from chance")

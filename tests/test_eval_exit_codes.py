@@ -15,8 +15,16 @@ GOOD = streams('{"reasoning": "r", "answer": "A"}')
 @pytest.fixture
 def bench(tmp_path):
     path = tmp_path / "bench.json"
-    path.write_text(json.dumps({"mini": {f"q{i}": {"question": f"Question {i}?", "options": {"A": "a", "B": "b"},
-                                                   "answer": "A"} for i in (1, 2, 3)}}))
+    path.write_text(
+        json.dumps(
+            {
+                "mini": {
+                    f"q{i}": {"question": f"Question {i}?", "options": {"A": "a", "B": "b"}, "answer": "A"}
+                    for i in (1, 2, 3)
+                }
+            }
+        )
+    )
     return path
 
 
@@ -26,8 +34,12 @@ def eval_against(monkeypatch, capsys, bench, tmp_path):
 
     def run(**endpoint) -> tuple[int, str]:
         servers.append(FakeEndpoint(**endpoint))
-        for key, value in {"MEDRAG_BASE_URL": servers[-1].url, "MEDRAG_MODEL": "fake", "MEDRAG_MAX_RETRIES": "0",
-                           "MEDRAG_CACHE": "off"}.items():
+        for key, value in {
+            "MEDRAG_BASE_URL": servers[-1].url,
+            "MEDRAG_MODEL": "fake",
+            "MEDRAG_MAX_RETRIES": "0",
+            "MEDRAG_CACHE": "off",
+        }.items():
             monkeypatch.setenv(key, value)
         code = main(["eval", "--methods", "cot", "--bench", str(bench), "--out", str(tmp_path / "out")])
         out = capsys.readouterr()

@@ -22,25 +22,48 @@ def _write(path, data) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("bench, ids, message", [
-    # the answer is a list or an object: named, not a TypeError from deep inside
-    ({"medqa": {"q1": {**MC, "answer": ["A"]}}}, None,
-     'medqa/q1: the answer should be one option letter, found a list ["A"]'),
-    ({"medqa": {"q1": {**MC, "answer": {"letter": "A"}}}}, None, "medqa/q1: the answer should be one option letter, "
-                                                                  "found an object"),
-    ({"medqa": {"q1": {**MC, "answer": "E"}}}, None, "medqa/q1: the answer 'E' is not one of the options ['A', 'B']"),
-    ({"medqa": {"q1": {"question": "Q?", "options": ["x", "y"], "answer": "A"}}}, None,
-     "medqa/q1: 'options' should map letters to texts, found a list"),
-    # an ids file naming a dataset the benchmark lacks lists the datasets that exist
-    (BENCH, {"bioasq": ["x"]}, "the ids file names dataset(s) bioasq that the benchmark lacks; "
-                               "the benchmark has: medqa, pubmedqa"),
-    (BENCH, {"medqa": ["q1", "nope", "gone"]}, "medqa: 2 id(s) are not in the benchmark: 'nope', 'gone'"),
-    # not MIRAGE-shaped at all
-    ([1, 2], None, "is not a MIRAGE-format benchmark: expected {dataset: {question_id: {question, options, answer}}}, "
-                   "found a list"),
-    (IDS, None, "dataset 'medqa' is a list of ids, not {question_id: entry}: this looks like an ids file"),
-    ({"medqa": "x"}, None, "dataset 'medqa' should map question ids to entries"),
-])
+@pytest.mark.parametrize(
+    "bench, ids, message",
+    [
+        # the answer is a list or an object: named, not a TypeError from deep inside
+        (
+            {"medqa": {"q1": {**MC, "answer": ["A"]}}},
+            None,
+            'medqa/q1: the answer should be one option letter, found a list ["A"]',
+        ),
+        (
+            {"medqa": {"q1": {**MC, "answer": {"letter": "A"}}}},
+            None,
+            "medqa/q1: the answer should be one option letter, found an object",
+        ),
+        (
+            {"medqa": {"q1": {**MC, "answer": "E"}}},
+            None,
+            "medqa/q1: the answer 'E' is not one of the options ['A', 'B']",
+        ),
+        (
+            {"medqa": {"q1": {"question": "Q?", "options": ["x", "y"], "answer": "A"}}},
+            None,
+            "medqa/q1: 'options' should map letters to texts, found a list",
+        ),
+        # an ids file naming a dataset the benchmark lacks lists the datasets that exist
+        (
+            BENCH,
+            {"bioasq": ["x"]},
+            "the ids file names dataset(s) bioasq that the benchmark lacks; the benchmark has: medqa, pubmedqa",
+        ),
+        (BENCH, {"medqa": ["q1", "nope", "gone"]}, "medqa: 2 id(s) are not in the benchmark: 'nope', 'gone'"),
+        # not MIRAGE-shaped at all
+        (
+            [1, 2],
+            None,
+            "is not a MIRAGE-format benchmark: expected {dataset: {question_id: {question, options, answer}}}, "
+            "found a list",
+        ),
+        (IDS, None, "dataset 'medqa' is a list of ids, not {question_id: entry}: this looks like an ids file"),
+        ({"medqa": "x"}, None, "dataset 'medqa' should map question ids to entries"),
+    ],
+)
 def test_a_bad_benchmark_names_the_place(tmp_path, bench, ids, message):
     path = _write(tmp_path / "bench.json", bench)
     with pytest.raises(BenchmarkError) as caught:
@@ -57,13 +80,18 @@ def test_every_bad_entry_is_named_not_only_the_first(tmp_path):
     assert lines[-1] == "… and 4 more"
 
 
-@pytest.mark.parametrize("data, message", [
-    (b"{not json", "upload.json is not readable JSON: Expecting property name enclosed in double quotes at line 1, "
-                   "column 2"),
-    (b"\xff\xfe{}", "upload.json is not UTF-8 text (an invalid byte at offset 0)"),
-    (b"\x1f\x8b\x08broken", "upload.json is not a readable gzip file"),
-    (b"", "upload.json is not readable JSON"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        (
+            b"{not json",
+            "upload.json is not readable JSON: Expecting property name enclosed in double quotes at line 1, column 2",
+        ),
+        (b"\xff\xfe{}", "upload.json is not UTF-8 text (an invalid byte at offset 0)"),
+        (b"\x1f\x8b\x08broken", "upload.json is not a readable gzip file"),
+        (b"", "upload.json is not readable JSON"),
+    ],
+)
 def test_an_upload_that_is_not_json_says_so(data, message):
     with pytest.raises(BenchmarkError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_json(data, "upload.json")
@@ -85,8 +113,9 @@ def _cli(capsys, monkeypatch, *argv: str) -> str:
 def test_the_command_says_a_folder_is_a_folder(tmp_path, capsys, monkeypatch):
     assert f"error: {tmp_path} is a folder, not a file" in _cli(capsys, monkeypatch, "--bench", str(tmp_path))
     bench = _write(tmp_path / "bench.json", BENCH)
-    assert f"error: {tmp_path} is a folder, not a file" in _cli(capsys, monkeypatch, "--bench", bench,
-                                                                "--ids", str(tmp_path))
+    assert f"error: {tmp_path} is a folder, not a file" in _cli(
+        capsys, monkeypatch, "--bench", bench, "--ids", str(tmp_path)
+    )
 
 
 def test_the_command_names_a_bad_answer_and_a_missing_dataset(tmp_path, capsys, monkeypatch):

@@ -60,12 +60,29 @@ def test_rows_from_before_are_keyed_by_what_their_run_asked_or_run_again(bench_f
     config = config_key("cot", knobs, llm.backend, [])
     for item in items:
         run = execute("cot", item.question, llm=llm, store=old)
-        old.db["eval_items"].insert({  # a row as the earlier schema held it
-            "config": config, "method": "cot", "dataset": item.dataset, "qid": item.qid, "run_id": run.id,
-            "model": run.model, "params": json.dumps(run.params), "corpus": "[]", "gold": item.answer,
-            "predicted": run.answer.choice, "correct": int(run.answer.choice == item.answer), "status": "ok",
-            "error_type": "", "calls": 1, "retrievals": 0, "prompt_tokens": 1, "completion_tokens": 1, "seconds": 0.1,
-            "finished": run.finished})
+        old.db["eval_items"].insert(
+            {  # a row as the earlier schema held it
+                "config": config,
+                "method": "cot",
+                "dataset": item.dataset,
+                "qid": item.qid,
+                "run_id": run.id,
+                "model": run.model,
+                "params": json.dumps(run.params),
+                "corpus": "[]",
+                "gold": item.answer,
+                "predicted": run.answer.choice,
+                "correct": int(run.answer.choice == item.answer),
+                "status": "ok",
+                "error_type": "",
+                "calls": 1,
+                "retrievals": 0,
+                "prompt_tokens": 1,
+                "completion_tokens": 1,
+                "seconds": 0.1,
+                "finished": run.finished,
+            }
+        )
     old.delete_run(old.db["eval_items"].get((config, "medqa", "q2"))["run_id"])
     old.db.conn.close()
     monkeypatch.undo()

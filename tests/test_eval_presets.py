@@ -20,24 +20,32 @@ from tests.test_methods_mass import scripted as mass_scripted
 
 def test_every_preset_is_a_valid_ablation_of_its_method():
     assert {g: len(p) for g, p in groups().items()} == {
-        "SEMA-RAG without one agent": 3, "Discuss-RAG without one stage": 2, "MedRGAG without one module": 2,
-        "MASS-RAG with one view": 3, "i-MedRAG rounds × queries": 12, "MedRAG's search query": 1}
+        "SEMA-RAG without one agent": 3,
+        "Discuss-RAG without one stage": 2,
+        "MedRGAG without one module": 2,
+        "MASS-RAG with one view": 3,
+        "i-MedRAG rounds × queries": 12,
+        "MedRAG's search query": 1,
+    }
     for preset in PRESETS.values():
         spec = get(preset.method)
         knobs = spec.params(**preset.params).model_dump()
         defaults = spec.params().model_dump()
         assert {k: knobs[k] for k in preset.params} == preset.params
         assert knobs != defaults or preset.name == "imedrag-r4q3"  # the grid's corner is the paper's default
-    assert PRESETS["sema-no-e"].params == {"use_e_agent": False} and PRESETS["imedrag-r2q3"].params == \
-        {"rounds": 2, "queries": 3}
+    assert PRESETS["sema-no-e"].params == {"use_e_agent": False} and PRESETS["imedrag-r2q3"].params == {
+        "rounds": 2,
+        "queries": 3,
+    }
 
 
 def mass_llm():
     """MASS-RAG's agents, scripted; the Synthesis Agent says it combined the views (valid whichever views ran)."""
     llm = mass_scripted()
     llm.rules = [(k, r) for k, r in llm.rules if k != "You are the Synthesis Agent."]
-    return llm.on("You are the Synthesis Agent.", {"reasoning": "r", "answer": "A", "cited_ids": [],
-                                                   "followed_view": "combined"})
+    return llm.on(
+        "You are the Synthesis Agent.", {"reasoning": "r", "answer": "A", "cited_ids": [], "followed_view": "combined"}
+    )
 
 
 def test_presets_run_under_their_names_and_share_runs_with_an_equal_configuration(bench_files):
@@ -56,8 +64,9 @@ def test_presets_run_under_their_names_and_share_runs_with_an_equal_configuratio
     assert {r["preset"] for r in store.db["eval_items"].rows} == {"", "mass-reasoner", "mass-extractor"}
 
     # the method with the reasoner view alone is the same configuration as the preset: nothing runs again
-    same = EvalPlan(methods=["mass"], items=chosen.items, params={"mass": {"views": ["reasoner"]}},
-                    presets=["mass-reasoner"])
+    same = EvalPlan(
+        methods=["mass"], items=chosen.items, params={"mass": {"views": ["reasoner"]}}, presets=["mass-reasoner"]
+    )
     again = evaluate(same, llm=mass_llm(), retriever=ListRetriever(make_hits(5)), store=store)
     assert (again.ran, again.skipped) == (0, 4)
 
@@ -67,8 +76,21 @@ def test_the_command_runs_a_preset_by_name_and_prints_intervals_and_pairs(bench_
     monkeypatch.setattr("core.cli.eval.LLM", mass_llm)
     monkeypatch.setattr("core.retrieval.open_retriever", lambda *a, **k: ListRetriever(make_hits(5)))
     out = tmp_path / "out"
-    argv = ["eval", "--methods", "mass", "--preset", "mass-summarizer", "--bench", str(bench), "--ids", str(ids),
-            "--out", str(out), "--param", "mass.k=3"]
+    argv = [
+        "eval",
+        "--methods",
+        "mass",
+        "--preset",
+        "mass-summarizer",
+        "--bench",
+        str(bench),
+        "--ids",
+        str(ids),
+        "--out",
+        str(out),
+        "--param",
+        "mass.k=3",
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "mass-summarizer  all" in printed and "50.0% (2/4)  15.0%–85.0%" in printed
@@ -80,13 +102,19 @@ def test_the_command_runs_a_preset_by_name_and_prints_intervals_and_pairs(bench_
     summary = json.loads((out / "summary.json").read_text())
     assert summary["settings"]["presets"] == ["mass-summarizer"] and summary["settings"]["params"] == {"mass": {"k": 3}}
     assert [(p["dataset"], p["first"], p["second"], p["n"]) for p in summary["pairs"]] == [
-        ("all", "mass", "mass-summarizer", 4), ("medqa", "mass", "mass-summarizer", 2),
-        ("pubmedqa", "mass", "mass-summarizer", 2)]
+        ("all", "mass", "mass-summarizer", 4),
+        ("medqa", "mass", "mass-summarizer", 2),
+        ("pubmedqa", "mass", "mass-summarizer", 2),
+    ]
     line = next(s for s in summary["summary"] if s["arm"] == "mass-summarizer" and s["dataset"] == "all")
-    assert (line["ci_low"], line["ci_high"], line["preset"]) == (pytest.approx(0.15, abs=1e-3),
-                                                                 pytest.approx(0.85, abs=1e-3), "mass-summarizer")
-    assert (out / "pairs.csv").read_text().splitlines()[0] == \
-        "dataset,first,second,n,b,c,p,agreement,same_answer,distinguishable"
+    assert (line["ci_low"], line["ci_high"], line["preset"]) == (
+        pytest.approx(0.15, abs=1e-3),
+        pytest.approx(0.85, abs=1e-3),
+        "mass-summarizer",
+    )
+    assert (out / "pairs.csv").read_text().splitlines()[
+        0
+    ] == "dataset,first,second,n,b,c,p,agreement,same_answer,distinguishable"
 
     assert main(argv + ["--report"]) == 0  # the same table from the store, nothing run
     assert "0 run(s) now, 8 from before" in capsys.readouterr().out

@@ -39,8 +39,12 @@ def test_before_the_first_question_ends_the_estimate_is_each_methods_recorded_pa
     assert recorded_seconds(store, "cot", "scripted") is None  # nothing recorded: no estimate yet
     llm = ScriptedLLM(delay=0.3).enqueue(*[{"reasoning": "r", "answer": "A"}] * 3)
     for _ in range(3):
-        execute("cot", Question(text="Which hormone lowers glucose?", options={"A": "insulin", "B": "glucagon"}),
-                llm=llm, store=store)
+        execute(
+            "cot",
+            Question(text="Which hormone lowers glucose?", options={"A": "insulin", "B": "glucagon"}),
+            llm=llm,
+            store=store,
+        )
     pace = recorded_seconds(store, "cot", "scripted")
     assert pace == pytest.approx(0.3, abs=0.2) and recorded_seconds(store, "cot", "another model") is None
     p = EvalProgress()

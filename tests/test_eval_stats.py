@@ -8,12 +8,15 @@ from core.eval.report import format_pairs, pairwise, summarize
 from core.eval.stats import mcnemar, overall_reading, pairs, pareto_front, wilson
 
 
-@pytest.mark.parametrize("correct, n, low, high", [
-    (5, 10, 0.2366, 0.7634),  # (p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n), z = 1.96
-    (0, 10, 0.0, 0.2775),
-    (10, 10, 0.7225, 1.0),
-    (19, 50, 0.2586, 0.5185),
-])
+@pytest.mark.parametrize(
+    "correct, n, low, high",
+    [
+        (5, 10, 0.2366, 0.7634),  # (p + z²/2n ± z·sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n), z = 1.96
+        (0, 10, 0.0, 0.2775),
+        (10, 10, 0.7225, 1.0),
+        (19, 50, 0.2586, 0.5185),
+    ],
+)
 def test_wilson_intervals(correct, n, low, high):
     assert wilson(correct, n) == pytest.approx((low, high), abs=1e-4)
     assert wilson(0, 0) is None
@@ -28,20 +31,42 @@ def test_exact_mcnemar():
 
 
 def _row(arm, qid, predicted, gold="A", status="ok", dataset="medqa"):
-    return {"arm": arm, "method": arm, "dataset": dataset, "qid": qid, "asked": f"k{qid}", "gold": gold,
-            "predicted": predicted, "correct": int(status == "ok" and predicted == gold), "status": status,
-            "error_type": "" if status == "ok" else "LLMError", "calls": 1, "retrievals": 0, "prompt_tokens": 10,
-            "completion_tokens": 5, "seconds": 1.0}
+    return {
+        "arm": arm,
+        "method": arm,
+        "dataset": dataset,
+        "qid": qid,
+        "asked": f"k{qid}",
+        "gold": gold,
+        "predicted": predicted,
+        "correct": int(status == "ok" and predicted == gold),
+        "status": status,
+        "error_type": "" if status == "ok" else "LLMError",
+        "calls": 1,
+        "retrievals": 0,
+        "prompt_tokens": 10,
+        "completion_tokens": 5,
+        "seconds": 1.0,
+    }
 
 
 def test_pairs_use_only_shared_questions_and_count_errors_as_not_correct():
-    rows = [_row("x", "1", "A"), _row("x", "2", "A"), _row("x", "3", None, status="error"), _row("x", "4", "B"),
-            _row("y", "1", "A"), _row("y", "2", "B"), _row("y", "3", "A"), _row("y", "5", "A")]
+    rows = [
+        _row("x", "1", "A"),
+        _row("x", "2", "A"),
+        _row("x", "3", None, status="error"),
+        _row("x", "4", "B"),
+        _row("y", "1", "A"),
+        _row("y", "2", "B"),
+        _row("y", "3", "A"),
+        _row("y", "5", "A"),
+    ]
     (pair,) = pairs(rows)
     assert (pair.first, pair.second, pair.n, pair.b, pair.c) == ("x", "y", 3, 1, 1)  # question 4 and 5 not shared
     assert pair.agreement == pytest.approx(1 / 3) and pair.same_answer == pytest.approx(1 / 3)
-    assert pair.reading() == ("x and y are not distinguishable on these 3 questions "
-                              "(McNemar p = 1.00; 1 vs 1 discordant)")
+    assert pair.reading() == (
+        "x and y are not distinguishable on these 3 questions (McNemar p = 1.00; 1 vs 1 discordant)"
+    )
     line = {s["arm"]: s for s in summarize(rows)}["x"]
     assert (line["correct"], line["n"], line["errors"]) == (2, 4, 1)  # the error is in n, not in correct
 
@@ -52,8 +77,10 @@ def test_a_clear_difference_is_read_as_one():
     assert pair.p < 0.001 and pair.reading().startswith("good is more accurate than bad on these 12 questions")
     assert overall_reading([pair]) == pair.reading()
     other = pairs([{**r, "arm": "bad2"} for r in rows if r["arm"] == "bad"] + rows)
-    assert overall_reading(other).startswith("2 of 3 pairs differ at p < 0.05 on these 12 questions: good over bad2 "
-                                             "(p = 0.000); good over bad (p = 0.000). The others are not")
+    assert overall_reading(other).startswith(
+        "2 of 3 pairs differ at p < 0.05 on these 12 questions: good over bad2 "
+        "(p = 0.000); good over bad (p = 0.000). The others are not"
+    )
 
 
 def test_pairwise_table_per_dataset_and_its_reading():
@@ -62,8 +89,10 @@ def test_pairwise_table_per_dataset_and_its_reading():
     assert list(tests) == ["all", "medqa", "mmlu"] and [p.n for p in tests["all"]] == [6, 6, 6]
     text = format_pairs(tests["all"], label=str.upper)
     assert text.splitlines()[2].split() == ["X", "Y", "6", "0", "0", "1.000", "100%", "100%"]
-    assert text.splitlines()[-1] == ("No pair is distinguishable on these 6 questions (paired exact McNemar, "
-                                     "p ≥ 0.05 for all 3 pairs): the data do not rank them.")
+    assert text.splitlines()[-1] == (
+        "No pair is distinguishable on these 6 questions (paired exact McNemar, "
+        "p ≥ 0.05 for all 3 pairs): the data do not rank them."
+    )
 
 
 def test_pareto_front():

@@ -17,8 +17,11 @@ from core.trace import Run
 from tests.fakes import ScriptedLLM
 
 SYSTEM = "You are one agent of a team."
-SHARED = "Documents:\n" + "".join(f"[d{i}] Finding {i}: aspirin is given early in STEMI, nitrates relieve pain.\n"
-                                  for i in range(8)) + "\nQuestion:\nWhich first?\n"
+SHARED = (
+    "Documents:\n"
+    + "".join(f"[d{i}] Finding {i}: aspirin is given early in STEMI, nitrates relieve pain.\n" for i in range(8))
+    + "\nQuestion:\nWhich first?\n"
+)
 
 
 def view(role: str) -> list[dict[str, str]]:

@@ -109,8 +109,9 @@ def test_lengths_table_has_every_length_with_the_codes_values(name):
         for cell, which in ((row[1], "compact"), (row[2], "paper")):
             shown = value(code(cell, f"{spec.name}.md `{length}`"))
             actual = getattr(sets[which], length)
-            assert shown == actual and type(shown) is type(actual), f"{spec.name}.md `{length}` {which}: {shown!r}, " \
-                                                                    f"code {actual!r}"
+            assert shown == actual and type(shown) is type(actual), (
+                f"{spec.name}.md `{length}` {which}: {shown!r}, code {actual!r}"
+            )
         assert row[3], f"{spec.name}.md `{length}`: no source"
 
 

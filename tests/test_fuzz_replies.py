@@ -40,8 +40,10 @@ def test_malformed_replies_through_the_client(tmp_path):
         return step
 
     server = FakeEndpoint(script=script)
-    llm = LLM(Endpoint(base_url=server.url, model="fake", timeout=10, max_retries=0),
-              cache=ResponseCache(tmp_path / "cache.sqlite"))  # accepted replies go through the cache too
+    llm = LLM(
+        Endpoint(base_url=server.url, model="fake", timeout=10, max_retries=0),
+        cache=ResponseCache(tmp_path / "cache.sqlite"),
+    )  # accepted replies go through the cache too
     outcomes, crashes = Counter(), []
     try:
         for i in itertools.count():
@@ -56,8 +58,10 @@ def test_malformed_replies_through_the_client(tmp_path):
                 crashes.append(f"{type(exc).__name__}: {exc}")
     finally:
         server.close()
-    print(f"\nclient: {sum(served.values())} malformed replies ({dict(served)}) in {sum(outcomes.values())} calls: "
-          f"{dict(outcomes)}; crashes: {len(crashes)}")
+    print(
+        f"\nclient: {sum(served.values())} malformed replies ({dict(served)}) in {sum(outcomes.values())} calls: "
+        f"{dict(outcomes)}; crashes: {len(crashes)}"
+    )
     assert sum(served.values()) >= CLIENT_REPLIES and not crashes, crashes[:5]
 
 
@@ -65,8 +69,12 @@ GOOD = {
     "You are the Summarizer.": {"summary": "Disease 1 has a first-line drug.", "doc_ids": ["teaching-1"]},
     "You are the Extractor.": {"spans": [{"doc_id": "teaching-1", "text": "fact number 1 about disease 1"}]},
     "You are the Reasoner.": {"inference": "Combining documents, B fits.", "doc_ids": ["teaching-3"]},
-    "You are the Synthesis Agent.": {"reasoning": "The views agree.", "answer": "B", "cited_ids": ["teaching-1"],
-                                     "followed_view": "Reasoner"},
+    "You are the Synthesis Agent.": {
+        "reasoning": "The views agree.",
+        "answer": "B",
+        "cited_ids": ["teaching-1"],
+        "followed_view": "Reasoner",
+    },
 }
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})
 
@@ -102,8 +110,10 @@ def test_malformed_replies_through_a_multi_agent_method(tmp_path):
     finally:
         server.close()
     malformed_count = sum(n for c, n in served.items() if c != "valid")
-    print(f"\nMASS-RAG: {METHOD_RUNS} runs, {sum(served.values())} replies of which {malformed_count} malformed "
-          f"({dict(served)}); endings {dict(endings)}; crashes: {len(crashes)}; traces not kept: {len(lost)}")
+    print(
+        f"\nMASS-RAG: {METHOD_RUNS} runs, {sum(served.values())} replies of which {malformed_count} malformed "
+        f"({dict(served)}); endings {dict(endings)}; crashes: {len(crashes)}; traces not kept: {len(lost)}"
+    )
     assert not crashes and not lost, (crashes[:5], lost[:5])
     assert set(endings) <= {("ok", "answer"), ("error", "error")}
     assert endings[("ok", "answer")] and endings[("error", "error")]  # both endings were exercised

@@ -37,10 +37,22 @@ def endpoint():
 
 
 def start_cli(home: Path, server: FakeEndpoint, *args: str) -> subprocess.Popen:
-    env = {**os.environ, "MEDRAG_STUDIO_HOME": str(home), "MEDRAG_BASE_URL": server.url, "MEDRAG_MODEL": "fake",
-           "MEDRAG_MAX_RETRIES": "0", "MEDRAG_CACHE": "off"}
-    return subprocess.Popen([sys.executable, "-m", "core", *args], cwd=REPO, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "MEDRAG_STUDIO_HOME": str(home),
+        "MEDRAG_BASE_URL": server.url,
+        "MEDRAG_MODEL": "fake",
+        "MEDRAG_MAX_RETRIES": "0",
+        "MEDRAG_CACHE": "off",
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "core", *args],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_for(condition, timeout: float = 60) -> None:
@@ -59,8 +71,9 @@ def signal_and_wait(process: subprocess.Popen, signals: list[int]) -> tuple[int,
     return process.returncode, out + err, time.perf_counter() - sent
 
 
-@pytest.mark.parametrize(("signals", "code"), [
-    ([signal.SIGINT], 130), ([signal.SIGINT, signal.SIGINT], 130), ([signal.SIGTERM], 143)])
+@pytest.mark.parametrize(
+    ("signals", "code"), [([signal.SIGINT], 130), ([signal.SIGINT, signal.SIGINT], 130), ([signal.SIGTERM], 143)]
+)
 def test_ask_stops_cleanly(endpoint, tmp_path, signals, code):
     server = endpoint(SLOW)
     process = start_cli(tmp_path, server, "ask", QUESTION, "--option", "A=Insulin", "--option", "B=Glucagon")
@@ -78,9 +91,20 @@ def test_ask_stops_cleanly(endpoint, tmp_path, signals, code):
 
 def write_bench(folder: Path, n: int) -> Path:
     bench = folder / "bench.json"
-    bench.write_text(json.dumps({"mini": {f"q{i}": {"question": f"Question number {i}: which hormone?",
-                                                    "options": {"A": "Insulin", "B": "Glucagon"}, "answer": "A"}
-                                          for i in range(1, n + 1)}}))
+    bench.write_text(
+        json.dumps(
+            {
+                "mini": {
+                    f"q{i}": {
+                        "question": f"Question number {i}: which hormone?",
+                        "options": {"A": "Insulin", "B": "Glucagon"},
+                        "answer": "A",
+                    }
+                    for i in range(1, n + 1)
+                }
+            }
+        )
+    )
     return bench
 
 
@@ -88,8 +112,9 @@ def write_bench(folder: Path, n: int) -> Path:
 def test_eval_stops_cleanly_and_writes_what_finished(endpoint, tmp_path, signum, code):
     server = endpoint(script=lambda request: QUICK if "number 1:" in json.dumps(request["messages"]) else SLOW)
     bench, out = write_bench(tmp_path, 4), tmp_path / "results"
-    process = start_cli(tmp_path, server, "eval", "--methods", "cot", "--bench", str(bench), "--concurrency", "2",
-                        "--out", str(out))
+    process = start_cli(
+        tmp_path, server, "eval", "--methods", "cot", "--bench", str(bench), "--concurrency", "2", "--out", str(out)
+    )
     wait_for(lambda: len(server.requests) >= 2)
     time.sleep(1.0)  # question 1 has finished; two slow ones are in flight
     returncode, said, seconds = signal_and_wait(process, [signum])

@@ -15,15 +15,26 @@ def test_the_benchmark_client_answers_in_the_embedded_models_format():
     bench = SeededLLM(endpoint, 2000, cache_mode="off")
     assert LLM(endpoint, cache_mode="off").answer_format != EMBEDDED_ANSWER_FORMAT  # a plain URL is an endpoint
     assert bench.answer_format == EMBEDDED_ANSWER_FORMAT and bench.reading_tokens == 2000
-    run = new_run("medrag", Question(text="Which hormone lowers blood glucose?", options={"A": "Insulin",
-                                                                                        "B": "Glucagon"}),
-                  {}, llm=bench, retriever=None)
+    run = new_run(
+        "medrag",
+        Question(text="Which hormone lowers blood glucose?", options={"A": "Insulin", "B": "Glucagon"}),
+        {},
+        llm=bench,
+        retriever=None,
+    )
     assert run.params["answer_format"] == EMBEDDED_ANSWER_FORMAT
 
 
 def _run(seconds: float, sent: int, evaluated: int, completion: int, rate: float, question: str = "q1") -> dict:
-    return {"question": question, "seconds": seconds, "prompt_sent": sent, "prompt_evaluated": evaluated,
-            "completion": completion, "generated_per_s": rate, "status": "ok"}
+    return {
+        "question": question,
+        "seconds": seconds,
+        "prompt_sent": sent,
+        "prompt_evaluated": evaluated,
+        "completion": completion,
+        "generated_per_s": rate,
+        "status": "ok",
+    }
 
 
 def test_the_ratio_at_equal_work_separates_the_server_from_a_longer_sampled_path():

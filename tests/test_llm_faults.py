@@ -102,7 +102,10 @@ def test_cache_serves_repeat_calls_without_the_server(serve, tmp_path):
     from core.llm.cache import ResponseCache
 
     server, _ = serve(GOOD)
-    llm = LLM(Endpoint(base_url=server.url, model="fake", timeout=5, max_retries=0), cache=ResponseCache(tmp_path / "c.sqlite"))
+    llm = LLM(
+        Endpoint(base_url=server.url, model="fake", timeout=5, max_retries=0),
+        cache=ResponseCache(tmp_path / "c.sqlite"),
+    )
     first = llm.complete(ASK, schema=Pick)
     second = llm.complete(ASK, schema=Pick)
     assert not first.usage.cached and second.usage.cached

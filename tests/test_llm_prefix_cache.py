@@ -14,15 +14,21 @@ from core.trace import Run
 pytestmark = pytest.mark.model
 
 SYSTEM = "You are one agent in a team that answers medical questions from documents. Be brief."
-DOCUMENTS = "Documents:\n" + "\n".join(
-    f"[doc-{i}] Finding {i}: in condition {i}, the first-line drug is drug {i} and the key test is test {i}."
-    for i in range(12)) + "\n\nQuestion:\nWhich drug is first line in condition 3?"
+DOCUMENTS = (
+    "Documents:\n"
+    + "\n".join(
+        f"[doc-{i}] Finding {i}: in condition {i}, the first-line drug is drug {i} and the key test is test {i}."
+        for i in range(12)
+    )
+    + "\n\nQuestion:\nWhich drug is first line in condition 3?"
+)
 ROLES = ("Summarizer", "Extractor", "Reasoner", "Verifier")
 
 
 def ask(llm: LLM, role: str):
-    return llm.complete(messages(SYSTEM, DOCUMENTS, f"You are the {role}. Reply with one short sentence."),
-                        max_tokens=8)
+    return llm.complete(
+        messages(SYSTEM, DOCUMENTS, f"You are the {role}. Reply with one short sentence."), max_tokens=8
+    )
 
 
 def evaluated(server: embedded.EmbeddedServer, call) -> tuple[int, list]:
@@ -53,14 +59,24 @@ def test_agents_started_together_read_a_new_shared_prefix_once():
     llm.complete([{"role": "user", "content": "Say OK."}], max_tokens=2)
     server = embedded.EmbeddedServer.current()
     assert server.config.copies_prefixes and server.config.slots >= 3
-    documents = "Documents:\n" + "\n".join(  # a prefix no earlier test has read
-        f"[trial-{i}] Trial {i} compared drug {i} with placebo in {100 + i} patients and found fewer events."
-        for i in range(14)) + "\n\nQuestion:\nWhich trial enrolled 105 patients?"
+    documents = (
+        "Documents:\n"
+        + "\n".join(  # a prefix no earlier test has read
+            f"[trial-{i}] Trial {i} compared drug {i} with placebo in {100 + i} patients and found fewer events."
+            for i in range(14)
+        )
+        + "\n\nQuestion:\nWhich trial enrolled 105 patients?"
+    )
     ctx = RunContext(Run(method="mass", question="q"), llm)
 
     def agent(role: str):
-        return ctx.ask(messages(SYSTEM, documents, f"You are the {role}. Reply with one short sentence."),
-                       stage="views", agent=role, role=role, max_tokens=8)
+        return ctx.ask(
+            messages(SYSTEM, documents, f"You are the {role}. Reply with one short sentence."),
+            stage="views",
+            agent=role,
+            role=role,
+            max_tokens=8,
+        )
 
     before = server.metrics()
     replies = ctx.parallel(agent, ROLES[:3])

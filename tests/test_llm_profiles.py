@@ -15,15 +15,24 @@ from core.methods.sema import judgment_schema
 ASK = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
 
 
-@pytest.mark.parametrize(("url", "family"), [
-    (None, "embedded"), ("https://api.openai.com/v1", "openai"), ("https://res.openai.azure.com/openai/v1", "azure"),
-    ("https://api.anthropic.com/v1/", "anthropic"), ("https://generativelanguage.googleapis.com/v1beta/openai",
-                                                     "gemini"),
-    ("https://api.groq.com/openai/v1", "groq"), ("https://api.deepseek.com", "deepseek"),
-    ("https://openrouter.ai/api/v1", "openrouter"), ("http://127.0.0.1:11434/v1", "ollama"),
-    ("http://localhost:1234/v1", "lmstudio"), ("http://127.0.0.1:8080/v1", "llamacpp"),
-    ("http://gpu.hospital.example:9000/v1", "generic"), ("https://api.openai.com.evil.example/v1", "generic"),
-])
+@pytest.mark.parametrize(
+    ("url", "family"),
+    [
+        (None, "embedded"),
+        ("https://api.openai.com/v1", "openai"),
+        ("https://res.openai.azure.com/openai/v1", "azure"),
+        ("https://api.anthropic.com/v1/", "anthropic"),
+        ("https://generativelanguage.googleapis.com/v1beta/openai", "gemini"),
+        ("https://api.groq.com/openai/v1", "groq"),
+        ("https://api.deepseek.com", "deepseek"),
+        ("https://openrouter.ai/api/v1", "openrouter"),
+        ("http://127.0.0.1:11434/v1", "ollama"),
+        ("http://localhost:1234/v1", "lmstudio"),
+        ("http://127.0.0.1:8080/v1", "llamacpp"),
+        ("http://gpu.hospital.example:9000/v1", "generic"),
+        ("https://api.openai.com.evil.example/v1", "generic"),
+    ],
+)
 def test_the_family_is_detected_from_the_base_url(url, family):
     assert profiles.detect(url).name == family
 
@@ -39,8 +48,9 @@ def test_reasoning_models_are_a_variant_of_their_family():
 
 def closed_and_required(node) -> bool:
     if isinstance(node, dict):
-        if "properties" in node and (node.get("additionalProperties") is not False
-                                     or set(node["required"]) != set(node["properties"])):
+        if "properties" in node and (
+            node.get("additionalProperties") is not False or set(node["required"]) != set(node["properties"])
+        ):
             return False
         return all(closed_and_required(v) for v in node.values())
     if isinstance(node, list):
@@ -50,8 +60,10 @@ def closed_and_required(node) -> bool:
 
 def keywords(node) -> set[str]:
     if isinstance(node, dict):
-        return set(node) | set().union(*(keywords(v) for k, v in node.items() if k != "properties"),
-                                       *(keywords(v) for v in node.get("properties", {}).values()))
+        return set(node) | set().union(
+            *(keywords(v) for k, v in node.items() if k != "properties"),
+            *(keywords(v) for v in node.get("properties", {}).values()),
+        )
     if isinstance(node, list):
         return set().union(*(keywords(v) for v in node)) if node else set()
     return set()
@@ -76,16 +88,23 @@ def test_a_strict_reply_is_brought_back_to_the_methods_own_model():
         parse_reply('{"gaps": [], "sufficient": false, "follow_up_queries": ["a"]}', judgment_schema(3))
 
 
-@pytest.mark.parametrize(("status", "message", "param", "refused"), [
-    (400, "Unsupported parameter: 'max_tokens' is not supported with this model.", None, "max_tokens"),
-    (400, 'Invalid JSON payload received. Unknown name "seed": Cannot find field.', None, "seed"),
-    (400, "Unrecognized request argument supplied: max_completion_tokens", None, "max_completion_tokens"),
-    (400, "[{'type': 'extra_forbidden', 'loc': ('body', 'top_p'), 'msg': 'Extra inputs are not permitted'}]", None,
-     "top_p"),
-    (400, "whatever", "presence_penalty", "presence_penalty"),
-    (500, "Unsupported parameter: 'seed'", None, None),  # not a refusal
-    (400, "Invalid schema for response_format 'Pick'", None, None),  # a format, not a field
-])
+@pytest.mark.parametrize(
+    ("status", "message", "param", "refused"),
+    [
+        (400, "Unsupported parameter: 'max_tokens' is not supported with this model.", None, "max_tokens"),
+        (400, 'Invalid JSON payload received. Unknown name "seed": Cannot find field.', None, "seed"),
+        (400, "Unrecognized request argument supplied: max_completion_tokens", None, "max_completion_tokens"),
+        (
+            400,
+            "[{'type': 'extra_forbidden', 'loc': ('body', 'top_p'), 'msg': 'Extra inputs are not permitted'}]",
+            None,
+            "top_p",
+        ),
+        (400, "whatever", "presence_penalty", "presence_penalty"),
+        (500, "Unsupported parameter: 'seed'", None, None),  # not a refusal
+        (400, "Invalid schema for response_format 'Pick'", None, None),  # a format, not a field
+    ],
+)
 def test_a_refused_field_is_read_from_the_servers_own_words(status, message, param, refused):
     fields = frozenset({"seed", "top_p", "presence_penalty", "max_tokens", "max_completion_tokens"})
     assert refused_field(status, message, param, fields) == refused
@@ -107,10 +126,20 @@ def test_what_each_profile_sends():
 
     asked = Asked(temperature=0.7, max_tokens=100, seed=5, top_p=0.9)
     embedded = build(profiles.PROFILES["embedded"], "m", asked, ASK, Pick, "grammar", Learned())
-    assert embedded.params == {"temperature": 0.7, "top_p": 0.9, "seed": 5, "max_tokens": 100,
-                               "response_format": embedded.params["response_format"]} and not embedded.notes
-    o3 = build(profiles.resolve("https://api.openai.com/v1", "o3"), "o3", asked, ASK, Pick, "strict", Learned(),
-               effort="high")
+    assert (
+        embedded.params
+        == {
+            "temperature": 0.7,
+            "top_p": 0.9,
+            "seed": 5,
+            "max_tokens": 100,
+            "response_format": embedded.params["response_format"],
+        }
+        and not embedded.notes
+    )
+    o3 = build(
+        profiles.resolve("https://api.openai.com/v1", "o3"), "o3", asked, ASK, Pick, "strict", Learned(), effort="high"
+    )
     assert o3.params["max_completion_tokens"] == 100 + 32_000 and o3.params["reasoning_effort"] == "high"
     assert "temperature" not in o3.params and "top_p" not in o3.params and o3.params["seed"] == 5
     assert any(n.startswith("temperature 0.7 could not be set") for n in o3.notes)

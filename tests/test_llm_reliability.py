@@ -34,9 +34,11 @@ def endpoint(tmp_path):
     def start(*steps, retries=0, cached=True, url=None):
         server = FakeEndpoint(*steps)
         servers.append(server)
-        llm = LLM(Endpoint(base_url=url(server) if url else server.url, model="fake", timeout=10, max_retries=retries),
-                  cache=ResponseCache(tmp_path / "cache.sqlite") if cached else None,
-                  cache_mode="auto" if cached else "off")
+        llm = LLM(
+            Endpoint(base_url=url(server) if url else server.url, model="fake", timeout=10, max_retries=retries),
+            cache=ResponseCache(tmp_path / "cache.sqlite") if cached else None,
+            cache_mode="auto" if cached else "off",
+        )
         return server, llm
 
     yield start

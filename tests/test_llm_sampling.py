@@ -24,8 +24,12 @@ def test_top_p_and_presence_penalty_go_in_the_request_only_when_set(server):
     llm.complete(ASK, temperature=1.2, top_p=0.9, presence_penalty=1.0, max_tokens=256)
     llm.complete(ASK)
     sampled, plain = server.requests
-    assert (sampled["temperature"], sampled["top_p"], sampled["presence_penalty"], sampled["max_tokens"]) == \
-        (1.2, 0.9, 1.0, 256)
+    assert (sampled["temperature"], sampled["top_p"], sampled["presence_penalty"], sampled["max_tokens"]) == (
+        1.2,
+        0.9,
+        1.0,
+        256,
+    )
     assert "top_p" not in plain and "presence_penalty" not in plain
 
 

@@ -25,10 +25,12 @@ def scripted(delay: float = 0.0, queries: int = 3) -> ScriptedLLM:
         first_id = messages[1]["content"].split("[", 1)[1].split("]", 1)[0]
         return f"Fact found [{first_id}] [not-shown]."
 
-    return (ScriptedLLM(delay=delay)
-            .on(f"write {queries} concise", write_queries)
-            .on("give the id of the document it comes from", answer_lookup)
-            .on("ids of the documents that support it", cite_history_and_more))
+    return (
+        ScriptedLLM(delay=delay)
+        .on(f"write {queries} concise", write_queries)
+        .on("give the id of the document it comes from", answer_lookup)
+        .on("ids of the documents that support it", cite_history_and_more)
+    )
 
 
 def cite_history_and_more(messages):
@@ -86,8 +88,9 @@ def test_unparseable_queries_end_in_an_error_event_after_earlier_rounds_are_kept
     def queries_then_garbage(_messages):
         return {"analysis": "a", "queries": ["q1", "q2", "q3"]} if next(calls) == 0 else "no idea"
 
-    llm = (ScriptedLLM().on(QUERY_PROMPT, queries_then_garbage)
-           .on("give the id of the document it comes from", "A fact."))
+    llm = (
+        ScriptedLLM().on(QUERY_PROMPT, queries_then_garbage).on("give the id of the document it comes from", "A fact.")
+    )
     run = execute("imedrag", MC, llm=llm, retriever=ListRetriever(make_hits(10)), store=store)
 
     assert run.status == "error"
@@ -98,9 +101,17 @@ def test_unparseable_queries_end_in_an_error_event_after_earlier_rounds_are_kept
 
 
 def test_open_question_gets_a_text_answer():
-    llm = (ScriptedLLM().on(QUERY_PROMPT, {"analysis": "a", "queries": ["q1", "q2", "q3"]})
-           .on("give the id of the document it comes from", "A fact.")
-           .on("ids of the documents that support it", {"reasoning": "r", "answer": "Metformin.", "cited_ids": []}))
-    run = execute("imedrag", Question(text="First-line drug for type 2 diabetes?"), {"rounds": 1}, llm=llm,
-                  retriever=ListRetriever(make_hits(5)))
+    llm = (
+        ScriptedLLM()
+        .on(QUERY_PROMPT, {"analysis": "a", "queries": ["q1", "q2", "q3"]})
+        .on("give the id of the document it comes from", "A fact.")
+        .on("ids of the documents that support it", {"reasoning": "r", "answer": "Metformin.", "cited_ids": []})
+    )
+    run = execute(
+        "imedrag",
+        Question(text="First-line drug for type 2 diabetes?"),
+        {"rounds": 1},
+        llm=llm,
+        retriever=ListRetriever(make_hits(5)),
+    )
     assert run.status == "ok" and run.answer.text == "Metformin." and run.answer.choice is None

@@ -12,29 +12,41 @@ from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})
 OPEN = Question(text="What is the first-line drug for disease 1?")
-SPANS = {"spans": [
-    {"doc_id": "teaching-1", "text": "fact number 1 about disease 1"},  # verbatim
-    {"doc_id": "teaching-2", "text": "disease 2 is treated with metformin"},  # invented
-    {"doc_id": "teaching-3", "text": "fact number 4 about"},  # verbatim, but in teaching-4
-    {"doc_id": "teaching-0", "text": "Fact  number 0\nabout disease 0"},  # verbatim up to case and whitespace
-]}
+SPANS = {
+    "spans": [
+        {"doc_id": "teaching-1", "text": "fact number 1 about disease 1"},  # verbatim
+        {"doc_id": "teaching-2", "text": "disease 2 is treated with metformin"},  # invented
+        {"doc_id": "teaching-3", "text": "fact number 4 about"},  # verbatim, but in teaching-4
+        {"doc_id": "teaching-0", "text": "Fact  number 0\nabout disease 0"},  # verbatim up to case and whitespace
+    ]
+}
 
 
 def synthesis(messages):
     text = messages[1]["content"]
-    return {"reasoning": "The views agree on B.", "answer": "B" if "Options:" in text else "metformin",
-            "cited_ids": ["teaching-1", "teaching-2", "teaching-4"], "followed_view": "Reasoner"}
+    return {
+        "reasoning": "The views agree on B.",
+        "answer": "B" if "Options:" in text else "metformin",
+        "cited_ids": ["teaching-1", "teaching-2", "teaching-4"],
+        "followed_view": "Reasoner",
+    }
 
 
 def scripted(delay: float = 0.0) -> ScriptedLLM:
-    return (ScriptedLLM(delay=delay)
-            .on("You are the Summarizer.", {"summary": "Disease 1 has a first-line drug.", "doc_ids": ["teaching-1"]})
-            .on("You are the Extractor.", SPANS)
-            .on("You are the Reasoner.", {"inference": "Combining documents, B fits.", "doc_ids": ["teaching-3"]})
-            .on("You are the Answer Agent.",
-                lambda m: {"reasoning": "From the view.",
-                           "answer": ("B" if "Options:" in m[1]["content"] else "metformin")})
-            .on("You are the Synthesis Agent.", synthesis))
+    return (
+        ScriptedLLM(delay=delay)
+        .on("You are the Summarizer.", {"summary": "Disease 1 has a first-line drug.", "doc_ids": ["teaching-1"]})
+        .on("You are the Extractor.", SPANS)
+        .on("You are the Reasoner.", {"inference": "Combining documents, B fits.", "doc_ids": ["teaching-3"]})
+        .on(
+            "You are the Answer Agent.",
+            lambda m: {
+                "reasoning": "From the view.",
+                "answer": ("B" if "Options:" in m[1]["content"] else "metformin"),
+            },
+        )
+        .on("You are the Synthesis Agent.", synthesis)
+    )
 
 
 def events(run, kind):
@@ -54,8 +66,12 @@ def test_views_are_reconciled_and_a_span_that_is_not_verbatim_is_flagged():
     assert {e.agent for e in run.events if e.stage == "views"} == {"Summarizer", "Extractor", "Reasoner"}
     check = events(run, "verdict")[0]
     assert check.stage == "span check"
-    assert [(i.doc_id, i.keep) for i in check.payload.items] == \
-        [("teaching-1", True), ("teaching-2", False), ("teaching-4", True), ("teaching-0", True)]
+    assert [(i.doc_id, i.keep) for i in check.payload.items] == [
+        ("teaching-1", True),
+        ("teaching-2", False),
+        ("teaching-4", True),
+        ("teaching-0", True),
+    ]
     assert check.payload.items[1].reason == '"disease 2 is treated with metformin" not verbatim in teaching-2'
     assert "not in teaching-3 as named" in check.payload.items[2].reason
     assert check.payload.reason == "3 of 4 spans are verbatim"
@@ -76,8 +92,11 @@ def test_open_questions_get_an_answer_agent_per_view_by_default():
 
     assert run.status == "ok" and run.answer.text == "metformin" and run.answer.choice is None
     candidates = [e for e in run.events if e.agent == "Answer Agent"]
-    assert sorted(e.payload.role for e in candidates) == \
-        ["answerer (extractor)", "answerer (reasoner)", "answerer (summarizer)"]
+    assert sorted(e.payload.role for e in candidates) == [
+        "answerer (extractor)",
+        "answerer (reasoner)",
+        "answerer (summarizer)",
+    ]
     assert "Candidate answers:\n- Summarizer view: metformin" in synthesis_prompt(llm)
     assert run.answer.note.startswith("followed the Reasoner view; candidates: Summarizer metformin")
 
@@ -130,8 +149,13 @@ def test_smoke_on_the_embedded_model(embedded_llm):
     from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
 
     case = next(c for c in load_cases() if c.id == "safe-sleep")
-    run = execute("mass", case.to_question(), {"k": 3, "n_spans": 2, "max_doc_chars": 1200}, llm=embedded_llm,
-                  retriever=open_retriever())
+    run = execute(
+        "mass",
+        case.to_question(),
+        {"k": 3, "n_spans": 2, "max_doc_chars": 1200},
+        llm=embedded_llm,
+        retriever=open_retriever(),
+    )
 
     assert run.status == "ok", run.events[-1].payload
     assert run.answer.choice in case.options

@@ -17,8 +17,9 @@ def long_hits(n: int, chars: int) -> list[Hit]:
 
 def test_medrag_shows_documents_within_budget_and_keeps_only_shown_citations():
     retriever = ListRetriever(long_hits(40, 900))
-    llm = ScriptedLLM().enqueue({"reasoning": "Doc 0 says so.", "answer": "B",
-                                 "cited_ids": ["teaching-0", "teaching-39", "made-up"]})
+    llm = ScriptedLLM().enqueue(
+        {"reasoning": "Doc 0 says so.", "answer": "B", "cited_ids": ["teaching-0", "teaching-39", "made-up"]}
+    )
     run = execute("medrag", MC, {"max_doc_chars": 3000}, llm=llm, retriever=retriever)
 
     assert run.status == "ok"
@@ -41,7 +42,7 @@ def test_one_long_snippet_does_not_leave_the_budget_empty():
     run = execute("medrag", MC, {"max_doc_chars": 3000}, llm=llm, retriever=ListRetriever(hits))
 
     prompt = llm.calls[0]["messages"][1]["content"]
-    documents = prompt[prompt.index("Documents:"):prompt.index("Question:")]
+    documents = prompt[prompt.index("Documents:") : prompt.index("Question:")]
     assert f"[{short.snippet_id}]" in documents and f"[{long_.snippet_id}]" in documents  # cut to the room left
     assert f"[{rest.snippet_id}]" not in documents and "y…" in documents
     assert 2900 <= len(documents) <= 3100
@@ -50,8 +51,9 @@ def test_one_long_snippet_does_not_leave_the_budget_empty():
 
 def test_medrag_answers_an_open_question_in_text():
     llm = ScriptedLLM().enqueue({"reasoning": "r", "answer": "Metformin, unless contraindicated.", "cited_ids": []})
-    run = execute("medrag", Question(text="First-line drug for type 2 diabetes?"), llm=llm,
-                  retriever=ListRetriever(make_hits(5)))
+    run = execute(
+        "medrag", Question(text="First-line drug for type 2 diabetes?"), llm=llm, retriever=ListRetriever(make_hits(5))
+    )
     assert run.status == "ok"
     assert run.answer.choice is None and run.answer.text.startswith("Metformin")
     assert "enum" not in str(llm.calls[0]["schema"].model_json_schema()["properties"]["answer"])

@@ -33,16 +33,19 @@ def check(run, store: RunStore):
     assert set(run.answer.cited) <= retrieved
     assert run.totals.prompt_tokens > 0 and run.totals.completion_tokens > 0
     assert len(store.load_run(run.id).events) == len(run.events)
-    print(f"\n{run.method}: {run.answer.choice} cited {run.answer.cited}; {run.totals.calls} calls, "
-          f"{run.totals.retrievals} retrievals, {run.totals.prompt_tokens}+{run.totals.completion_tokens} tokens, "
-          f"{run.totals.seconds:.0f}s")
+    print(
+        f"\n{run.method}: {run.answer.choice} cited {run.answer.cited}; {run.totals.calls} calls, "
+        f"{run.totals.retrievals} retrievals, {run.totals.prompt_tokens}+{run.totals.completion_tokens} tokens, "
+        f"{run.totals.seconds:.0f}s"
+    )
 
 
 def test_medrag_smoke(embedded_llm, teaching):
     question, retriever = teaching
     store = RunStore()
-    run = execute("medrag", question, {"k": 4, "max_doc_chars": 1200}, llm=embedded_llm, retriever=retriever,
-                  store=store)
+    run = execute(
+        "medrag", question, {"k": 4, "max_doc_chars": 1200}, llm=embedded_llm, retriever=retriever, store=store
+    )
     check(run, store)
     assert (run.totals.calls, run.totals.retrievals) == (1, 1)
 
@@ -50,9 +53,14 @@ def test_medrag_smoke(embedded_llm, teaching):
 def test_imedrag_smoke(embedded_llm, teaching):
     question, retriever = teaching
     store = RunStore()
-    run = execute("imedrag", question, {"rounds": 1, "queries": 2, "k": 3, "max_doc_chars": 800,
-                                         "answer_tokens": 64, "max_tokens": 256},
-                  llm=embedded_llm, retriever=retriever, store=store)
+    run = execute(
+        "imedrag",
+        question,
+        {"rounds": 1, "queries": 2, "k": 3, "max_doc_chars": 800, "answer_tokens": 64, "max_tokens": 256},
+        llm=embedded_llm,
+        retriever=retriever,
+        store=store,
+    )
     check(run, store)
     assert (run.totals.calls, run.totals.retrievals) == (4, 2)
     assert sum(e.kind == "query" for e in run.events) == 2
@@ -64,8 +72,9 @@ def test_imedrag_smoke(embedded_llm, teaching):
 def test_sema_smoke(embedded_llm, teaching):
     question, retriever = teaching
     store = RunStore()
-    run = execute("sema", question, {"k": 4, "m": 2, "max_doc_chars": 1200}, llm=embedded_llm, retriever=retriever,
-                  store=store)
+    run = execute(
+        "sema", question, {"k": 4, "m": 2, "max_doc_chars": 1200}, llm=embedded_llm, retriever=retriever, store=store
+    )
     check(run, store)
     turns = [e.payload for e in run.events if e.kind == "sufficiency"]
     assert 1 <= len(turns) <= 2 and run.totals.calls == 3 + len(turns)

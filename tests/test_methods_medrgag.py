@@ -24,8 +24,9 @@ SAMPLED = {"temperature": 1.2, "top_p": 0.9, "presence_penalty": 1.0, "max_token
 
 def sampled_with_own_seeds(writes: list[dict]) -> bool:
     """Every document sampled as the authors sample, each with its own seed (so the cache replays each)."""
-    return all({k: v for k, v in c["params"].items() if k != "seed"} == SAMPLED for c in writes) and \
-        sorted(c["params"]["seed"] for c in writes) == list(range(len(writes)))
+    return all({k: v for k, v in c["params"].items() if k != "seed"} == SAMPLED for c in writes) and sorted(
+        c["params"]["seed"] for c in writes
+    ) == list(range(len(writes)))
 
 
 class RecordingRetriever(ListRetriever):
@@ -34,8 +35,7 @@ class RecordingRetriever(ListRetriever):
         self.calls = []
         self.scored = []
 
-    def search(self, query, k, *, corpora=None, balanced=False, exclude=frozenset(), pin=frozenset(),
-               per_corpus=None):
+    def search(self, query, k, *, corpora=None, balanced=False, exclude=frozenset(), pin=frozenset(), per_corpus=None):
         self.calls.append({"query": query, "k": k, "balanced": balanced, "per_corpus": per_corpus})
         return super().search(query, k, corpora=corpora, balanced=balanced, exclude=exclude, pin=pin)
 
@@ -55,8 +55,11 @@ def ids_in(text: str) -> list[str]:
 def summary(messages):
     doc_id = ids_in(messages[1]["content"])[0]
     useless = doc_id.endswith("-0")
-    return {"doc_id": doc_id, "useful": False} if useless else {"doc_id": doc_id, "useful": True,
-                                                                  "summary": f"{doc_id} names a drug."}
+    return (
+        {"doc_id": doc_id, "useful": False}
+        if useless
+        else {"doc_id": doc_id, "useful": True, "summary": f"{doc_id} names a drug."}
+    )
 
 
 def background(messages):
@@ -75,22 +78,32 @@ def integrate(select: list[str] | None = None, outside_first: bool = False):
         chosen = select or [ids[5], ids[0], ids[6]]
         if outside_first and len(tries) == 1:
             chosen = ["99"]  # not a candidate: the schema refuses it and the repair is asked for
-        return {"requirements": ["first-line drug", "its dose"],
-                "mapping": [{"doc_id": i, "covers": "first-line drug" if i in chosen else "none"} for i in ids],
-                "selected": chosen}
+        return {
+            "requirements": ["first-line drug", "its dose"],
+            "mapping": [{"doc_id": i, "covers": "first-line drug" if i in chosen else "none"} for i in ids],
+            "selected": chosen,
+        }
+
     reply.tries = tries
     return reply
 
 
 def scripted(integrator=None, missing: list[str] = POINTS, cache=None) -> ScriptedLLM:
-    return (ScriptedLLM(cache=cache)
-            .on("Retrieved document:", summary)
-            .on("Identify the most important knowledge that is missing", {"missing": missing})
-            .on("Write a helpful background document", background)
-            .on("Select the most useful documents", integrator or integrate())
-            .on("the ids of the documents you used",
-                lambda m: {"reasoning": "per the documents", "answer": "B",
-                           "cited_ids": ["99", "gen-1"] + ids_in(m[1]["content"])[:2]}))
+    return (
+        ScriptedLLM(cache=cache)
+        .on("Retrieved document:", summary)
+        .on("Identify the most important knowledge that is missing", {"missing": missing})
+        .on("Write a helpful background document", background)
+        .on("Select the most useful documents", integrator or integrate())
+        .on(
+            "the ids of the documents you used",
+            lambda m: {
+                "reasoning": "per the documents",
+                "answer": "B",
+                "cited_ids": ["99", "gen-1"] + ids_in(m[1]["content"])[:2],
+            },
+        )
+    )
 
 
 def events(run, kind):
@@ -107,8 +120,14 @@ def test_full_flow_pools_the_authors_retrieval_and_fills_the_generated_documents
 
     assert run.status == "ok" and run.answer.choice == "B"
     # the pool: the top 32 of every corpus for the question with its options, re-scored to 5
-    assert retriever.calls == [{"query": "Which drug is first line for disease 1?\nA. aspirin\nB. metformin",
-                                "k": 5, "balanced": True, "per_corpus": 32}]
+    assert retriever.calls == [
+        {
+            "query": "Which drug is first line for disease 1?\nA. aspirin\nB. metformin",
+            "k": 5,
+            "balanced": True,
+            "per_corpus": 32,
+        }
+    ]
     assert "top 32 of each of 2 corpora pooled (64)" in events(run, "query")[0].payload.purpose
     retrieved = events(run, "retrieval")[0].payload.hits
     assert len(retrieved) == 5
@@ -124,10 +143,13 @@ def test_full_flow_pools_the_authors_retrieval_and_fills_the_generated_documents
     assert all(f"[{i}]" not in explorer[0]["messages"][1]["content"] for i in useless)
     # a document of no use ends its reply there (the reference's "No useful information"): two shapes in the grammar
     assert useless and [e.payload.data for e in summaries if not e.payload.data["useful"]] == [
-        {"doc_id": i, "useful": False} for i in useless]
+        {"doc_id": i, "useful": False} for i in useless
+    ]
     sent = schema_format(calls(llm, "Retrieved document:")[0]["schema"])["json_schema"]["schema"]
     assert sorted(sorted(sent["$defs"][alt["$ref"].rsplit("/", 1)[1]]["properties"]) for alt in sent["anyOf"]) == [
-        ["doc_id", "summary", "useful"], ["doc_id", "useful"]]
+        ["doc_id", "summary", "useful"],
+        ["doc_id", "useful"],
+    ]
     # one document per point, then two from the question alone: five, all sampled as the authors sample
     generated = [e.payload for e in events(run, "generated_doc")]
     assert [g.doc_id for g in generated] == [f"gen-{i}" for i in range(1, 6)]
@@ -147,8 +169,9 @@ def test_full_flow_pools_the_authors_retrieval_and_fills_the_generated_documents
     # the trace keeps provenance: one verdict item per candidate, by its own id, with the id the model saw
     verdict = events(run, "verdict")[0].payload
     assert [i.doc_id for i in verdict.items] == [h.snippet_id for h in retrieved] + [g.doc_id for g in generated]
-    assert all(i.reason.startswith("generated" if i.doc_id.startswith("gen-") else "retrieved from ")
-               for i in verdict.items)
+    assert all(
+        i.reason.startswith("generated" if i.doc_id.startswith("gen-") else "retrieved from ") for i in verdict.items
+    )
     assert [f"shown to the model as [{n}]" in i.reason for n, i in enumerate(verdict.items, 1)] == [True] * 10
     kept = [i.doc_id for i in verdict.items if i.keep]
     assert kept == [retrieved[0].snippet_id, "gen-1", "gen-2"]
@@ -163,8 +186,9 @@ def test_full_flow_pools_the_authors_retrieval_and_fills_the_generated_documents
     shown = {i.doc_id: re.search(r"as \[(\d+)\]", i.reason).group(1) for i in verdict.items}
     assert ids_in(reader) == [shown[i] for i in longest]
     assert "gen-" not in reader and "generated" not in reader.lower()
-    assert [f"read {r} of 3" in next(i.reason for i in verdict.items if i.doc_id == d)
-            for r, d in enumerate(longest, 1)] == [True] * 3
+    assert [
+        f"read {r} of 3" in next(i.reason for i in verdict.items if i.doc_id == d) for r, d in enumerate(longest, 1)
+    ] == [True] * 3
     # citations come back as the documents' own ids; ids the reader never saw are dropped
     assert run.answer.cited == longest[:2]
     assert run.answer.note == "selected 1 retrieved + 2 generated of 10 candidates"
@@ -205,8 +229,9 @@ def test_without_kgcc_every_document_is_written_from_the_question_and_sampled():
 
     assert run.status == "ok"
     assert not any(e.agent in ("Summarizer", "Explorer") for e in run.events)
-    assert [(g.payload.doc_id, g.payload.gap, g.stage) for g in events(run, "generated_doc")] == \
-        [(f"gen-{i}", FROM_QUESTION, "generation") for i in range(1, 6)]
+    assert [(g.payload.doc_id, g.payload.gap, g.stage) for g in events(run, "generated_doc")] == [
+        (f"gen-{i}", FROM_QUESTION, "generation") for i in range(1, 6)
+    ]
     # written from one prompt, so sampled: at temperature 0 they would repeat each other
     writes = calls(llm, "Write a helpful background document")
     assert len(writes) == 5 and sampled_with_own_seeds(writes)
@@ -228,8 +253,7 @@ def test_without_kads_the_re_scored_top_candidates_reach_the_reader():
 
 
 def test_without_generation_only_retrieved_documents_are_candidates():
-    run = execute("medrgag", MC, {"n_generated": 0}, llm=scripted(integrate(select=["1"])),
-                  retriever=two_corpora())
+    run = execute("medrgag", MC, {"n_generated": 0}, llm=scripted(integrate(select=["1"])), retriever=two_corpora())
 
     assert run.status == "ok" and not events(run, "generated_doc")
     assert not any(e.agent == "Explorer" for e in run.events)
@@ -251,8 +275,16 @@ def test_smoke_on_the_embedded_model(embedded_llm):
     case = next(c for c in load_cases() if c.id == "warfarin")
     # Small knobs that still run every stage: one point and one document from the question alone, sampled as the
     # authors sample; the other agents greedy, which on two CPU cores keeps their JSON replies short.
-    params = {"per_source_k": 4, "n_retrieved": 2, "n_points": 1, "n_generated": 2, "n_selected": 2,
-              "max_doc_chars": 300, "generate_tokens": 48, "agent_temperature": 0.0}
+    params = {
+        "per_source_k": 4,
+        "n_retrieved": 2,
+        "n_points": 1,
+        "n_generated": 2,
+        "n_selected": 2,
+        "max_doc_chars": 300,
+        "generate_tokens": 48,
+        "agent_temperature": 0.0,
+    }
     run = execute("medrgag", case.to_question(), params, llm=embedded_llm, retriever=open_retriever())
 
     assert run.status == "ok", run.events[-1].payload
@@ -278,7 +310,8 @@ def test_a_saved_run_replays_from_the_response_cache(tmp_path):
     again = execute("medrgag", MC, llm=llm, retriever=two_corpora())
 
     assert first.status == again.status == "ok" and len(llm.calls) == sent  # sampled replies included
-    assert [g.payload.text for g in events(again, "generated_doc")] == \
-        [g.payload.text for g in events(first, "generated_doc")]
+    assert [g.payload.text for g in events(again, "generated_doc")] == [
+        g.payload.text for g in events(first, "generated_doc")
+    ]
     execute("medrgag", MC, {"seed": 1}, llm=llm, retriever=two_corpora())
     assert len(calls(llm, "Write a helpful background document")) == 10  # another seed samples anew

@@ -14,8 +14,12 @@ from core.trace import Hit
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})
-SCHEMA = {"intent": "first-line therapy", "entities": ["disease 1"], "constraints": ["adult"],
-          "initial_query": "first line drug disease 1"}
+SCHEMA = {
+    "intent": "first-line therapy",
+    "entities": ["disease 1"],
+    "constraints": ["adult"],
+    "initial_query": "first line drug disease 1",
+}
 MORE = "write 3 short, specific search queries"  # only in the E-Agent's prompt when more turns remain
 LAST = "and list the facts still missing (none when sufficient)"  # only in its last-turn prompt
 
@@ -24,14 +28,21 @@ def judged(sufficient: bool) -> dict:
     """Judged sufficient, the reply ends there; judged short, it names exactly m=3 follow-ups, which run."""
     if sufficient:
         return {"gaps": [], "sufficient": True}
-    return {"gaps": ["dose of the drug"], "sufficient": False,
-            "follow_up_queries": [f"fact number {i} dose" for i in range(3)]}
+    return {
+        "gaps": ["dose of the drug"],
+        "sufficient": False,
+        "follow_up_queries": [f"fact number {i} dose" for i in range(3)],
+    }
 
 
 def report_citing_first_document(messages):
     first_id = messages[1]["content"].split("[", 1)[1].split("]", 1)[0]
-    return {"supporting": [{"claim": "B is first line", "ids": [first_id]}],
-            "refuting": [{"claim": "A is not", "ids": []}], "conflicts": [], "summary": "B."}
+    return {
+        "supporting": [{"claim": "B is first line", "ids": [first_id]}],
+        "refuting": [{"claim": "A is not", "ids": []}],
+        "conflicts": [],
+        "summary": "B.",
+    }
 
 
 def scripted(sufficient_at: int | None, delay: float = 0.0, cache=None) -> ScriptedLLM:
@@ -42,13 +53,20 @@ def scripted(sufficient_at: int | None, delay: float = 0.0, cache=None) -> Scrip
         turn = next(turns)
         return judged(turn == sufficient_at)
 
-    return (ScriptedLLM(delay=delay, cache=cache)
-            .on("You are the I-Agent", SCHEMA)
-            .on("You are the E-Agent", explorer)
-            .on("You are the A-Agent. Weigh", report_citing_first_document)
-            .on("Based on the evidence report", lambda m: {"reasoning": "per report", "answer": "B",
-                                                           "cited_ids": [m[1]["content"].split("[")[-1].split("]")[0],
-                                                                         "teaching-99"]}))
+    return (
+        ScriptedLLM(delay=delay, cache=cache)
+        .on("You are the I-Agent", SCHEMA)
+        .on("You are the E-Agent", explorer)
+        .on("You are the A-Agent. Weigh", report_citing_first_document)
+        .on(
+            "Based on the evidence report",
+            lambda m: {
+                "reasoning": "per report",
+                "answer": "B",
+                "cited_ids": [m[1]["content"].split("[")[-1].split("]")[0], "teaching-99"],
+            },
+        )
+    )
 
 
 def kinds(run) -> list[str]:
@@ -64,8 +82,18 @@ def test_stops_after_turn_one_when_sufficient():
     assert suff[0].new_hits == 16  # the paper's k
     # I-Agent, one E-Agent judgment, A-Agent report and answer selection
     assert (run.totals.calls, run.totals.retrievals) == (4, 1)
-    assert kinds(run) == ["agent_message", "query", "retrieval", "agent_message", "sufficiency",
-                          "verdict", "agent_message", "report", "agent_message", "answer"]
+    assert kinds(run) == [
+        "agent_message",
+        "query",
+        "retrieval",
+        "agent_message",
+        "sufficiency",
+        "verdict",
+        "agent_message",
+        "report",
+        "agent_message",
+        "answer",
+    ]
     report = next(e.payload for e in run.events if e.kind == "report")
     assert report.supporting[0].startswith("B is first line [teaching-") and report.refuting == ["A is not"]
     assert run.answer.cited and run.answer.cited[0].startswith("teaching-")  # teaching-99 is not in the report
@@ -84,7 +112,9 @@ def test_a_judgment_of_sufficient_evidence_writes_no_follow_ups():
     sent = schema_format(schema)["json_schema"]["schema"]
     shapes = [sent["$defs"][alt["$ref"].rsplit("/", 1)[1]] for alt in sent["anyOf"]]
     assert sorted(sorted(shape["properties"]) for shape in shapes) == [
-        ["follow_up_queries", "gaps", "sufficient"], ["gaps", "sufficient"]]
+        ["follow_up_queries", "gaps", "sufficient"],
+        ["gaps", "sufficient"],
+    ]
     assert schema.model_validate({"gaps": [], "sufficient": True}).root.sufficient is True
     with pytest.raises(ValidationError):
         schema.model_validate({"gaps": ["x"], "sufficient": False})  # short evidence names its follow-ups
@@ -139,15 +169,18 @@ def test_without_i_agent_retrieves_with_the_question():
 
 
 def test_without_e_agent_retrieves_once_and_never_judges():
-    run = execute("sema", MC, {"use_e_agent": False}, llm=scripted(sufficient_at=None),
-                  retriever=ListRetriever(make_hits(30)))
+    run = execute(
+        "sema", MC, {"use_e_agent": False}, llm=scripted(sufficient_at=None), retriever=ListRetriever(make_hits(30))
+    )
     assert run.status == "ok" and "sufficiency" not in kinds(run)
     assert (run.totals.calls, run.totals.retrievals) == (3, 1)
 
 
 def test_without_a_agent_answers_from_the_evidence_without_a_report():
-    llm = scripted(sufficient_at=1).on("Answer the question from the evidence",
-                                       {"reasoning": "r", "answer": "A", "cited_ids": ["teaching-1", "nowhere"]})
+    llm = scripted(sufficient_at=1).on(
+        "Answer the question from the evidence",
+        {"reasoning": "r", "answer": "A", "cited_ids": ["teaching-1", "nowhere"]},
+    )
     run = execute("sema", MC, {"use_a_agent": False}, llm=llm, retriever=ListRetriever(make_hits(30)))
     assert run.status == "ok" and run.answer.choice == "A" and run.answer.cited == ["teaching-1"]
     assert "report" not in kinds(run) and "verdict" not in kinds(run)
@@ -155,7 +188,9 @@ def test_without_a_agent_answers_from_the_evidence_without_a_report():
 
 
 def test_arbiter_drops_duplicate_passages_and_reports_what_it_read():
-    twin = Hit(snippet_id="other-0", corpus="other", title="Doc 0", text="Fact number 0 about disease 0!", rank=1, score=1)
+    twin = Hit(
+        snippet_id="other-0", corpus="other", title="Doc 0", text="Fact number 0 about disease 0!", rank=1, score=1
+    )
     run = execute("sema", MC, llm=scripted(sufficient_at=1), retriever=ListRetriever(make_hits(10) + [twin]))
     verdict = next(e.payload for e in run.events if e.kind == "verdict")
     dropped = {i.doc_id: i.reason for i in verdict.items if not i.keep}
@@ -178,11 +213,16 @@ def test_unparseable_judgment_ends_in_an_error_event_with_the_trace_kept():
 
 
 def test_open_question():
-    llm = (ScriptedLLM().on("You are the I-Agent", SCHEMA).on("You are the E-Agent", judged(True))
-           .on("You are the A-Agent. Weigh", report_citing_first_document)
-           .on("Based on the evidence report", {"reasoning": "r", "answer": "Metformin.", "cited_ids": []}))
-    run = execute("sema", Question(text="First-line drug for type 2 diabetes?"), llm=llm,
-                  retriever=ListRetriever(make_hits(30)))
+    llm = (
+        ScriptedLLM()
+        .on("You are the I-Agent", SCHEMA)
+        .on("You are the E-Agent", judged(True))
+        .on("You are the A-Agent. Weigh", report_citing_first_document)
+        .on("Based on the evidence report", {"reasoning": "r", "answer": "Metformin.", "cited_ids": []})
+    )
+    run = execute(
+        "sema", Question(text="First-line drug for type 2 diabetes?"), llm=llm, retriever=ListRetriever(make_hits(30))
+    )
     assert run.status == "ok" and run.answer.text == "Metformin." and run.answer.choice is None
 
 
@@ -193,8 +233,9 @@ def test_the_report_schema_bounds_ids_per_claim_for_the_grammar_only():
     ids = schema.model_json_schema()["$defs"]["Claim"]["properties"]["ids"]
     assert ids["maxItems"] == MAX_IDS_PER_CLAIM and ids["items"]["enum"] == ["d1", "d2"]
     # a longer list from a backend that ignores the grammar still parses
-    long = schema.model_validate({"supporting": [{"claim": "c", "ids": ["d1", "d2"] * 3}], "refuting": [],
-                                  "conflicts": [], "summary": "s"})
+    long = schema.model_validate(
+        {"supporting": [{"claim": "c", "ids": ["d1", "d2"] * 3}], "refuting": [], "conflicts": [], "summary": "s"}
+    )
     assert len(long.supporting[0].ids) == 6
 
 
@@ -209,8 +250,9 @@ def test_sampled_agents_carry_the_runs_seed_so_the_cache_replays_a_run_and_anoth
     again = execute("sema", MC, {"seed": 3}, llm=llm, retriever=ListRetriever(make_hits(30)))
     assert len(llm.calls) == sent == 5  # the I-Agent, two E-Agent turns, the report and the answer: none asked again
     assert all(e.usage.cached for e in again.events if e.kind == "agent_message")
-    assert [e.payload.text for e in again.events if e.kind == "agent_message"] == \
-        [e.payload.text for e in first.events if e.kind == "agent_message"]
+    assert [e.payload.text for e in again.events if e.kind == "agent_message"] == [
+        e.payload.text for e in first.events if e.kind == "agent_message"
+    ]
 
     other = execute("sema", MC, {"seed": 4}, llm=llm, retriever=ListRetriever(make_hits(30)))
     assert other.status == "ok" and len(llm.calls) > sent

@@ -27,7 +27,9 @@ def test_oracle_reads_the_key_passages_and_the_bench_resumes(tmp_path):
 
     saved = json.loads(path.read_text())
     assert {arm: [saved[c.id][arm]["correct"] for c in cases] for arm in ("medrag", "oracle")} == {
-        "medrag": [False] * 3, "oracle": [True] * 3}
+        "medrag": [False] * 3,
+        "oracle": [True] * 3,
+    }
     oracle_prompts = [c for c in llm.calls if "[tp-" in c["messages"][1]["content"]]
     assert len(oracle_prompts) == 3
 

@@ -9,19 +9,25 @@ class Pick(BaseModel):
     answer: str
 
 
-@pytest.mark.parametrize("text", [
-    '{"reasoning": "r", "answer": "A"}',
-    '```json\n{"reasoning": "r", "answer": "A"}\n```',
-    'Sure! Here it is:\n```\n{"reasoning": "r", "answer": "A"}\n```\nHope that helps.',
-    'The answer: {"reasoning": "r", "answer": "A"} -- end',
-    '{"reasoning": "r", "answer": "A"}\n{"other": 1}',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"reasoning": "r", "answer": "A"}',
+        '```json\n{"reasoning": "r", "answer": "A"}\n```',
+        'Sure! Here it is:\n```\n{"reasoning": "r", "answer": "A"}\n```\nHope that helps.',
+        'The answer: {"reasoning": "r", "answer": "A"} -- end',
+        '{"reasoning": "r", "answer": "A"}\n{"other": 1}',
+    ],
+)
 def test_tolerant_forms(text):
     assert parse_reply(text, Pick) == Pick(reasoning="r", answer="A")
 
 
 def test_braces_inside_strings_do_not_confuse_the_scanner():
-    assert extract_json('note {"reasoning": "a } b { c", "answer": "D"} tail') == {"reasoning": "a } b { c", "answer": "D"}
+    assert extract_json('note {"reasoning": "a } b { c", "answer": "D"} tail') == {
+        "reasoning": "a } b { c",
+        "answer": "D",
+    }
 
 
 def test_truncated_object_is_reported_as_cut_off():
@@ -42,4 +48,4 @@ def test_schema_mismatch_names_the_field():
 
 def test_a_json_list_is_not_an_object():
     with pytest.raises(ReplyParseError):
-        extract_json('[1, 2, 3]')
+        extract_json("[1, 2, 3]")

@@ -6,8 +6,12 @@ import json
 
 from core.partial_reply import partial_fields
 
-REPLY = {"intent": "choose the reliever", "entities": ["asthma", "salbutamol"], "sufficient": False,
-         "claims": [{"claim": "GINA 2019", "ids": ["tp-asthma-k1"]}]}
+REPLY = {
+    "intent": "choose the reliever",
+    "entities": ["asthma", "salbutamol"],
+    "sufficient": False,
+    "claims": [{"claim": "GINA 2019", "ids": ["tp-asthma-k1"]}],
+}
 
 
 def test_every_prefix_of_a_reply_reads_as_the_fields_so_far():
@@ -26,7 +30,7 @@ def test_every_prefix_of_a_reply_reads_as_the_fields_so_far():
 def test_a_string_field_grows_as_written():
     assert partial_fields('{"intent": "choose the rel') == {"intent": "choose the rel"}
     assert partial_fields('{"entities": ["asthma", "salb') == {"entities": ["asthma", "salb"]}
-    assert partial_fields('  {') == {}
+    assert partial_fields("  {") == {}
 
 
 def test_prose_and_nothing_are_not_fields():

@@ -28,10 +28,15 @@ def shared(a: str, b: str) -> str:
     return common if a == b else common[: common.rfind("\n\n") + 2]
 
 
-@pytest.mark.parametrize("method, scripted", [
-    ("mass", test_methods_mass.scripted), ("discuss", test_methods_discuss.scripted),
-    ("sema", lambda: test_methods_sema.scripted(sufficient_at=2)), ("medrgag", test_methods_medrgag.scripted),
-])
+@pytest.mark.parametrize(
+    "method, scripted",
+    [
+        ("mass", test_methods_mass.scripted),
+        ("discuss", test_methods_discuss.scripted),
+        ("sema", lambda: test_methods_sema.scripted(sufficient_at=2)),
+        ("medrgag", test_methods_medrgag.scripted),
+    ],
+)
 def test_every_agent_of_a_method_starts_from_one_system_prompt(method, scripted):
     llm = scripted()
     run = execute(method, test_methods_mass.MC, llm=llm, retriever=ListRetriever(make_hits(8)))
@@ -48,7 +53,7 @@ def test_mass_views_share_documents_and_question_and_differ_only_in_their_role()
     question = test_methods_mass.MC.render()
     assert "fact number 0 about disease 0" in common and question in common
     for view, role in zip(views, ("Summarizer", "Extractor", "Reasoner")):
-        assert view[len(common):].lstrip().startswith(f"You are the {role}.")  # the role comes last
+        assert view[len(common) :].lstrip().startswith(f"You are the {role}.")  # the role comes last
 
 
 def test_discuss_experts_and_summarizer_share_question_and_summary_before_their_roles():
@@ -65,7 +70,7 @@ def test_discuss_experts_and_summarizer_share_question_and_summary_before_their_
     # among themselves the experts differ only in their last paragraph, the role
     experts_common = shared(shared(texts[0], texts[1]), texts[2])
     for text in texts:
-        assert text[len(experts_common):].startswith("You are a") and "\n\n" not in text[len(experts_common):]
+        assert text[len(experts_common) :].startswith("You are a") and "\n\n" not in text[len(experts_common) :]
     # so a turn's experts, started together, read that part once (core.llm.fan_out copies it between slots)
     for turn in (expert_calls[:3], second_turn):
         assert prefix_to_copy([c["messages"] for c in turn])
@@ -88,13 +93,14 @@ def test_sema_arbiter_reads_the_evidence_the_last_explorer_turn_read():
     arbiter = calls_with(llm, "You are the A-Agent. Weigh")[0]
     common = shared(last_explore, arbiter)
     assert test_methods_sema.MC.render() in common and "Clinical schema:" in common
-    assert arbiter[len(common):].lstrip().startswith("You are the A-Agent.")
+    assert arbiter[len(common) :].lstrip().startswith("You are the A-Agent.")
 
 
 def test_imedrag_final_answer_continues_the_history_the_last_round_read():
     llm = test_methods_imedrag.scripted()
-    run = execute("imedrag", test_methods_imedrag.MC, llm=llm, retriever=ListRetriever(make_hits(6)),
-                  params={"rounds": 2})
+    run = execute(
+        "imedrag", test_methods_imedrag.MC, llm=llm, retriever=ListRetriever(make_hits(6)), params={"rounds": 2}
+    )
     assert run.status == "ok"
     last_round = calls_with(llm, "write 3 concise")[-1]
     final = calls_with(llm, "ids of the documents that support it")[0]

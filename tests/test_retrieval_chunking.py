@@ -12,7 +12,9 @@ from core.retrieval.chunking import ChunkParams, passage_id, split_long
 from core.retrieval.corpus import Snippet
 from core.retrieval.corpus_index import IndexParams
 
-FILLER = [f"Section {n} of the leaflet describes general advice on rest, fluids and follow-up visits. " for n in range(60)]
+FILLER = [
+    f"Section {n} of the leaflet describes general advice on rest, fluids and follow-up visits. " for n in range(60)
+]
 DEEP_FACT = "Hairy cell leukemia responds to cladribine, a purine analogue given as a single course. "
 LONG = "".join(FILLER[:50]) + DEEP_FACT + "".join(FILLER[50:])  # the fact about 4,600 characters in
 
@@ -38,9 +40,11 @@ def test_long_passages_become_overlapping_chunks_and_short_ones_stay_whole():
 
 def test_a_fact_deep_in_a_long_passage_is_found_in_its_chunk(tmp_path, capsys):
     path = tmp_path / "leaflets.jsonl"
-    rows = [("l1", "Blood cancers leaflet", LONG),
-            ("s1", "Iron deficiency", "Iron deficiency anaemia is treated with oral iron and its cause is sought."),
-            ("s2", "Leukemia overview", "Leukemias are cancers of the white blood cells.")]
+    rows = [
+        ("l1", "Blood cancers leaflet", LONG),
+        ("s1", "Iron deficiency", "Iron deficiency anaemia is treated with oral iron and its cause is sought."),
+        ("s2", "Leukemia overview", "Leukemias are cancers of the white blood cells."),
+    ]
     path.write_text("".join(json.dumps({"id": i, "title": t, "content": c}) + "\n" for i, t, c in rows))
     retriever = open_retriever([path], cache_dir=tmp_path / "idx")
     index = retriever.indexes["leaflets"]

@@ -11,8 +11,12 @@ from core.retrieval import default_corpus
 from core.retrieval.corpus import CorpusError, CorpusSource, corpus_sources, count_lines, read_corpus
 
 GOOD = [
-    {"id": "c1", "title": "Atrial fibrillation", "content": "An irregular heart rhythm.",
-     "contents": "Atrial fibrillation. An irregular heart rhythm."},
+    {
+        "id": "c1",
+        "title": "Atrial fibrillation",
+        "content": "An irregular heart rhythm.",
+        "contents": "Atrial fibrillation. An irregular heart rhythm.",
+    },
     {"id": "c2", "title": "Heart failure", "content": "The heart cannot pump enough blood.", "extra": 1},
 ]
 
@@ -36,7 +40,8 @@ def test_reads_plain_and_gzipped_files(tmp_path, name):
     assert source.name == "cardio"
     assert [(s.id, s.title, s.text) for s in snippets] == [
         ("c1", "Atrial fibrillation", "An irregular heart rhythm."),
-        ("c2", "Heart failure", "The heart cannot pump enough blood.")]
+        ("c2", "Heart failure", "The heart cannot pump enough blood."),
+    ]
     assert snippets[0].contents == "Atrial fibrillation. An irregular heart rhythm."
     assert report.snippets == 2 and not report.skipped and not report.renamed
     assert count_lines(source) == 2
@@ -44,11 +49,20 @@ def test_reads_plain_and_gzipped_files(tmp_path, name):
 
 def test_text_falls_back_to_contents_without_repeating_the_title(tmp_path):
     path = tmp_path / "c.jsonl"
-    write_lines(path, dumps([{"id": 7, "title": "Gout", "contents": "Gout. Uric acid crystals in a joint."},
-                             {"id": "x", "contents": "No title at all."}]))
+    write_lines(
+        path,
+        dumps(
+            [
+                {"id": 7, "title": "Gout", "contents": "Gout. Uric acid crystals in a joint."},
+                {"id": "x", "contents": "No title at all."},
+            ]
+        ),
+    )
     snippets, _ = read_corpus(CorpusSource.from_path(path))
-    assert [(s.id, s.title, s.text) for s in snippets] == [("7", "Gout", "Uric acid crystals in a joint."),
-                                                           ("x", "", "No title at all.")]
+    assert [(s.id, s.title, s.text) for s in snippets] == [
+        ("7", "Gout", "Uric acid crystals in a joint."),
+        ("x", "", "No title at all."),
+    ]
 
 
 def test_folder_corpus_reads_every_file_and_its_metadata(tmp_path):
@@ -85,7 +99,7 @@ def test_lenient_loading_skips_bad_lines_and_says_where(tmp_path):
     assert [(p.file, p.line) for p in report.skipped] == [(str(path), n) for n in (2, 3, 4, 5, 6)]
     reasons = [p.reason for p in report.skipped]
     assert "not valid JSON" in reasons[0] and "expected a JSON object" in reasons[1]
-    assert "no \"id\"" in reasons[2] and "no text" in reasons[3] and "'content' is a int" in reasons[4]
+    assert 'no "id"' in reasons[2] and "no text" in reasons[3] and "'content' is a int" in reasons[4]
     assert f"{path}:2: not valid JSON" in report.summary() and "5 lines skipped" in report.summary()
 
 
@@ -102,8 +116,11 @@ def test_repeated_ids_are_renamed_or_skipped_never_silently(tmp_path):
     other = {"id": "c1", "title": "Stroke", "content": "Blood flow to the brain stops."}
     write_lines(path, dumps([GOOD[0], same, other, {**other, "title": "Stroke again"}]))
     snippets, report = read_corpus(CorpusSource.from_path(path))
-    assert [(s.id, s.title) for s in snippets] == [("c1", "Atrial fibrillation"), ("c1~2", "Stroke"),
-                                                   ("c1~3", "Stroke again")]
+    assert [(s.id, s.title) for s in snippets] == [
+        ("c1", "Atrial fibrillation"),
+        ("c1~2", "Stroke"),
+        ("c1~3", "Stroke again"),
+    ]
     assert [(p.line, "exactly" in p.reason) for p in report.skipped] == [(2, True)]
     assert [p.line for p in report.renamed] == [3, 4] and "kept as 'c1~2'" in report.renamed[0].reason
     with pytest.raises(CorpusError, match=rf"{path}:2: repeats id 'c1'"):

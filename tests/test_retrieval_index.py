@@ -16,37 +16,78 @@ from core.retrieval.dense import DenseParams, Embedder, default_embedder
 from core.retrieval.fusion import RRF_K
 
 CARDIO = [
-    ("af", "Atrial fibrillation", "Atrial fibrillation is an irregular, often rapid heart rhythm; anticoagulation "
-                                  "prevents stroke in patients with a high CHA2DS2-VASc score."),
-    ("mi", "Myocardial infarction", "Crushing chest pain with ST elevation on the ECG suggests an acute myocardial "
-                                    "infarction; troponin rises within hours."),
-    ("hf", "Heart failure", "Heart failure with reduced ejection fraction is treated with beta blockers, ACE "
-                            "inhibitors and diuretics for fluid overload."),
-    ("htn", "Hypertension", "Hypertension is persistently raised arterial blood pressure, a major risk factor for "
-                            "stroke and heart disease."),
+    (
+        "af",
+        "Atrial fibrillation",
+        "Atrial fibrillation is an irregular, often rapid heart rhythm; anticoagulation "
+        "prevents stroke in patients with a high CHA2DS2-VASc score.",
+    ),
+    (
+        "mi",
+        "Myocardial infarction",
+        "Crushing chest pain with ST elevation on the ECG suggests an acute myocardial "
+        "infarction; troponin rises within hours.",
+    ),
+    (
+        "hf",
+        "Heart failure",
+        "Heart failure with reduced ejection fraction is treated with beta blockers, ACE "
+        "inhibitors and diuretics for fluid overload.",
+    ),
+    (
+        "htn",
+        "Hypertension",
+        "Hypertension is persistently raised arterial blood pressure, a major risk factor for "
+        "stroke and heart disease.",
+    ),
     ("peri", "Pericarditis", "Pericarditis causes sharp chest pain relieved by sitting forward, with a friction rub."),
-    ("ae", "Aortic stenosis", "Aortic stenosis gives an ejection systolic murmur radiating to the carotids, syncope "
-                              "and angina."),
+    (
+        "ae",
+        "Aortic stenosis",
+        "Aortic stenosis gives an ejection systolic murmur radiating to the carotids, syncope and angina.",
+    ),
 ]
 ENDO = [
-    ("t1d", "Type 1 diabetes", "Type 1 diabetes is autoimmune destruction of pancreatic beta cells; patients need "
-                               "insulin and risk diabetic ketoacidosis."),
-    ("t2d", "Type 2 diabetes", "Metformin is the first-line drug for type 2 diabetes; it lowers hepatic glucose "
-                               "production."),
-    ("hypo", "Hypothyroidism", "Hypothyroidism causes fatigue, weight gain and cold intolerance; TSH is high and "
-                               "levothyroxine replaces the hormone."),
-    ("graves", "Graves disease", "Graves disease is autoimmune hyperthyroidism with goitre, exophthalmos and a fast "
-                                 "heart rate."),
-    ("cush", "Cushing syndrome", "Cushing syndrome is cortisol excess: central obesity, striae, hypertension and "
-                                 "high blood glucose."),
-    ("addison", "Addison disease", "Addison disease is adrenal insufficiency with low blood pressure, "
-                                   "hyperpigmentation and low sodium."),
+    (
+        "t1d",
+        "Type 1 diabetes",
+        "Type 1 diabetes is autoimmune destruction of pancreatic beta cells; patients need "
+        "insulin and risk diabetic ketoacidosis.",
+    ),
+    (
+        "t2d",
+        "Type 2 diabetes",
+        "Metformin is the first-line drug for type 2 diabetes; it lowers hepatic glucose production.",
+    ),
+    (
+        "hypo",
+        "Hypothyroidism",
+        "Hypothyroidism causes fatigue, weight gain and cold intolerance; TSH is high and "
+        "levothyroxine replaces the hormone.",
+    ),
+    (
+        "graves",
+        "Graves disease",
+        "Graves disease is autoimmune hyperthyroidism with goitre, exophthalmos and a fast heart rate.",
+    ),
+    (
+        "cush",
+        "Cushing syndrome",
+        "Cushing syndrome is cortisol excess: central obesity, striae, hypertension and high blood glucose.",
+    ),
+    (
+        "addison",
+        "Addison disease",
+        "Addison disease is adrenal insufficiency with low blood pressure, hyperpigmentation and low sodium.",
+    ),
 ]
 
 
 def write_corpus(path, rows) -> None:
-    path.write_text("".join(json.dumps({"id": i, "title": t, "content": c, "contents": f"{t}. {c}"}) + "\n"
-                            for i, t, c in rows), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"id": i, "title": t, "content": c, "contents": f"{t}. {c}"}) + "\n" for i, t, c in rows),
+        encoding="utf-8",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -149,8 +190,10 @@ def test_describe_corpora_reports_sizes_and_index_status(corpus_paths, tmp_path)
 
 def test_bfloat16_vectors_stay_close_to_float32_and_find_the_same_snippets(corpus_paths, tmp_path):
     """An index built in bfloat16 (where the CPU does it natively) answers as one built in float32, and says which."""
-    built = {bf16: open_retriever(corpus_paths, cache_dir=tmp_path / str(bf16), embedder=Embedder(bf16=bf16))
-             for bf16 in (False, True)}
+    built = {
+        bf16: open_retriever(corpus_paths, cache_dir=tmp_path / str(bf16), embedder=Embedder(bf16=bf16))
+        for bf16 in (False, True)
+    }
     for bf16, retriever in built.items():
         assert retriever.indexes["cardio"].manifest["embed_precision"] == ("bfloat16" if bf16 else "float32")
     (info,) = describe_corpora(corpus_paths[:1], cache_dir=tmp_path / "True")
@@ -158,8 +201,11 @@ def test_bfloat16_vectors_stay_close_to_float32_and_find_the_same_snippets(corpu
     texts = [f"{t}. {c}" for _, t, c in CARDIO + ENDO]
     cosines = np.sum(built[False].embedder.encode(texts) * built[True].embedder.encode(texts), axis=1)
     assert cosines.min() > 0.9995
-    for query in ("irregular heart rhythm and stroke prevention", "first-line drug for type 2 diabetes",
-                  "adrenal insufficiency with low sodium"):
+    for query in (
+        "irregular heart rhythm and stroke prevention",
+        "first-line drug for type 2 diabetes",
+        "adrenal insufficiency with low sodium",
+    ):
         ranked = {bf16: [h.snippet_id for h in r.search(query, 3, mode="dense")] for bf16, r in built.items()}
         assert ranked[True] == ranked[False]
 

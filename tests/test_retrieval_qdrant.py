@@ -23,15 +23,29 @@ from tests.test_retrieval_index import CARDIO, ENDO, write_corpus
 
 # Odd sizes: a word in exactly half a corpus's snippets has idf 0 there, and today's index then drops it from that
 # corpus even when several corpora are scored as one collection (Qdrant scores it on the collection's idf).
-VT = ("Ventricular tachycardia is a broad-complex fast rhythm that can cause syncope; amiodarone or cardioversion "
-      "treat it.")
+VT = (
+    "Ventricular tachycardia is a broad-complex fast rhythm that can cause syncope; amiodarone or cardioversion "
+    "treat it."
+)
 HEART = [*CARDIO, ("vt", "Ventricular tachycardia", VT)]
 GLANDS = ENDO[:5]
-QUERIES = ["chest pain with ST elevation", "autoimmune thyroid disease with a fast heart rate", "insulin",
-           "blood pressure and stroke risk"]
-SEARCHES = [{}, {"mode": "bm25"}, {"mode": "dense"}, {"corpora": ["glands"]}, {"balanced": True},
-            {"balanced": True, "per_corpus": 2}, {"exclude": frozenset({"mi", "graves"})},
-            {"pin": frozenset({"cush"})}, {"pin": frozenset({"hf"}), "exclude": frozenset({"mi"})}]
+QUERIES = [
+    "chest pain with ST elevation",
+    "autoimmune thyroid disease with a fast heart rate",
+    "insulin",
+    "blood pressure and stroke risk",
+]
+SEARCHES = [
+    {},
+    {"mode": "bm25"},
+    {"mode": "dense"},
+    {"corpora": ["glands"]},
+    {"balanced": True},
+    {"balanced": True, "per_corpus": 2},
+    {"exclude": frozenset({"mi", "graves"})},
+    {"pin": frozenset({"cush"})},
+    {"pin": frozenset({"hf"}), "exclude": frozenset({"mi"})},
+]
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +68,9 @@ def qdrant(corpus_paths, tmp_path_factory):
 
 def same_hits(ours, theirs) -> None:
     shape = [(h.snippet_id, h.corpus, h.rank, h.title, h.text, h.ranks, h.pinned, sorted(h.scores)) for h in ours]
-    assert shape == [(h.snippet_id, h.corpus, h.rank, h.title, h.text, h.ranks, h.pinned, sorted(h.scores))
-                     for h in theirs]
+    assert shape == [
+        (h.snippet_id, h.corpus, h.rank, h.title, h.text, h.ranks, h.pinned, sorted(h.scores)) for h in theirs
+    ]
     for a, b in zip(ours, theirs, strict=True):  # single precision on both sides, summed in another order
         assert math.isclose(a.score, b.score, rel_tol=1e-5, abs_tol=1e-6)
         assert all(math.isclose(a.scores[k], b.scores[k], rel_tol=1e-5, abs_tol=1e-6) for k in a.scores)
@@ -79,9 +94,11 @@ def test_the_backend_is_qdrant_and_hits_carry_both_scores(qdrant):
 def test_similarity_and_refusals_are_the_same(in_process, qdrant):
     texts = ["Metformin lowers glucose.", "A friction rub and sharp chest pain."]
     assert qdrant.similarity("pericarditis", texts) == pytest.approx(in_process.similarity("pericarditis", texts))
-    for kwargs, message in (({"corpora": ["lungs"]}, "unknown corpus 'lungs'"),
-                            ({"pin": frozenset({"nope"})}, "pinned snippet nope is not in the corpora searched"),
-                            ({"pin": frozenset({"mi"}), "exclude": frozenset({"mi"})}, "both pinned and dropped")):
+    for kwargs, message in (
+        ({"corpora": ["lungs"]}, "unknown corpus 'lungs'"),
+        ({"pin": frozenset({"nope"})}, "pinned snippet nope is not in the corpora searched"),
+        ({"pin": frozenset({"mi"}), "exclude": frozenset({"mi"})}, "both pinned and dropped"),
+    ):
         for retriever in (in_process, qdrant):
             with pytest.raises(ValueError, match=message):
                 retriever.search("chest pain", 5, **kwargs)
@@ -177,8 +194,9 @@ def test_a_bad_line_is_named_and_skipped_alone_and_a_changed_corpus_replaces_the
 
 def test_the_index_command_ingests_into_qdrant(corpus_paths, tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps({"id": "a", "title": "A", "content": "Aspirin thins the blood."}) + "\n{oops\n",
-                   encoding="utf-8")
+    bad.write_text(
+        json.dumps({"id": "a", "title": "A", "content": "Aspirin thins the blood."}) + "\n{oops\n", encoding="utf-8"
+    )
     url = str(tmp_path / "q")
     assert main(["index", "--engine", "qdrant", "--url", url, "--batch", "3", str(corpus_paths[1]), str(bad)]) == 0
     out = capsys.readouterr().out

@@ -29,8 +29,9 @@ def both(tmp_path_factory):
         pytest.skip("the default corpus's in-process index is not built (make setup builds it)")
     in_process = open_retriever(paths, location=InProcess())
     store = EdgeStore(tmp_path_factory.mktemp("edge"))
-    records = [ingest(store, s, FromIndex(in_process.indexes[s.name]), batch=1024).record
-               for s in corpus_sources(paths)]
+    records = [
+        ingest(store, s, FromIndex(in_process.indexes[s.name]), batch=1024).record for s in corpus_sources(paths)
+    ]
     yield in_process, HybridRetriever(QdrantBackend(store, records), in_process.embedder), store
     store.close()
 
@@ -72,7 +73,8 @@ def test_filters_exclusions_pins_and_source_balance_hold_in_the_engine(both):
     assert {h.corpus for h in balanced} == {"hpo", "teaching_pack"}
     ours = in_process.search(question, 8, balanced=True, mode="bm25")
     assert [h.snippet_id for h in qdrant.search(question, 8, balanced=True, mode="bm25")] == [
-        h.snippet_id for h in ours]
+        h.snippet_id for h in ours
+    ]
 
 
 def test_the_shard_reopens_from_its_folder(both, tmp_path):

@@ -38,8 +38,13 @@ def test_a_qdrant_folder_is_named_and_a_stopped_ingest_shows_how_far_it_got(monk
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        ingest(Qdrant(str(folder)).store(), CorpusSource.from_path(tmp_path / "cardio.jsonl"),
-               Embedded(default_embedder()), batch=2, progress=stop)
+        ingest(
+            Qdrant(str(folder)).store(),
+            CorpusSource.from_path(tmp_path / "cardio.jsonl"),
+            Embedded(default_embedder()),
+            batch=2,
+            progress=stop,
+        )
     at = AppTest.from_string(SECTION, default_timeout=60)
     at.session_state[ADDED] = [str(tmp_path / "cardio.jsonl")]
     at.run()

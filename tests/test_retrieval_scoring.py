@@ -24,8 +24,10 @@ def test_tokenizer_lowercases_and_drops_stop_words_and_long_runs():
     assert tokenize("a" * 41 + " ok") == ["ok"]
 
 
-@pytest.mark.parametrize("query", ["diabetes", "heart rate atrial", "diabetes diabetes insulin",
-                                   "INR target warfarin unknownword", "the and"])
+@pytest.mark.parametrize(
+    "query",
+    ["diabetes", "heart rate atrial", "diabetes diabetes insulin", "INR target warfarin unknownword", "the and"],
+)
 def test_sparse_scores_equal_rank_bm25(query):
     index = BM25Index.build(TEXTS)
     reference = BM25Okapi([tokenize(t) for t in TEXTS]).get_scores(tokenize(query))

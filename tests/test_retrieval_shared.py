@@ -13,8 +13,11 @@ pytestmark = pytest.mark.shared
 
 # Lines (0-based) kept of each file: medquad's 28-39 hold its Hairy Cell Leukemia answers (long ones among them),
 # and 281-283 repeat the ids of 277-279 for different answers; the OpenStax lines end in the chapters searched for.
-LINES = {"medquad_answers": [*range(28, 40), 277, 278, 279, 281, 282, 283],
-         "openstax_anatomy_physiology_2e": list(range(50, 80)), "openstax_microbiology": list(range(50, 80))}
+LINES = {
+    "medquad_answers": [*range(28, 40), 277, 278, 279, 281, 282, 283],
+    "openstax_anatomy_physiology_2e": list(range(50, 80)),
+    "openstax_microbiology": list(range(50, 80)),
+}
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +46,18 @@ def retriever(shared_subset, _built, tmp_path_factory):
     return _built["retriever"]
 
 
-@pytest.mark.parametrize(("query", "corpus", "title_part"), [
-    ("negative feedback keeps body temperature near its set point", "openstax_anatomy_physiology_2e", "Homeostasis"),
-    ("treatment of hairy cell leukemia", "medquad_answers", "Hairy Cell Leukemia"),
-    ("bacteria, archaea, fungi and protozoa are types of microorganisms", "openstax_microbiology", "Types of"),
-])
+@pytest.mark.parametrize(
+    ("query", "corpus", "title_part"),
+    [
+        (
+            "negative feedback keeps body temperature near its set point",
+            "openstax_anatomy_physiology_2e",
+            "Homeostasis",
+        ),
+        ("treatment of hairy cell leukemia", "medquad_answers", "Hairy Cell Leukemia"),
+        ("bacteria, archaea, fungi and protozoa are types of microorganisms", "openstax_microbiology", "Types of"),
+    ],
+)
 def test_hybrid_search_finds_the_right_corpus_and_chapter(retriever, query, corpus, title_part):
     top = retriever.search(query, 3)
     assert top[0].corpus == corpus and title_part in top[0].title

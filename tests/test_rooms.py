@@ -19,8 +19,7 @@ def rooms(tmp_path):
 
 
 def new_room(rooms: RoomStore, steps: int = 5):
-    return rooms.open_room(title="Asthma", source="asthma.json.gz", run_ids=["r1", "r2"], steps=steps,
-                           case_id="asthma")
+    return rooms.open_room(title="Asthma", source="asthma.json.gz", run_ids=["r1", "r2"], steps=steps, case_id="asthma")
 
 
 def test_a_room_has_a_short_unambiguous_code_and_starts_at_step_0(rooms):
@@ -115,8 +114,9 @@ def test_threads_and_processes_voting_at_once_lose_nothing(tmp_path):
     room, _ = new_room(rooms)
     ctx = multiprocessing.get_context("spawn")
     errors = ctx.Queue()
-    processes = [ctx.Process(target=_vote_in_process, args=(str(path), room.code, 100 + 3 * p, 3, errors))
-                 for p in range(4)]
+    processes = [
+        ctx.Process(target=_vote_in_process, args=(str(path), room.code, 100 + 3 * p, 3, errors)) for p in range(4)
+    ]
     for p in processes:
         p.start()
     thread_errors: list[str] = []

@@ -85,11 +85,14 @@ def test_no_credential_is_ever_written(stores, tmp_path, monkeypatch):
     here, _ = stores
     monkeypatch.setenv("MEDRAG_API_KEY", "sk-live-0123456789abcdef")
     run = cot_run(here)
-    provenance.record(here, run.id, backend="qwen @ https://alice:s3cr3t-pass@llm.example.org/v1?api_key=zzz999",
-                      corpora=[])
+    provenance.record(
+        here, run.id, backend="qwen @ https://alice:s3cr3t-pass@llm.example.org/v1?api_key=zzz999", corpora=[]
+    )
     loaded = here.load_run(run.id)
-    loaded.events[0].payload.text = ("called https://bob:hunter22@llm.example.org/v1 with Authorization: Bearer "
-                                     "abcdefghijkl and key sk-live-0123456789abcdef")
+    loaded.events[0].payload.text = (
+        "called https://bob:hunter22@llm.example.org/v1 with Authorization: Bearer "
+        "abcdefghijkl and key sk-live-0123456789abcdef"
+    )
     run_file = export_runs(here, [run.id])
     run_file.runs[0].run = loaded
     path = write(run_file, tmp_path / "secret.json.gz")
@@ -185,8 +188,11 @@ def test_not_gzip_and_not_json(stores):
     here, there = stores
     refused(there, json.dumps(good_document(here)).encode(), "not a gzip file .it looks like plain JSON")
     refused(there, b"PK\x03\x04 a zip file", "not a gzip file")
-    refused(there, gz(b'{"format": "medrag-studio-runs", "version": 1, "runs": [}'),
-            "not valid JSON: line 1, column 57: Expecting value")
+    refused(
+        there,
+        gz(b'{"format": "medrag-studio-runs", "version": 1, "runs": [}'),
+        "not valid JSON: line 1, column 57: Expecting value",
+    )
     refused(there, gz([1, 2]), "the JSON document is a list")
     refused(there, gz({"hello": "world"}), "not a run file")
     refused(there, b"", "the file is empty")

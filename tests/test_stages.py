@@ -44,7 +44,9 @@ def test_the_current_stage_follows_the_events_and_prefers_an_agent_at_work():
     run = Run.model_validate_json((DATA / "sema_asthma_run.json").read_text())
     stages = get("sema").stages
     assert current_stage(stages, run.events[:3]).label == "E-Agent retrieves"
-    assert current_stage(stages, run.events[:3], [("arbitration", "A-Agent")]).label == "A-Agent arbitrates the evidence"
+    assert (
+        current_stage(stages, run.events[:3], [("arbitration", "A-Agent")]).label == "A-Agent arbitrates the evidence"
+    )
     assert current_stage(stages, []) is None
     # a Discuss-RAG summarizer is told apart from the experts of the same turn by its name
     discuss = get("discuss").stages
@@ -60,7 +62,7 @@ def test_the_map_lights_the_current_stage_and_links_stages_with_events():
     assert 'fillcolor="#0f766e"' in lines["s2"] and "penwidth=2.4" in lines["s2"]  # lit
     assert 'URL="#ask-stage-interpretation"' in lines["s0"]  # has events: a link to them
     assert "URL=" not in lines["s3"] and 'fillcolor="#f6f8f8"' in lines["s3"]  # not reached yet
-    assert 's2 -> s1 [style=dashed' in dot  # the sufficiency loop goes back to retrieval
+    assert "s2 -> s1 [style=dashed" in dot  # the sufficiency loop goes back to retrieval
     discuss = map_dot(get("discuss"), [])
     assert 's6 -> s7 [style=dashed, label="or"]' not in discuss and 's5 -> s7 [style=dashed, label="or"]' in discuss
     json.dumps(dot)  # plain text, safe to send

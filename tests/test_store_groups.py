@@ -14,8 +14,10 @@ MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B":
 
 
 def _runs(store: RunStore, n: int) -> list[str]:
-    return [execute("cot", MC, llm=ScriptedLLM().enqueue({"reasoning": "r", "answer": "A"}), store=store).id
-            for _ in range(n)]
+    return [
+        execute("cot", MC, llm=ScriptedLLM().enqueue({"reasoning": "r", "answer": "A"}), store=store).id
+        for _ in range(n)
+    ]
 
 
 def test_groups_keep_their_runs_in_column_order_and_survive_a_deleted_run(tmp_path):

@@ -34,7 +34,9 @@ def test_the_case_of_a_question_is_found_by_its_text_and_options_only():
 
 def test_the_tally_says_what_a_run_met_and_cited():
     asthma = next(c for c in TeachingPack.load().cases if c.id == "asthma")
-    line = tally(asthma, ["tp-asthma-o1", "tp-asthma-k1", "tp-asthma-k2", "tp-x"], ["tp-asthma-o1", "tp-asthma-k1"]).line()
+    line = tally(
+        asthma, ["tp-asthma-o1", "tp-asthma-k1", "tp-asthma-k2", "tp-x"], ["tp-asthma-o1", "tp-asthma-k1"]
+    ).line()
     assert line == "met 2 of 4 key passages, cited 1 of them, cited the outdated one"
     line = tally(asthma, ["tp-asthma-k3", "tp-asthma-n1", "tp-asthma-n2"], []).line()
     assert line == "met 1 of 4 key passages, met 2 near-miss ones"

@@ -93,16 +93,34 @@ def test_readme_carries_the_notice_and_the_licence():
 
 def _passage(pid: str, case_id: str = "demo", role: str = "key", **extra) -> dict:
     title, content = "Demo condition: a fact", "A self-contained fact about the demo condition."
-    row = {"id": pid, "title": title, "content": content, "contents": f"{title}. {content}", "case_id": case_id,
-           "role": role, "specialty": "cardiology", "note": NOTICE}
+    row = {
+        "id": pid,
+        "title": title,
+        "content": content,
+        "contents": f"{title}. {content}",
+        "case_id": case_id,
+        "role": role,
+        "specialty": "cardiology",
+        "note": NOTICE,
+    }
     return row | extra
 
 
 def _case(**extra) -> dict:
-    row = {"id": "demo", "specialty": "cardiology", "title": "Demo condition", "condition_terms": ["demo"],
-           "question": "Which option is right for the demo condition?",
-           "options": {"A": "This one", "B": "That one"}, "answer": "A", "teaching_note": "Because.",
-           "key_passages": ["tp-demo-k1"], "near_miss_passages": [], "outdated_passages": [], "note": NOTICE}
+    row = {
+        "id": "demo",
+        "specialty": "cardiology",
+        "title": "Demo condition",
+        "condition_terms": ["demo"],
+        "question": "Which option is right for the demo condition?",
+        "options": {"A": "This one", "B": "That one"},
+        "answer": "A",
+        "teaching_note": "Because.",
+        "key_passages": ["tp-demo-k1"],
+        "near_miss_passages": [],
+        "outdated_passages": [],
+        "note": NOTICE,
+    }
     return row | extra
 
 
@@ -128,8 +146,9 @@ def test_a_line_missing_a_field_names_the_field(tmp_path):
 
 
 def test_an_outdated_passage_must_say_what_replaced_it(tmp_path):
-    _write_pack(tmp_path, [_case()], [json.dumps(_passage("tp-demo-k1")),
-                                      json.dumps(_passage("tp-demo-o1", role="outdated"))])
+    _write_pack(
+        tmp_path, [_case()], [json.dumps(_passage("tp-demo-k1")), json.dumps(_passage("tp-demo-o1", role="outdated"))]
+    )
     with pytest.raises(TeachingPackError, match=r"line 2: .*superseded_by"):
         load_passages(tmp_path / "passages.jsonl")
 
@@ -142,22 +161,27 @@ def test_a_repeated_id_names_both_lines(tmp_path):
 
 
 def test_a_case_pointing_at_a_missing_passage_is_refused(tmp_path):
-    cases_path = _write_pack(tmp_path, [_case(key_passages=["tp-demo-k1", "tp-demo-k9"])],
-                             [json.dumps(_passage("tp-demo-k1"))])
+    cases_path = _write_pack(
+        tmp_path, [_case(key_passages=["tp-demo-k1", "tp-demo-k9"])], [json.dumps(_passage("tp-demo-k1"))]
+    )
     with pytest.raises(TeachingPackError, match=r"case 'demo', key_passages: 'tp-demo-k9' is not in"):
         load_cases(cases_path)
 
 
 def test_a_passage_listed_under_the_wrong_role_is_refused(tmp_path):
-    cases_path = _write_pack(tmp_path, [_case(near_miss_passages=["tp-demo-k1"], key_passages=["tp-demo-k2"])],
-                             [json.dumps(_passage("tp-demo-k1")), json.dumps(_passage("tp-demo-k2"))])
+    cases_path = _write_pack(
+        tmp_path,
+        [_case(near_miss_passages=["tp-demo-k1"], key_passages=["tp-demo-k2"])],
+        [json.dumps(_passage("tp-demo-k1")), json.dumps(_passage("tp-demo-k2"))],
+    )
     with pytest.raises(TeachingPackError, match=r"near_miss_passages: 'tp-demo-k1' belongs to case 'demo' as key"):
         load_cases(cases_path)
 
 
 def test_a_passage_no_case_lists_is_refused(tmp_path):
-    cases_path = _write_pack(tmp_path, [_case()], [json.dumps(_passage("tp-demo-k1")),
-                                                   json.dumps(_passage("tp-other-k1", case_id="other"))])
+    cases_path = _write_pack(
+        tmp_path, [_case()], [json.dumps(_passage("tp-demo-k1")), json.dumps(_passage("tp-other-k1", case_id="other"))]
+    )
     with pytest.raises(TeachingPackError, match=r"not listed by their case .*tp-other-k1"):
         load_cases(cases_path)
 

@@ -1,8 +1,32 @@
-from core.trace import (AgentMessage, Answer, Error, Event, GeneratedDoc, Hit, Query, Report, Retrieval, Run,
-                        Sufficiency, Usage, Verdict, VerdictItem, EVENT_KINDS, wall_seconds)
+from core.trace import (
+    AgentMessage,
+    Answer,
+    Error,
+    Event,
+    GeneratedDoc,
+    Hit,
+    Query,
+    Report,
+    Retrieval,
+    Run,
+    Sufficiency,
+    Usage,
+    Verdict,
+    VerdictItem,
+    EVENT_KINDS,
+    wall_seconds,
+)
 
-HIT = Hit(snippet_id="s1", corpus="c", title="t", text="x", rank=1, score=0.5, scores={"bm25": 3.2, "dense": 0.7},
-          ranks={"bm25": 2, "dense": 1})
+HIT = Hit(
+    snippet_id="s1",
+    corpus="c",
+    title="t",
+    text="x",
+    rank=1,
+    score=0.5,
+    scores={"bm25": 3.2, "dense": 0.7},
+    ranks={"bm25": 2, "dense": 1},
+)
 PAYLOADS = [
     AgentMessage(role="expert", text="hi", data={"a": [1]}, turn=1),
     Query(text="q", purpose="initial", round=0),
@@ -19,19 +43,38 @@ PAYLOADS = [
 def test_every_kind_round_trips_through_json():
     run = Run(method="m", question="q?", options={"A": "a", "B": "b"}, params={"k": 3})
     for i, payload in enumerate(PAYLOADS):
-        run.events.append(Event(run_id=run.id, seq=i, stage="s", agent="a", payload=payload,
-                                usage=Usage(calls=1, prompt_tokens=10, completion_tokens=i, seconds=0.5)))
+        run.events.append(
+            Event(
+                run_id=run.id,
+                seq=i,
+                stage="s",
+                agent="a",
+                payload=payload,
+                usage=Usage(calls=1, prompt_tokens=10, completion_tokens=i, seconds=0.5),
+            )
+        )
     again = Run.model_validate_json(run.model_dump_json())
     assert again == run
     assert [e.kind for e in again.events] == list(EVENT_KINDS)
-    assert isinstance(again.events[2].payload, Retrieval) and again.events[2].payload.hits[0].ranks == {"bm25": 2, "dense": 1}
+    assert isinstance(again.events[2].payload, Retrieval) and again.events[2].payload.hits[0].ranks == {
+        "bm25": 2,
+        "dense": 1,
+    }
 
 
 def test_totals_sum_usage_and_use_wall_time():
     run = Run(method="m", question="q", started=100.0, finished=112.5)
     for i in range(3):
-        run.events.append(Event(run_id=run.id, seq=i, stage="s", agent="a", payload=Query(text="q"),
-                                usage=Usage(calls=1, retrievals=i, prompt_tokens=10, completion_tokens=2, seconds=3)))
+        run.events.append(
+            Event(
+                run_id=run.id,
+                seq=i,
+                stage="s",
+                agent="a",
+                payload=Query(text="q"),
+                usage=Usage(calls=1, retrievals=i, prompt_tokens=10, completion_tokens=2, seconds=3),
+            )
+        )
     totals = run.compute_totals()
     assert (totals.calls, totals.retrievals, totals.prompt_tokens, totals.completion_tokens) == (3, 3, 30, 6)
     assert totals.seconds == 12.5 and totals.tokens == 36
@@ -39,8 +82,15 @@ def test_totals_sum_usage_and_use_wall_time():
 
 def test_wall_seconds_count_concurrent_calls_once():
     def call(seconds: float, end: float, stage: str = "views") -> Event:
-        return Event(run_id="r", seq=0, stage=stage, agent="a", payload=Query(text="q"),
-                     usage=Usage(calls=1, seconds=seconds), time=end)
+        return Event(
+            run_id="r",
+            seq=0,
+            stage=stage,
+            agent="a",
+            payload=Query(text="q"),
+            usage=Usage(calls=1, seconds=seconds),
+            time=end,
+        )
 
     at_once = [call(10, 100.0), call(10, 100.5), call(10, 101.0)]
     assert wall_seconds(at_once) == 11.0  # 90.0 to 101.0, not 30

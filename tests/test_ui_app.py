@@ -21,11 +21,16 @@ def test_every_screen_is_in_the_navigation():
     at = AppTest.from_string(
         "import streamlit as st\nfrom core.access import Access, Mode, Role\nfrom ui.pages import sections\n"
         "st.session_state['pages'] = {s: [p.title for p in ps] for s, ps in "
-        "sections(Access(Mode.SINGLE, Role.OWNER)).items()}", default_timeout=10,
+        "sections(Access(Mode.SINGLE, Role.OWNER)).items()}",
+        default_timeout=10,
     ).run()
     # the root is a hidden page that sends the browser on to Ask, so /ask is a link like /history
-    assert at.session_state["pages"] == {"": ["MedRAG Studio"], "Run": ["Ask", "Compare", "Benchmark", "Workshop"],
-                                         "Review": ["History", "Annotate"], "Setup": ["Settings"]}
+    assert at.session_state["pages"] == {
+        "": ["MedRAG Studio"],
+        "Run": ["Ask", "Compare", "Benchmark", "Workshop"],
+        "Review": ["History", "Annotate"],
+        "Setup": ["Settings"],
+    }
 
 
 def test_a_database_of_another_version_is_said_in_words_and_nothing_else_runs(monkeypatch, tmp_path):

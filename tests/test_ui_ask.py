@@ -85,8 +85,12 @@ def test_an_unreachable_endpoint_is_named_and_the_app_keeps_working(monkeypatch)
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     at = AppTest.from_string("from ui.pages.ask import page\npage()", default_timeout=60)
-    at.session_state[ENDPOINT] = {"embedded": False, "base_url": f"http://127.0.0.1:{port}/v1", "model": "m",
-                                  "timeout": 5.0}
+    at.session_state[ENDPOINT] = {
+        "embedded": False,
+        "base_url": f"http://127.0.0.1:{port}/v1",
+        "model": "m",
+        "timeout": 5.0,
+    }
     at = click_run(fill(at.run(), "Which hormone lowers blood glucose?", ["Insulin", "Glucagon"]))
     assert not at.exception
     assert "The run failed:" in text_of(at)

@@ -34,9 +34,11 @@ def text_of(at: AppTest) -> str:
 
 
 def test_two_methods_run_concurrently_and_are_compared():
-    llm = (ScriptedLLM(delay=0.5)
-           .on("Documents:", {"reasoning": "Doc 1 names metformin.", "answer": "B", "cited_ids": ["teaching-1"]})
-           .on("Think step by step", {"reasoning": "Metformin is first line.", "answer": "B"}))
+    llm = (
+        ScriptedLLM(delay=0.5)
+        .on("Documents:", {"reasoning": "Doc 1 names metformin.", "answer": "B", "cited_ids": ["teaching-1"]})
+        .on("Think step by step", {"reasoning": "Metformin is first line.", "answer": "B"})
+    )
     at = compare_page(llm, ListRetriever(make_hits(6)))
     assert at.multiselect(key="compare.methods").value == ["cot", "medrag"]
     at = run_all(at)
@@ -50,8 +52,13 @@ def test_two_methods_run_concurrently_and_are_compared():
     text = text_of(at)
     # swimlanes: one row per common stage, CoT has nothing to retrieve, MedRAG's cell summarises its retrieval
     heads = [m.value for m in at.markdown if 'class="lane-head"' in m.value]
-    assert [h.split(">")[1].split("<")[0] for h in heads] == ["Understand the question", "Query",
-                                                              "Retrieve / generate", "Judge the evidence", "Answer"]
+    assert [h.split(">")[1].split("<")[0] for h in heads] == [
+        "Understand the question",
+        "Query",
+        "Retrieve / generate",
+        "Judge the evidence",
+        "Answer",
+    ]
     assert "**Retriever** · 1 retrieval \\(6 snippets\\)" in text and ":gray[— no step here]" in text
     assert "retrieved **6** snippets" in text  # inside the cell's expander
     assert text.count('<span class="letter">B</span>metformin') == 4  # side by side, and in each full trace
@@ -64,9 +71,11 @@ def test_two_methods_run_concurrently_and_are_compared():
 
 
 def test_disagreement_is_spelled_out_and_one_failure_does_not_stop_the_other():
-    llm = (ScriptedLLM()
-           .on("Documents:", "no JSON here")
-           .on("Think step by step", {"reasoning": "Aspirin.", "answer": "A"}))
+    llm = (
+        ScriptedLLM()
+        .on("Documents:", "no JSON here")
+        .on("Think step by step", {"reasoning": "Aspirin.", "answer": "A"})
+    )
     at = run_all(compare_page(llm, ListRetriever(make_hits(3))))
     assert not at.exception
     assert sorted(s.state for s in at.status) == ["complete", "error"]

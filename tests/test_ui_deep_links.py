@@ -85,8 +85,11 @@ def test_a_link_to_a_run_of_every_method_shows_its_own_method_and_question_then_
         assert not at.exception
         text = text_of(at).replace("\\", "")
         assert f"**Method** · {spec.label}" in text and question in text  # its own, read-only
-        assert (f"**A**. Right coronary artery {n}" in text) if options else "Free text: no options" in \
-            [c.value for c in at.caption]
+        assert (
+            (f"**A**. Right coronary artery {n}" in text)
+            if options
+            else "Free text: no options" in [c.value for c in at.caption]
+        )
         assert not at.text_area and not [s for s in at.selectbox if s.key == "ask.method"]  # no editable form
         at = at.button(key="ask.again").click().run()
         assert at.selectbox(key="ask.method").value == name and at.text_area(key="ask.text").value == question

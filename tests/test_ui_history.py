@@ -15,9 +15,13 @@ MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B":
 def saved_runs() -> tuple[str, str]:
     store = RunStore()
     cot = execute("cot", MC, llm=ScriptedLLM().enqueue({"reasoning": "r", "answer": "A"}), store=store)
-    medrag = execute("medrag", MC, llm=ScriptedLLM().enqueue({"reasoning": "Doc 1.", "answer": "B",
-                                                              "cited_ids": ["teaching-1"]}),
-                     retriever=ListRetriever(make_hits(4)), store=store)
+    medrag = execute(
+        "medrag",
+        MC,
+        llm=ScriptedLLM().enqueue({"reasoning": "Doc 1.", "answer": "B", "cited_ids": ["teaching-1"]}),
+        retriever=ListRetriever(make_hits(4)),
+        store=store,
+    )
     return cot.id, medrag.id
 
 

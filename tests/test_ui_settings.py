@@ -21,8 +21,9 @@ def settings_page(llm=None) -> AppTest:
 
 
 def everything_shown(at: AppTest) -> str:
-    parts = [e.value for kind in ("markdown", "caption", "info", "warning", "error", "success")
-             for e in getattr(at, kind)]
+    parts = [
+        e.value for kind in ("markdown", "caption", "info", "warning", "error", "success") for e in getattr(at, kind)
+    ]
     parts += [str(w.value) for w in at.text_input] + [str(w.value) for w in at.number_input]
     return "\n".join(parts)
 
@@ -69,8 +70,10 @@ def test_without_a_key_the_page_asks_for_one_and_says_where_to_get_it():
     at.selectbox(key="settings.provider").set_value("anthropic").run()
     assert at.text_input(key="settings.base_url").value == "https://api.anthropic.com/v1"  # the provider's preset
     assert at.text_input(key=SESSION_KEY).value == ""  # a password field for this session's own key
-    assert "Anthropic (OpenAI layer) needs one ([get one](https://console.anthropic.com/settings/keys))" \
+    assert (
+        "Anthropic (OpenAI layer) needs one ([get one](https://console.anthropic.com/settings/keys))"
         in everything_shown(at)
+    )
     assert ":blue-badge[schema in the prompt only]" in everything_shown(at)  # what the family accepts
 
 
@@ -126,7 +129,15 @@ def test_corpora_are_listed_limited_and_added_by_path(tmp_path):
     assert any(c.label.startswith("**mine** · 1 snippets · not built") for c in at.checkbox)
     assert [Path(p).name for p in at.session_state[CORPORA]] == ["teaching_pack", "mine.jsonl"]
     table = next(d.value for d in at.dataframe if "corpus" in d.value.columns).set_index("corpus")
-    assert list(table.columns) == ["snippets", "chunked", "corpus MB", "index MB", "built in", "vectors", "licence",
-                                   "path"]  # the index status is on each corpus's line, the long path last
+    assert list(table.columns) == [
+        "snippets",
+        "chunked",
+        "corpus MB",
+        "index MB",
+        "built in",
+        "vectors",
+        "licence",
+        "path",
+    ]  # the index status is on each corpus's line, the long path last
     assert table.loc["mine", "snippets"] == 1 and table.loc["mine", "path"] == str(mine)
     assert table.loc["mine", ["chunked", "index MB", "built in"]].isna().all()

@@ -30,7 +30,7 @@ def test_teaching_marks_tally_budget_cuts_and_the_report_once():
     assert '<span class="tag teach outdated"' in text and '<span class="tag teach key"' in text
     assert "Since revised:</b> GINA stopped recommending" in text  # the outdated passage's note says what changed
     assert text.count("not read: over the reading budget") >= 14 and 'class="tag drop"' not in text
-    assert 'class="snip budget' in text or 'snip budget' in text
+    assert 'class="snip budget' in text or "snip budget" in text
     assert [c.value for c in at.caption].count("Wrote the report drawn below.") == 1
     assert text.count(":green-badge[Supporting · 2]") == 1
     reveal = [e.label for e in at.expander if e.label.startswith("Teaching pack answer")]
@@ -39,8 +39,13 @@ def test_teaching_marks_tally_budget_cuts_and_the_report_once():
 
 def test_citations_once_and_a_letter_its_reasoning_argues_against_is_flagged():
     run = sema()
-    answer = run.answer.model_copy(update={"choice": "A", "text": run.options["A"], "cited": [
-        "tp-asthma-k1", "tp-asthma-k4", "tp-asthma-k1", "tp-asthma-k4"]})
+    answer = run.answer.model_copy(
+        update={
+            "choice": "A",
+            "text": run.options["A"],
+            "cited": ["tp-asthma-k1", "tp-asthma-k4", "tp-asthma-k1", "tp-asthma-k4"],
+        }
+    )
     run.events[-1] = run.events[-1].model_copy(update={"payload": answer})
     run.answer = answer
     at = render(run)
@@ -62,8 +67,12 @@ def test_a_run_cut_after_n_events_reads_as_still_running():
 
 def test_a_benchmark_question_that_retrieves_teaching_passages_gets_no_teaching_marks_or_tally():
     """Marks belong to a case's own question: the same hits under a MedQA question carry none."""
-    run = sema().model_copy(update={"question": "A 23-year-old woman at 6 weeks' gestation asks about asthma "
-                                                "inhalers in pregnancy. Which is safest?"})
+    run = sema().model_copy(
+        update={
+            "question": "A 23-year-old woman at 6 weeks' gestation asks about asthma "
+            "inhalers in pregnancy. Which is safest?"
+        }
+    )
     assert any(h.snippet_id.startswith("tp-") for e in run.events if e.kind == "retrieval" for h in e.payload.hits)
     at = render(run)
     assert not at.exception

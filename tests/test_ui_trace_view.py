@@ -24,50 +24,125 @@ from ui.event_view import role_style
 
 
 def _hits() -> list[Hit]:
-    texts = ["Inferior ST elevation (II, III, aVF) usually means right coronary artery occlusion. " * 4,
-             "Anterior ST elevation points to the left anterior descending artery.",
-             "Old guidance: give oxygen to every patient with chest pain."]
-    return [Hit(snippet_id=f"teach-{i}", corpus="teaching", title=f"Passage {i}", text=t, rank=i + 1,
-                score=round(0.03 - i * 0.005, 4), scores={"bm25": 9.5 - i, "dense": 0.8 - i / 10},
-                ranks={"bm25": i + 1, "dense": 3 - i}) for i, t in enumerate(texts)]
+    texts = [
+        "Inferior ST elevation (II, III, aVF) usually means right coronary artery occlusion. " * 4,
+        "Anterior ST elevation points to the left anterior descending artery.",
+        "Old guidance: give oxygen to every patient with chest pain.",
+    ]
+    return [
+        Hit(
+            snippet_id=f"teach-{i}",
+            corpus="teaching",
+            title=f"Passage {i}",
+            text=t,
+            rank=i + 1,
+            score=round(0.03 - i * 0.005, 4),
+            scores={"bm25": 9.5 - i, "dense": 0.8 - i / 10},
+            ranks={"bm25": i + 1, "dense": 3 - i},
+        )
+        for i, t in enumerate(texts)
+    ]
 
 
 def full_run() -> Run:
-    run = Run(method="sema", question="Which artery is occluded in an inferior STEMI?",
-              options={"A": "Left anterior descending", "B": "Right coronary", "C": "Left circumflex"},
-              model="scripted")
+    run = Run(
+        method="sema",
+        question="Which artery is occluded in an inferior STEMI?",
+        options={"A": "Left anterior descending", "B": "Right coronary", "C": "Left circumflex"},
+        model="scripted",
+    )
     llm_call = Usage(calls=1, prompt_tokens=300, completion_tokens=40, seconds=2.5)
     query = "inferior STEMI culprit artery"
-    verdicts = [VerdictItem(doc_id="teach-0", keep=True, reason="on point"),
-                VerdictItem(doc_id="teach-1", keep=False, reason="near miss: anterior"),
-                VerdictItem(doc_id="gen-1", keep=True, reason="fills the gap")]
+    verdicts = [
+        VerdictItem(doc_id="teach-0", keep=True, reason="on point"),
+        VerdictItem(doc_id="teach-1", keep=False, reason="near miss: anterior"),
+        VerdictItem(doc_id="gen-1", keep=True, reason="fills the gap"),
+    ]
     payloads = [
-        ("interpretation", "I-Agent", AgentMessage(role="interpreter", text="{}", data={
-            "intent": "localise the culprit artery", "entities": ["inferior STEMI", "ECG leads II, III, aVF"],
-            "initial_query": query}), llm_call),
+        (
+            "interpretation",
+            "I-Agent",
+            AgentMessage(
+                role="interpreter",
+                text="{}",
+                data={
+                    "intent": "localise the culprit artery",
+                    "entities": ["inferior STEMI", "ECG leads II, III, aVF"],
+                    "initial_query": query,
+                },
+            ),
+            llm_call,
+        ),
         ("exploration turn 1", "E-Agent", Query(text=query, purpose="initial", round=1), None),
-        ("exploration turn 1", "E-Agent", Retrieval(query=query, hits=_hits(), round=1),
-         Usage(retrievals=1, seconds=0.2)),
-        ("sufficiency round 1", "E-Agent", Sufficiency(round=1, sufficient=False, gaps=["coronary dominance"],
-                                                       follow_up_queries=["right dominant circulation"], new_hits=2),
-         None),
+        (
+            "exploration turn 1",
+            "E-Agent",
+            Retrieval(query=query, hits=_hits(), round=1),
+            Usage(retrievals=1, seconds=0.2),
+        ),
+        (
+            "sufficiency round 1",
+            "E-Agent",
+            Sufficiency(
+                round=1,
+                sufficient=False,
+                gaps=["coronary dominance"],
+                follow_up_queries=["right dominant circulation"],
+                new_hits=2,
+            ),
+            None,
+        ),
         ("sufficiency round 2", "E-Agent", Sufficiency(round=2, sufficient=False, gaps=["dominance unclear"]), None),
-        ("generation", "Generator", GeneratedDoc(doc_id="gen-1", text="Most people are right dominant.",
-                                                 gap="coronary dominance"),
-         Usage(calls=1, prompt_tokens=200, completion_tokens=30, seconds=1.5)),
+        (
+            "generation",
+            "Generator",
+            GeneratedDoc(doc_id="gen-1", text="Most people are right dominant.", gap="coronary dominance"),
+            Usage(calls=1, prompt_tokens=200, completion_tokens=30, seconds=1.5),
+        ),
         ("selection", "Integrator", Verdict(items=verdicts, accepted=True, reason="enough to answer"), None),
-        ("claims", "A-Agent", AgentMessage(role="arbiter", text="{}", data={
-            "supporting": [{"claim": "II, III, aVF map to the RCA", "ids": ["teach-0", "gen-1"]}], "refuting": [],
-            "deeper": [{"nested": {"kept": "as JSON"}}]}, read=["teach-0", "gen-1"], offered=4), llm_call),
-        ("arbitration", "A-Agent", Report(supporting=["II, III, aVF map to the RCA"],
-                                          refuting=["LAD gives anterior changes"],
-                                          conflicts=["oxygen advice is outdated"], summary="RCA best supported"), None),
-        ("final answer", "Answer", Answer(choice="B", text="Right coronary", rationale="Inferior leads map to the RCA.",
-                                          cited=["teach-0", "gen-1"]), None),
+        (
+            "claims",
+            "A-Agent",
+            AgentMessage(
+                role="arbiter",
+                text="{}",
+                data={
+                    "supporting": [{"claim": "II, III, aVF map to the RCA", "ids": ["teach-0", "gen-1"]}],
+                    "refuting": [],
+                    "deeper": [{"nested": {"kept": "as JSON"}}],
+                },
+                read=["teach-0", "gen-1"],
+                offered=4,
+            ),
+            llm_call,
+        ),
+        (
+            "arbitration",
+            "A-Agent",
+            Report(
+                supporting=["II, III, aVF map to the RCA"],
+                refuting=["LAD gives anterior changes"],
+                conflicts=["oxygen advice is outdated"],
+                summary="RCA best supported",
+            ),
+            None,
+        ),
+        (
+            "final answer",
+            "Answer",
+            Answer(
+                choice="B",
+                text="Right coronary",
+                rationale="Inferior leads map to the RCA.",
+                cited=["teach-0", "gen-1"],
+            ),
+            None,
+        ),
     ]
     for seq, (stage, agent, payload, usage) in enumerate(payloads):
-        run.events.append(Event(run_id=run.id, seq=seq, stage=stage, agent=agent, payload=payload,
-                                usage=usage or Usage()))
+        run.events.append(
+            Event(run_id=run.id, seq=seq, stage=stage, agent=agent, payload=payload, usage=usage or Usage())
+        )
     run.answer, run.status, run.finished = run.events[-1].payload, "ok", run.started + 4.5
     run.totals = run.compute_totals()
     return run
@@ -164,9 +239,17 @@ def test_roles_get_their_own_avatar():
 def test_a_stage_of_concurrent_calls_shows_its_wall_time():
     from ui.trace_view import stage_cost
 
-    views = [Event(run_id="r", seq=i, stage="views", agent=agent, time=100 + i / 2,
-                   payload=AgentMessage(role=agent.lower(), text="..."),
-                   usage=Usage(calls=1, prompt_tokens=100, completion_tokens=10, seconds=10))
-             for i, agent in enumerate(["Summarizer", "Extractor", "Reasoner"])]
+    views = [
+        Event(
+            run_id="r",
+            seq=i,
+            stage="views",
+            agent=agent,
+            time=100 + i / 2,
+            payload=AgentMessage(role=agent.lower(), text="..."),
+            usage=Usage(calls=1, prompt_tokens=100, completion_tokens=10, seconds=10),
+        )
+        for i, agent in enumerate(["Summarizer", "Extractor", "Reasoner"])
+    ]
     assert stage_cost(views) == "300+30 tokens · 11.0 s wall (30.0 s of calls at once)"
     assert stage_cost(views[:1]) == "100+10 tokens · 10.0 s"

@@ -23,12 +23,12 @@ def reader(answer: str, cited: list[str]) -> dict:
 def test_drop_a_snippet_and_the_answer_changes(tmp_path):
     store = RunStore(tmp_path / "s.sqlite")
     retriever = ListRetriever(make_hits(6))
-    parent = execute("medrag", MC, {"k": 3}, llm=ScriptedLLM().enqueue(reader("B", ["teaching-1"])),
-                     retriever=retriever, store=store)
+    parent = execute(
+        "medrag", MC, {"k": 3}, llm=ScriptedLLM().enqueue(reader("B", ["teaching-1"])), retriever=retriever, store=store
+    )
     assert "teaching-1" in retrieved_ids(parent)
     llm = ScriptedLLM().enqueue(reader("A", ["teaching-3"]))
-    child = rerun(parent, Variation(drop=["teaching-1"]), llm=llm, retriever=retriever, store=store,
-                  case_id="demo")
+    child = rerun(parent, Variation(drop=["teaching-1"]), llm=llm, retriever=retriever, store=store, case_id="demo")
     assert child.parent_id == parent.id and child.params == parent.params and child.status == "ok"
     assert "teaching-1" not in retrieved_ids(child) and "teaching-1" not in llm.calls[0]["messages"][1]["content"]
     saved = store.load_run(child.id)
@@ -54,7 +54,8 @@ def test_pin_a_snippet_it_is_read_first_and_marked():
     hits = next(e.payload.hits for e in child.events if e.kind == "retrieval")
     assert hits[0].snippet_id == "teaching-5" and hits[0].pinned and not hits[1].pinned and len(hits) == 2
     assert llm.calls[0]["messages"][1]["content"].index("[teaching-5]") < llm.calls[0]["messages"][1]["content"].index(
-        f"[{hits[1].snippet_id}]")
+        f"[{hits[1].snippet_id}]"
+    )
     diff = what_changed(parent, child)
     assert not diff.answer_changed and diff.lines()[0] == "Same answer: B. metformin"
     assert diff.read_only_after == ["teaching-5"]
@@ -88,5 +89,6 @@ def test_a_rerun_on_a_backend_that_cannot_seed_says_it_is_not_exact():
     seeded = scripted(sufficient_at=1)  # a backend that takes the seed: the same re-run is exact
     parent = execute("sema", SEMA_MC, {"seed": 3}, llm=seeded, retriever=retriever)
     child = rerun(parent, Variation(drop=[retrieved_ids(parent)[0]]), llm=seeded, retriever=retriever)
-    assert what_changed(parent, child).exact and not any("Not an exact" in line for line in
-                                                        what_changed(parent, child).lines())
+    assert what_changed(parent, child).exact and not any(
+        "Not an exact" in line for line in what_changed(parent, child).lines()
+    )

@@ -27,15 +27,26 @@ def test_recording_is_resumable_and_says_what_is_missing(tmp_path):
         if len(started) == 2:
             cancel.set()
 
-    done = pack.record(CASES, ["cot", "medrag"], llm=scripted(), retriever=retriever, folder=folder,
-                       on_start=stop_in_second, cancel=cancel)
+    done = pack.record(
+        CASES,
+        ["cot", "medrag"],
+        llm=scripted(),
+        retriever=retriever,
+        folder=folder,
+        on_start=stop_in_second,
+        cancel=cancel,
+    )
     assert [r.method for r in done] == ["cot"] and len(started) == 2  # the cancelled run is not saved, none follows
     assert pack.status(CASES, ["cot", "medrag"], folder) == {
-        ("stemi", "cot"): "ok", ("stemi", "medrag"): "missing", ("asthma", "cot"): "missing",
-        ("asthma", "medrag"): "missing"}
+        ("stemi", "cot"): "ok",
+        ("stemi", "medrag"): "missing",
+        ("asthma", "cot"): "missing",
+        ("asthma", "medrag"): "missing",
+    }
     planned = []
-    done = pack.record(CASES, ["cot", "medrag"], llm=scripted(), retriever=retriever, folder=folder,
-                       on_plan=planned.append)
+    done = pack.record(
+        CASES, ["cot", "medrag"], llm=scripted(), retriever=retriever, folder=folder, on_plan=planned.append
+    )
     assert [(c.id, m) for c, m in planned[0]] == [("stemi", "medrag"), ("asthma", "cot"), ("asthma", "medrag")]
     assert [r.method for r in done] == ["medrag", "cot", "medrag"]
     found, problems = pack.load_pack(folder, CASES)
@@ -58,15 +69,30 @@ def test_errors_are_recorded_and_recorded_again_on_request(tmp_path):
     assert pack.status(CASES[:1], ["cot"], folder) == {("stemi", "cot"): "error"}
     assert pack.to_record(CASES[:1], ["cot"], folder) == []
     assert [m for _, m in pack.to_record(CASES[:1], ["cot"], folder, retry_errors=True)] == ["cot"]
-    assert "ended in error (record again with --retry-errors): stemi/cot" in pack.status_table(CASES[:1], ["cot"],
-                                                                                               folder)
+    assert "ended in error (record again with --retry-errors): stemi/cot" in pack.status_table(
+        CASES[:1], ["cot"], folder
+    )
 
 
 def test_status_from_the_command_line(tmp_path, capsys):
     folder = tmp_path / "pack"
     pack.record(CASES[:1], ["cot"], llm=scripted(), retriever=ListRetriever(make_hits(2)), folder=folder)
-    assert main(["workshop", "record", "--status", "--cases", "stemi,asthma", "--methods", "cot,medrag",
-                 "--pack", str(folder)]) == 0
+    assert (
+        main(
+            [
+                "workshop",
+                "record",
+                "--status",
+                "--cases",
+                "stemi,asthma",
+                "--methods",
+                "cot,medrag",
+                "--pack",
+                str(folder),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert out.splitlines()[1].split() == ["stemi", "✓", "·"] and "recorded 1 of 4; missing 3" in out
     assert main(["workshop", "record", "--status", "--cases", "nope"]) == 2

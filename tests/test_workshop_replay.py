@@ -17,9 +17,12 @@ MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B":
 
 
 def medrag():
-    return execute("medrag", MC, llm=ScriptedLLM().enqueue({"reasoning": "Doc 1.", "answer": "B",
-                                                            "cited_ids": ["teaching-1"]}),
-                   retriever=ListRetriever(make_hits(8)))
+    return execute(
+        "medrag",
+        MC,
+        llm=ScriptedLLM().enqueue({"reasoning": "Doc 1.", "answer": "B", "cited_ids": ["teaching-1"]}),
+        retriever=ListRetriever(make_hits(8)),
+    )
 
 
 def cot():
@@ -58,10 +61,18 @@ def test_several_runs_step_together_aligned_by_stage():
 
 def test_phases_never_go_back_so_loops_stay_in_the_stage_reached():
     run = Run(method="imedrag", question="q")
-    payloads = [AgentMessage(role="questioner", text="q1"), Query(text="q1"), Retrieval(query="q1", hits=[]),
-                AgentMessage(role="responder", text="a1"), Query(text="q2"), AgentMessage(role="answerer", text="A")]
-    run.events = [Event(run_id=run.id, seq=i, stage="final answer" if i == 5 else "round 1", agent="Agent", payload=p)
-                  for i, p in enumerate(payloads)]
+    payloads = [
+        AgentMessage(role="questioner", text="q1"),
+        Query(text="q1"),
+        Retrieval(query="q1", hits=[]),
+        AgentMessage(role="responder", text="a1"),
+        Query(text="q2"),
+        AgentMessage(role="answerer", text="A"),
+    ]
+    run.events = [
+        Event(run_id=run.id, seq=i, stage="final answer" if i == 5 else "round 1", agent="Agent", payload=p)
+        for i, p in enumerate(payloads)
+    ]
     found = phases(run)
     assert found == sorted(found) and found[1] == PHASES.index("Query")
     assert found[4] == PHASES.index("Retrieve / generate")  # the second query stays where the run had reached
@@ -69,8 +80,12 @@ def test_phases_never_go_back_so_loops_stay_in_the_stage_reached():
 
 
 def test_a_run_without_an_answer_reveals_its_last_event():
-    run = execute("medrag", MC, llm=ScriptedLLM().enqueue("not json at all", "still not json"),
-                  retriever=ListRetriever(make_hits(3)))
+    run = execute(
+        "medrag",
+        MC,
+        llm=ScriptedLLM().enqueue("not json at all", "still not json"),
+        retriever=ListRetriever(make_hits(3)),
+    )
     assert run.status == "error"
     replay = Replay([run])
     assert replay.steps[-1].shown == (len(run.events),) and replay.steps[-2].shown == (len(run.events) - 1,)
@@ -80,10 +95,17 @@ def test_teaching_marks_say_where_the_run_met_each_passage():
     case = next(c for c in load_cases() if c.id == "asthma")
     question = case.to_question()
     key, outdated = case.key_passages[0], case.outdated_passages[0]
-    hits = [Hit(snippet_id=pid, corpus="teaching_pack", title=pid, text=f"text of {pid}", rank=i + 1, score=1.0)
-            for i, pid in enumerate([outdated, key, "hpo-1"])]
-    run = execute("medrag", question, {"k": 3}, llm=ScriptedLLM().enqueue(
-        {"reasoning": "The passage says so.", "answer": "A", "cited_ids": [outdated]}), retriever=ListRetriever(hits))
+    hits = [
+        Hit(snippet_id=pid, corpus="teaching_pack", title=pid, text=f"text of {pid}", rank=i + 1, score=1.0)
+        for i, pid in enumerate([outdated, key, "hpo-1"])
+    ]
+    run = execute(
+        "medrag",
+        question,
+        {"k": 3},
+        llm=ScriptedLLM().enqueue({"reasoning": "The passage says so.", "answer": "A", "cited_ids": [outdated]}),
+        retriever=ListRetriever(hits),
+    )
     marks = {m.passage_id: m for m in teaching_marks(run, case)}
     assert marks[outdated].met_at == 0 and marks[outdated].cited and marks[outdated].superseded_by
     assert marks[key].met and not marks[key].cited

@@ -27,19 +27,30 @@ def _export(fmt: str, questions: Callable[[], list[PoolQuestion]]) -> str:
 def exchange(questions: Callable[[], list[PoolQuestion]], annotator: str | None) -> None:
     """``questions`` gives every pooled question (called only when a file is written or read); ``annotator`` is who
     is labelling in this session (None until they say)."""
-    st.markdown("**Export** every label in the studio. qrels gives one grade per snippet (`question_id 0 "
-                "snippet_id grade`: the adjudicated label, else the majority); CSV and JSONL keep every annotator's "
-                "label, note and time, with the question and passage text.")
+    st.markdown(
+        "**Export** every label in the studio. qrels gives one grade per snippet (`question_id 0 "
+        "snippet_id grade`: the adjudicated label, else the majority); CSV and JSONL keep every annotator's "
+        "label, note and time, with the question and passage text."
+    )
     if access.notice(Action.EXPORT_LABELS):
         columns = st.columns(len(FORMATS))
         for column, fmt in zip(columns, FORMATS):
-            column.download_button(f"Download {fmt}", partial(_export, fmt, questions), NAMES[fmt], MIME[fmt],
-                                   icon=":material/download:", key=f"annotate.export.{fmt}", width="stretch")
+            column.download_button(
+                f"Download {fmt}",
+                partial(_export, fmt, questions),
+                NAMES[fmt],
+                MIME[fmt],
+                icon=":material/download:",
+                key=f"annotate.export.{fmt}",
+                width="stretch",
+            )
     st.divider()
     owner = access.current().may(Action.REPLACE_LABELS)
-    st.markdown("**Import** labels from a qrels, CSV or JSONL file. The whole file is checked before anything is "
-                "written; bad lines are named by number. Labels are added or changed only under your own name"
-                + (", unless you import under the names in the file." if owner else "."))
+    st.markdown(
+        "**Import** labels from a qrels, CSV or JSONL file. The whole file is checked before anything is "
+        "written; bad lines are named by number. Labels are added or changed only under your own name"
+        + (", unless you import under the names in the file." if owner else ".")
+    )
     if annotator is None and not owner:
         st.info("Type your name above first: an import adds labels under it.")
         return
@@ -47,12 +58,18 @@ def exchange(questions: Callable[[], list[PoolQuestion]], annotator: str | None)
     if upload is None:
         return
     fmt = st.selectbox("Format", FORMATS, index=FORMATS.index(guess_format(upload.name)), key="annotate.import_fmt")
-    replace = owner and st.checkbox("Import under the names in the file (adds to and changes other annotators' labels "
-                                    "and adjudications)", key="annotate.replace")
+    replace = owner and st.checkbox(
+        "Import under the names in the file (adds to and changes other annotators' labels and adjudications)",
+        key="annotate.replace",
+    )
     who = annotator
     if fmt == "qrels" and replace:
-        who = st.text_input("Whose judgments are these?", value=f"qrels {upload.name.rsplit('.', 1)[0]}",
-                            key="annotate.import_who", help="a qrels file has no annotator column")
+        who = st.text_input(
+            "Whose judgments are these?",
+            value=f"qrels {upload.name.rsplit('.', 1)[0]}",
+            key="annotate.import_who",
+            help="a qrels file has no annotator column",
+        )
     elif fmt == "qrels" and annotator:
         st.caption(f"A qrels file names no annotator: its grades come in as **{annotator}**'s.")
     skip_bad = st.checkbox("Import the good lines even if some lines are bad", key="annotate.skip_bad")
@@ -66,8 +83,14 @@ def exchange(questions: Callable[[], list[PoolQuestion]], annotator: str | None)
     upload.seek(0)
     try:
         parsed = parse(fmt, upload, who)
-        report = import_labels(label_store(), questions(), parsed, source=f"import {upload.name}",
-                               importer=Importer(annotator or "", replace=replace), skip_bad=skip_bad)
+        report = import_labels(
+            label_store(),
+            questions(),
+            parsed,
+            source=f"import {upload.name}",
+            importer=Importer(annotator or "", replace=replace),
+            skip_bad=skip_bad,
+        )
     except LabelError as exc:
         st.error(f"{upload.name}: {exc}. Nothing was imported.")
         return

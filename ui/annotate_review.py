@@ -28,21 +28,41 @@ def agreement_table(questions: list[PoolQuestion]) -> None:
     judged = judged_items(questions, label_store().labels([q.question_id for q in questions]))
     annotators = sorted({a for grades in judged.values() for a in grades})
     if len(annotators) < 2:
-        st.info(f"Agreement needs two annotators; {len(annotators)} has labelled this queue so far"
-                + (f" ({annotators[0]})." if annotators else "."))
+        st.info(
+            f"Agreement needs two annotators; {len(annotators)} has labelled this queue so far"
+            + (f" ({annotators[0]})." if annotators else ".")
+        )
         return
     pairs = pairwise(judged)
-    st.markdown("**Linear-weighted Cohen's kappa per pair** (scikit-learn), on the snippets both judged; "
-                "95% bootstrap interval over those snippets.")
-    st.dataframe([{"annotators": " / ".join(a.annotators), "n (both judged)": a.n, "kappa": _value(a),
-                   "95% interval": _interval(a), "identical grades": f"{a.exact:.0%}" if a.exact is not None else "—",
-                   "note": a.why} for a in pairs], hide_index=True, key="annotate.kappa")
+    st.markdown(
+        "**Linear-weighted Cohen's kappa per pair** (scikit-learn), on the snippets both judged; "
+        "95% bootstrap interval over those snippets."
+    )
+    st.dataframe(
+        [
+            {
+                "annotators": " / ".join(a.annotators),
+                "n (both judged)": a.n,
+                "kappa": _value(a),
+                "95% interval": _interval(a),
+                "identical grades": f"{a.exact:.0%}" if a.exact is not None else "—",
+                "note": a.why,
+            }
+            for a in pairs
+        ],
+        hide_index=True,
+        key="annotate.kappa",
+    )
     many = [a for a in (fleiss(judged), alpha(judged)) if a is not None]
     if many:
-        st.markdown("**All annotators:** " + " · ".join(
-            f"{md(a.name)} {_value(a)} (n={a.n}{', ' + md(a.why) if a.why else ''})" for a in many))
-        st.caption("Fleiss' kappa (statsmodels) on the snippets every annotator judged; Krippendorff's alpha "
-                   "(ordinal, `krippendorff`) on every snippet two or more judged.")
+        st.markdown(
+            "**All annotators:** "
+            + " · ".join(f"{md(a.name)} {_value(a)} (n={a.n}{', ' + md(a.why) if a.why else ''})" for a in many)
+        )
+        st.caption(
+            "Fleiss' kappa (statsmodels) on the snippets every annotator judged; Krippendorff's alpha "
+            "(ordinal, `krippendorff`) on every snippet two or more judged."
+        )
 
 
 def _adjudicate(conflict: Conflict, widget: str, adjudicator: str) -> None:
@@ -57,8 +77,10 @@ def _adjudicate(conflict: Conflict, widget: str, adjudicator: str) -> None:
 
 def _side(row: dict) -> str:
     note = f'<div class="why">“{esc(row["note"])}”</div>' if row["note"] else ""
-    return (f'<div class="side"><b>{esc(row["annotator"])}</b>: <span class="tag grade-{row["grade"]}">'
-            f'{row["grade"]} {GRADES[row["grade"]]}</span>{note}</div>')
+    return (
+        f'<div class="side"><b>{esc(row["annotator"])}</b>: <span class="tag grade-{row["grade"]}">'
+        f"{row['grade']} {GRADES[row['grade']]}</span>{note}</div>"
+    )
 
 
 def disagreement_list(questions: list[PoolQuestion], annotator: str | None, relevant: int) -> None:
@@ -67,20 +89,30 @@ def disagreement_list(questions: list[PoolQuestion], annotator: str | None, rele
     ids = [q.question_id for q in questions]
     found = conflicts(questions, store.labels(ids), store.finals(ids), relevant)
     settled = sum(c.final is not None for c in found)
-    st.markdown(f"**Disagreements** · {len(found)} snippet{'s' if len(found) != 1 else ''} (grades 2 or more apart, "
-                f"or one relevant and one not); {settled} adjudicated.")
+    st.markdown(
+        f"**Disagreements** · {len(found)} snippet{'s' if len(found) != 1 else ''} (grades 2 or more apart, "
+        f"or one relevant and one not); {settled} adjudicated."
+    )
     for n, c in enumerate(found[:SHOWN]):
         widget = f"annotate.final.{c.question.question_id}.{c.item.pool_id}"
         with st.container(border=True, key=f"annotate-conflict-{n}"):
             st.markdown(md(question_name(c.question.ref, 140)))
-            st.markdown(f'<div class="snip"><div class="full">{esc(c.item.blind_text())}</div></div>'
-                        f'<div class="sides">{"".join(_side(row) for row in c.given)}</div>', unsafe_allow_html=True)
+            st.markdown(
+                f'<div class="snip"><div class="full">{esc(c.item.blind_text())}</div></div>'
+                f'<div class="sides">{"".join(_side(row) for row in c.given)}</div>',
+                unsafe_allow_html=True,
+            )
             if widget not in st.session_state:
                 st.session_state[widget] = c.final["grade"] if c.final else None
             if annotator:
-                st.segmented_control("Final label (adjudication)", list(GRADES), key=widget,
-                                     format_func=lambda g: f"{g} {GRADES[g]}", on_change=_adjudicate,
-                                     args=(c, widget, annotator))
+                st.segmented_control(
+                    "Final label (adjudication)",
+                    list(GRADES),
+                    key=widget,
+                    format_func=lambda g: f"{g} {GRADES[g]}",
+                    on_change=_adjudicate,
+                    args=(c, widget, annotator),
+                )
             if c.final:
                 st.caption(f"Final: {c.final['grade']} {GRADES[c.final['grade']]} by {c.final['adjudicator']}")
             if problem := st.session_state.pop(f"{widget}.problem", None):

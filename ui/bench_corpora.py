@@ -16,8 +16,10 @@ from ui.links import page_link
 
 CHECK = "bench.corpus_check"  # (corpora, question keys) -> TopicFit, the last check of this session
 SAMPLE = 5
-DEFAULT_NOTE = ("The default corpora are the HPO phenotype definitions and the teaching pack, written for the teaching "
-                "cases: most benchmark questions retrieve off-topic passages from them.")
+DEFAULT_NOTE = (
+    "The default corpora are the HPO phenotype definitions and the teaching pack, written for the teaching "
+    "cases: most benchmark questions retrieve off-topic passages from them."
+)
 
 
 def sample(items: list[BenchItem], n: int = SAMPLE) -> list[BenchItem]:
@@ -27,7 +29,7 @@ def sample(items: list[BenchItem], n: int = SAMPLE) -> list[BenchItem]:
         by_dataset.setdefault(item.dataset, []).append(item)
     picked, depth = [], 0
     while len(picked) < min(n, len(items)):
-        picked += [group[depth] for group in by_dataset.values() if depth < len(group)][:n - len(picked)]
+        picked += [group[depth] for group in by_dataset.values() if depth < len(group)][: n - len(picked)]
         depth += 1
     return picked
 
@@ -61,8 +63,11 @@ def _alternatives(names: list[str]) -> None:
     if waiting:
         st.caption(f"Known but not indexed yet: {', '.join(waiting)} (build them in Settings › Corpora).")
     left, right = st.columns([3, 1], vertical_alignment="bottom")
-    typed = left.text_input("Or add a corpus: a .jsonl / .jsonl.gz file or a folder of them", key="bench.new_corpus",
-                            placeholder="/data/corpora/statpearls")
+    typed = left.text_input(
+        "Or add a corpus: a .jsonl / .jsonl.gz file or a folder of them",
+        key="bench.new_corpus",
+        placeholder="/data/corpora/statpearls",
+    )
     if right.button("Add", key="bench.add_corpus", disabled=not typed.strip(), width="stretch"):
         if problem := add_corpus(typed.strip()):
             st.error(problem)
@@ -85,9 +90,13 @@ def corpora_check(names: list[str], searching: list[MethodSpec], items: list[Ben
         key = (tuple(names), tuple(q.key for q in questions))
         found = st.session_state.get(CHECK)
         fit: TopicFit | None = found[1] if found and found[0] == key else None
-        if st.button(f"Check them on {len(questions)} of these questions", icon=":material/fact_check:",
-                     key="bench.check_corpora", disabled=not questions,
-                     help="Retrieval only, no model: each question's best passage and how close it is to the question"):
+        if st.button(
+            f"Check them on {len(questions)} of these questions",
+            icon=":material/fact_check:",
+            key="bench.check_corpora",
+            disabled=not questions,
+            help="Retrieval only, no model: each question's best passage and how close it is to the question",
+        ):
             _run_check(searching[0], questions, key)
             found = st.session_state.get(CHECK)
             fit = found[1] if found and found[0] == key else None
@@ -95,7 +104,10 @@ def corpora_check(names: list[str], searching: list[MethodSpec], items: list[Ben
             if fit.fits:
                 st.success(f"On topic: {fit.line()}.", icon=":material/check_circle:")
             else:
-                st.warning(f"The corpora hold little on this benchmark's topics: {fit.line()}. Runs that retrieve "
-                           "will mostly read off-topic passages.", icon=":material/travel_explore:")
+                st.warning(
+                    f"The corpora hold little on this benchmark's topics: {fit.line()}. Runs that retrieve "
+                    "will mostly read off-topic passages.",
+                    icon=":material/travel_explore:",
+                )
         if default or (fit is not None and not fit.fits):
             _alternatives(names)

@@ -38,8 +38,14 @@ def _read_bytes(data: bytes, name: str) -> dict[str, dict[str, Any]]:
 def _benchmark() -> tuple[dict[str, dict[str, Any]] | None, str, str | None]:
     """(the benchmark, its name, or the problem with it)."""
     default = SHARED / "benchmark.json.gz"
-    source = state.kept(st.radio, "Benchmark file", key="bench.source", default="A path",
-                        options=["A path", "An upload"], horizontal=True)
+    source = state.kept(
+        st.radio,
+        "Benchmark file",
+        key="bench.source",
+        default="A path",
+        options=["A path", "An upload"],
+        horizontal=True,
+    )
     if source == "An upload":
         upload = st.file_uploader("MIRAGE-format .json or .json.gz", type=["json", "gz"], key="bench.upload")
         if upload is None:
@@ -47,8 +53,13 @@ def _benchmark() -> tuple[dict[str, dict[str, Any]] | None, str, str | None]:
         name = upload.name
         data = upload.getvalue()
     else:
-        typed = state.kept(st.text_input, "Path", key="bench.path", default=str(default) if default.is_file() else "",
-                           help="{dataset: {question_id: {question, options, answer}}}, .json or .json.gz")
+        typed = state.kept(
+            st.text_input,
+            "Path",
+            key="bench.path",
+            default=str(default) if default.is_file() else "",
+            help="{dataset: {question_id: {question, options, answer}}}, .json or .json.gz",
+        )
         if not typed.strip():
             return None, "", "Type the path of a MIRAGE-format benchmark file."
         path = Path(typed.strip()).expanduser()
@@ -77,22 +88,43 @@ def _questions(bench: dict[str, dict[str, Any]]) -> list[BenchItem]:
     if pick == PICKS[0]:
         left, right = st.columns(2)
         n = state.kept(left.number_input, "Questions per dataset", key="bench.n", default=4, min_value=1, step=1)
-        seed = state.kept(right.number_input, "Seed", key="bench.seed", default=0, min_value=0, step=1,
-                          help="The same seed draws the same questions; a larger N extends a smaller one")
+        seed = state.kept(
+            right.number_input,
+            "Seed",
+            key="bench.seed",
+            default=0,
+            min_value=0,
+            step=1,
+            help="The same seed draws the same questions; a larger N extends a smaller one",
+        )
         return select(bench, datasets=datasets, sample=int(n), seed=int(seed))
     if pick == PICKS[1]:
         default = SHARED / "dev_ids.json"
-        typed = state.kept(st.text_input, "Ids file", key="bench.ids", help="{dataset: [question_id, ...]}",
-                           default=str(default) if default.is_file() else "")
-        limit = state.kept(st.number_input, "At most this many per dataset (0: all)", key="bench.limit", default=0,
-                           min_value=0, step=1, help="The first ones of the ids file, as --limit does")
+        typed = state.kept(
+            st.text_input,
+            "Ids file",
+            key="bench.ids",
+            help="{dataset: [question_id, ...]}",
+            default=str(default) if default.is_file() else "",
+        )
+        limit = state.kept(
+            st.number_input,
+            "At most this many per dataset (0: all)",
+            key="bench.limit",
+            default=0,
+            min_value=0,
+            step=1,
+            help="The first ones of the ids file, as --limit does",
+        )
         if not typed.strip():
             raise BenchmarkError("Type the path of an ids file.")
         ids = load_ids(Path(typed.strip()).expanduser())
         lacking = [d for d in ids if d not in bench]
         if lacking:
-            st.warning(f"The ids file names dataset(s) {', '.join(lacking)} that the benchmark lacks; the benchmark "
-                       f"has: {', '.join(bench)}. Only the datasets both name can run.")
+            st.warning(
+                f"The ids file names dataset(s) {', '.join(lacking)} that the benchmark lacks; the benchmark "
+                f"has: {', '.join(bench)}. Only the datasets both name can run."
+            )
         left_out = [d for d in datasets if d not in ids]
         if left_out:
             st.caption(f"The ids file has no questions for {', '.join(left_out)}.")
@@ -107,29 +139,51 @@ def _add_group() -> None:
     if name is None:
         return
     members = groups()[name]
-    state.set_kept("bench.presets", list(dict.fromkeys([*st.session_state.get("bench.presets", []),
-                                                         *(p.name for p in members)])))
-    state.set_kept("bench.methods", list(dict.fromkeys([*st.session_state.get("bench.methods", []),
-                                                         members[0].method])))
+    state.set_kept(
+        "bench.presets", list(dict.fromkeys([*st.session_state.get("bench.presets", []), *(p.name for p in members)]))
+    )
+    state.set_kept(
+        "bench.methods", list(dict.fromkeys([*st.session_state.get("bench.methods", []), members[0].method]))
+    )
 
 
 def _arms(problems: list[str]) -> tuple[list[str], dict[str, dict[str, Any]], list[str]]:
     methods = registry()
-    chosen = state.kept(st.multiselect, "Methods", key="bench.methods", default=["cot"], options=list(methods),
-                        format_func=lambda n: methods[n].label)
-    st.selectbox("Add an ablation from the papers", list(groups()), index=None, key="bench.group",
-                 on_change=_add_group, placeholder="its presets, and the full method to compare with",
-                 help="SEMA-RAG without the I-, E- or A-Agent; Discuss-RAG without brainstorming or verification; "
-                      "MedRGAG without KGCC or KADS; MASS-RAG with one view at a time; i-MedRAG 1–4 rounds × "
-                      "1–3 queries; MedRAG searching with the options too")
-    presets = state.kept(st.multiselect, "Presets", key="bench.presets", default=[], options=list(PRESETS),
-                         format_func=lambda n: PRESETS[n].label)
+    chosen = state.kept(
+        st.multiselect,
+        "Methods",
+        key="bench.methods",
+        default=["cot"],
+        options=list(methods),
+        format_func=lambda n: methods[n].label,
+    )
+    st.selectbox(
+        "Add an ablation from the papers",
+        list(groups()),
+        index=None,
+        key="bench.group",
+        on_change=_add_group,
+        placeholder="its presets, and the full method to compare with",
+        help="SEMA-RAG without the I-, E- or A-Agent; Discuss-RAG without brainstorming or verification; "
+        "MedRGAG without KGCC or KADS; MASS-RAG with one view at a time; i-MedRAG 1–4 rounds × "
+        "1–3 queries; MedRAG searching with the options too",
+    )
+    presets = state.kept(
+        st.multiselect,
+        "Presets",
+        key="bench.presets",
+        default=[],
+        options=list(PRESETS),
+        format_func=lambda n: PRESETS[n].label,
+    )
     params: dict[str, dict[str, Any]] = {}
     preset_methods = {PRESETS[p].method for p in presets}
     for name in dict.fromkeys([*chosen, *(PRESETS[p].method for p in presets)]):
         spec = methods[name]
-        with st.expander(f"{spec.label} knobs" + (" (its presets too, but for the knob each one changes)"
-                                                  if name in preset_methods else "")):
+        with st.expander(
+            f"{spec.label} knobs"
+            + (" (its presets too, but for the knob each one changes)" if name in preset_methods else "")
+        ):
             values = knob_inputs(spec, key="bench.knobs", defaults=state.knob_defaults(name))
         checked, problem = check_knobs(spec, values)
         if problem:
@@ -178,15 +232,29 @@ def setup_form() -> Setup:
     st.markdown("**Run**")
     at_once, on = st.columns(2, gap="large")
     with at_once:
-        concurrency = state.kept(st.number_input, "Questions at once", key="bench.concurrency", default=2,
-                                 min_value=1, max_value=64, step=1, help="Runs in flight together (the embedded "
-                                 "model serves a few; an endpoint with many slots serves more)")
+        concurrency = state.kept(
+            st.number_input,
+            "Questions at once",
+            key="bench.concurrency",
+            default=2,
+            min_value=1,
+            max_value=64,
+            step=1,
+            help="Runs in flight together (the embedded model serves a few; an endpoint with many slots serves more)",
+        )
     offered = list(BACKENDS) if not state.uses_embedded_model() else ["settings"]
     labels = {choice: backend_label(choice) for choice in offered}
     with on:
-        backend = state.kept(st.radio, "Backend", key="bench.backend", default="settings", options=offered,
-                             format_func=labels.__getitem__)
+        backend = state.kept(
+            st.radio,
+            "Backend",
+            key="bench.backend",
+            default="settings",
+            options=offered,
+            format_func=labels.__getitem__,
+        )
     if problems or not items:
         return Setup(None, name, int(concurrency), backend)
-    return Setup(EvalPlan(methods=methods, items=items, params=params, presets=presets), name, int(concurrency),
-                 backend)
+    return Setup(
+        EvalPlan(methods=methods, items=items, params=params, presets=presets), name, int(concurrency), backend
+    )

@@ -9,8 +9,10 @@ import streamlit as st
 from core.paths import REPO_ROOT
 
 ASSETS = REPO_ROOT / "assets"
-NOTICE = (":material/health_and_safety: **For research and teaching, not for clinical use.** "
-          "Answers come from language models and may be wrong; never use them to diagnose or treat a patient.")
+NOTICE = (
+    ":material/health_and_safety: **For research and teaching, not for clinical use.** "
+    "Answers come from language models and may be wrong; never use them to diagnose or treat a patient."
+)
 
 
 @lru_cache(maxsize=1)

@@ -23,8 +23,7 @@ READY = "settings.corpora_ready"  # the message of the last build, shown once af
 _COLUMNS = {
     "corpus": st.column_config.TextColumn(pinned=True),
     "snippets": st.column_config.NumberColumn(width="small", format="localized"),
-    "chunked": st.column_config.NumberColumn(width="small", help="long passages split into chunks",
-                                             format="localized"),
+    "chunked": st.column_config.NumberColumn(width="small", help="long passages split into chunks", format="localized"),
     "corpus MB": st.column_config.NumberColumn(width="small", format="%.1f"),
     "index MB": st.column_config.NumberColumn(width="small", format="%.1f"),
     "built in": st.column_config.NumberColumn(width="small", format="%.0f s"),
@@ -111,8 +110,11 @@ def _build(selection: tuple[str, ...] | None) -> None:
 def _where() -> bool:
     """Says where retrieval runs; False when that place cannot be reached (the rest of the section waits for it)."""
     where = search_location()
-    how = (f"Set `{SEARCH_URL}` to a Qdrant server's URL (or a folder) to search a Qdrant collection instead."
-           if isinstance(where, InProcess) else f"Chosen by `{SEARCH_URL}`; empty searches the in-process index.")
+    how = (
+        f"Set `{SEARCH_URL}` to a Qdrant server's URL (or a folder) to search a Qdrant collection instead."
+        if isinstance(where, InProcess)
+        else f"Chosen by `{SEARCH_URL}`; empty searches the in-process index."
+    )
     try:
         where.check()
         st.caption(f"Search backend: **{where.label}**. {how}")
@@ -134,30 +136,52 @@ def corpora_section() -> None:
     chosen = st.session_state.get(state.CORPORA)
     enabled = []
     for info in corpora:
-        on = st.checkbox(f"**{info.name}** · {info.snippets:,} snippets · {_status(info)}",
-                         value=chosen is None or str(info.path) in chosen, key=f"settings.corpus.{info.path}",
-                         help=info.description or str(info.path))
+        on = st.checkbox(
+            f"**{info.name}** · {info.snippets:,} snippets · {_status(info)}",
+            value=chosen is None or str(info.path) in chosen,
+            key=f"settings.corpus.{info.path}",
+            help=info.description or str(info.path),
+        )
         if on:
             enabled.append(str(info.path))
     if corpora:
         st.session_state[state.CORPORA] = None if enabled == [str(d.path) for d in defaults] else enabled
-        st.dataframe([{"corpus": i.name, "snippets": i.snippets,
-                       "chunked": i.split_passages if i.built else None, "corpus MB": _mb(i.corpus_bytes),
-                       "index MB": _mb(i.index_bytes) if i.index_bytes else None,
-                       "built in": i.build_seconds or None,
-                       "vectors": i.embed_precision or "—", "licence": i.license or "—",
-                       "path": str(i.path)} for i in corpora],
-                     hide_index=True, key="settings.corpora", column_config=_COLUMNS)
+        st.dataframe(
+            [
+                {
+                    "corpus": i.name,
+                    "snippets": i.snippets,
+                    "chunked": i.split_passages if i.built else None,
+                    "corpus MB": _mb(i.corpus_bytes),
+                    "index MB": _mb(i.index_bytes) if i.index_bytes else None,
+                    "built in": i.build_seconds or None,
+                    "vectors": i.embed_precision or "—",
+                    "licence": i.license or "—",
+                    "path": str(i.path),
+                }
+                for i in corpora
+            ],
+            hide_index=True,
+            key="settings.corpora",
+            column_config=_COLUMNS,
+        )
     if corpora and not enabled:
         st.warning("No corpus is enabled: methods that retrieve will not run until you enable one.")
-    st.text_input("Add a corpus: a .jsonl / .jsonl.gz file or a folder of them (MedRAG chunk format)",
-                  key="settings.new_corpus", placeholder="/data/corpora/statpearls", on_change=_add_corpus)
+    st.text_input(
+        "Add a corpus: a .jsonl / .jsonl.gz file or a folder of them (MedRAG chunk format)",
+        key="settings.new_corpus",
+        placeholder="/data/corpora/statpearls",
+        on_change=_add_corpus,
+    )
     if problem := st.session_state.get("settings.corpus_problem"):
         st.error(problem)
     selection = state.corpus_selection()
     ready = state.retriever_pool().is_open(selection)
-    missing = "Ingest missing corpora into Qdrant" if not isinstance(search_location(), InProcess) else (
-        "Build missing indexes")
+    missing = (
+        "Ingest missing corpora into Qdrant"
+        if not isinstance(search_location(), InProcess)
+        else ("Build missing indexes")
+    )
     label = "Corpora are open" if ready else f"{missing} and open the corpora"
     if st.button(label, icon=":material/build:", key="settings.build", disabled=ready or selection == ()):
         _build(selection)

@@ -68,8 +68,12 @@ CUT_NOTE = ":material/content_cut: Cut off by its token budget (Max tokens): the
 def is_raw_report(event: Event, stage_events: list[Event]) -> bool:
     """An agent's reply that the same agent's Report event in this stage draws again, in full."""
     p = event.payload
-    return (isinstance(p, AgentMessage) and bool(p.data) and REPORT_FIELDS <= set(p.data)
-            and any(isinstance(e.payload, Report) and e.agent == event.agent for e in stage_events))
+    return (
+        isinstance(p, AgentMessage)
+        and bool(p.data)
+        and REPORT_FIELDS <= set(p.data)
+        and any(isinstance(e.payload, Report) and e.agent == event.agent for e in stage_events)
+    )
 
 
 def agent_message(event: Event, p: AgentMessage, *, folded: bool = False) -> None:
@@ -78,8 +82,9 @@ def agent_message(event: Event, p: AgentMessage, *, folded: bool = False) -> Non
         turn = f" · turn {p.turn}" if p.turn is not None else ""
         reading = f" · {reading_text(p)}" if p.read is not None else ""
         mode = f" · {md(p.mode)}" if p.mode and p.mode != TEXT_MODE else ""
-        st.markdown(f":{colour}-badge[{md(event.agent)}] :gray[{md(p.role)}{turn}{reading} · "
-                    f"{usage_text(event.usage)}{mode}]")
+        st.markdown(
+            f":{colour}-badge[{md(event.agent)}] :gray[{md(p.role)}{turn}{reading} · {usage_text(event.usage)}{mode}]"
+        )
         if p.reasoning:
             with st.expander("The reasoning the model showed before its reply"):
                 st.markdown(md(p.reasoning))
@@ -100,9 +105,11 @@ def _retrieval(event: Event, p: Retrieval, evidence: Evidence) -> None:
     corpora = sorted({h.corpus for h in p.hits})
     marked = [m for m in map(evidence.marks, (h.snippet_id for h in p.hits)) if m]
     teach = f" · teaching pack: {', '.join(sorted({m.word for m in marked}))}" if marked else ""
-    st.markdown(f":material/library_books: **{md(event.agent)}** retrieved **{len(p.hits)}** snippets "
-                f"({md(p.retriever)}{round_}, {md(', '.join(corpora) or 'no corpus')}) for: "
-                f"{md(short(p.query, 200))} :gray[· {usage_text(event.usage)}{md(teach)}]")
+    st.markdown(
+        f":material/library_books: **{md(event.agent)}** retrieved **{len(p.hits)}** snippets "
+        f"({md(p.retriever)}{round_}, {md(', '.join(corpora) or 'no corpus')}) for: "
+        f"{md(short(p.query, 200))} :gray[· {usage_text(event.usage)}{md(teach)}]"
+    )
     if p.hits:
         with st.expander(f"The {len(p.hits)} snippets, best first"):
             cards([snippet_card(h, evidence) for h in p.hits])
@@ -118,8 +125,9 @@ def _verdict(event: Event, p: Verdict, evidence: Evidence) -> None:
         doc = evidence.hits.get(item.doc_id)
         name = doc.title if doc and doc.title else item.doc_id
         why = "" if is_budget_cut(item) else f'<span class="why">{esc(item.reason)}</span>'
-        rows.append(f'<div class="row">{verdict_tag(item, item.doc_id in evidence.generated)}<b>{esc(name)}</b>'
-                    f'{why}</div>')
+        rows.append(
+            f'<div class="row">{verdict_tag(item, item.doc_id in evidence.generated)}<b>{esc(name)}</b>{why}</div>'
+        )
     if rows:
         st.markdown(f'<div class="verdicts">{"".join(rows)}</div>', unsafe_allow_html=True)
 
@@ -132,9 +140,9 @@ def _sufficiency(p: Sufficiency) -> None:
     st.markdown(
         f'<div class="timeline"><div class="round{" ok" if p.sufficient else ""}">'
         f'<span class="label">Round {p.round}: {verdict}</span>'
-        f'{" · " + str(p.new_hits) + " new snippets" if p.new_hits else ""}'
-        f'{"<div>Gaps:</div><ul>" + gaps + "</ul>" if gaps else ""}'
-        f'{"<div>Follow-up queries:</div>" + queries if queries else ""}</div></div>',
+        f"{' · ' + str(p.new_hits) + ' new snippets' if p.new_hits else ''}"
+        f"{'<div>Gaps:</div><ul>' + gaps + '</ul>' if gaps else ''}"
+        f"{'<div>Follow-up queries:</div>' + queries if queries else ''}</div></div>",
         unsafe_allow_html=True,
     )
 
@@ -142,9 +150,10 @@ def _sufficiency(p: Sufficiency) -> None:
 def _report(event: Event, p: Report) -> None:
     st.markdown(f":material/balance: **{md(event.agent)}** report" + (f": {md(p.summary)}" if p.summary else ""))
     columns = st.columns(3)
-    for column, (title, colour, items) in zip(columns, (("Supporting", "green", p.supporting),
-                                                         ("Refuting", "red", p.refuting),
-                                                         ("Conflicts", "orange", p.conflicts))):
+    for column, (title, colour, items) in zip(
+        columns,
+        (("Supporting", "green", p.supporting), ("Refuting", "red", p.refuting), ("Conflicts", "orange", p.conflicts)),
+    ):
         with column:
             st.markdown(f":{colour}-badge[{title} · {len(items)}]")
             st.markdown("\n".join(f"- {md(i)}" for i in items) or ":gray[none]")
@@ -157,8 +166,10 @@ def render_event(event: Event, evidence: Evidence, *, folded: bool = False) -> N
             agent_message(event, p, folded=folded)
         case Query():
             purpose = f" ({md(p.purpose)})" if p.purpose else ""
-            st.markdown(f':material/search: **Query**{purpose}: <span class="query-chip">{esc(p.text)}</span>',
-                        unsafe_allow_html=True)
+            st.markdown(
+                f':material/search: **Query**{purpose}: <span class="query-chip">{esc(p.text)}</span>',
+                unsafe_allow_html=True,
+            )
         case Retrieval():
             _retrieval(event, p, evidence)
         case GeneratedDoc():

@@ -41,16 +41,23 @@ def knob_widget(name: str, info: FieldInfo, value: Any, key: str) -> Any:
     kind = _unwrap_optional(info.annotation)
     if kind is bool and kind is not info.annotation:  # None lets the method decide: a toggle would lose it
         choices = [None, True, False]
-        return st.selectbox(label, choices, index=choices.index(value), help=help_, key=key,
-                            format_func=lambda v: "automatic" if v is None else ("on" if v else "off"))
+        return st.selectbox(
+            label,
+            choices,
+            index=choices.index(value),
+            help=help_,
+            key=key,
+            format_func=lambda v: "automatic" if v is None else ("on" if v else "off"),
+        )
     if kind is bool:
         return st.toggle(label, value=bool(value), help=help_, key=key)
     if kind is int:
         return st.number_input(label, value=value, step=1, help=help_, key=key, **_bounds(info))
     if kind is float:
         bounds = {k: float(v) for k, v in _bounds(info).items()}
-        return st.number_input(label, value=None if value is None else float(value), step=0.1, format="%.2f",
-                               help=help_, key=key, **bounds)
+        return st.number_input(
+            label, value=None if value is None else float(value), step=0.1, format="%.2f", help=help_, key=key, **bounds
+        )
     choices: list[Any] | None = None
     if get_origin(kind) is Literal:
         choices = list(get_args(kind))
@@ -59,8 +66,14 @@ def knob_widget(name: str, info: FieldInfo, value: Any, key: str) -> Any:
     if choices is not None:
         if kind is not info.annotation:  # None is a choice of its own: the method or backend decides
             choices = [None, *choices]
-        return st.selectbox(label, choices, index=choices.index(value) if value in choices else 0, help=help_, key=key,
-                            format_func=lambda v: "automatic" if v is None else str(v))
+        return st.selectbox(
+            label,
+            choices,
+            index=choices.index(value) if value in choices else 0,
+            help=help_,
+            key=key,
+            format_func=lambda v: "automatic" if v is None else str(v),
+        )
     if kind is str:
         return st.text_input(label, value=value or "", help=help_, key=key)
     text = st.text_input(f"{label} (JSON)", value=json.dumps(value), help=help_, key=key)
@@ -75,8 +88,9 @@ def _copy_key(widget_key: str, default: Any) -> str:
     return f"kept:{widget_key}:{json.dumps(default, default=str)}"
 
 
-def knob_inputs(spec: MethodSpec, *, key: str, defaults: dict[str, Any] | None = None,
-                keep: bool = True) -> dict[str, Any]:
+def knob_inputs(
+    spec: MethodSpec, *, key: str, defaults: dict[str, Any] | None = None, keep: bool = True
+) -> dict[str, Any]:
     """A widget per knob, starting from ``defaults`` (the user's) or else the paper's default; with ``keep``, a value
     changed here is still there when the user comes back from another page."""
     defaults = defaults or {}
@@ -122,8 +136,14 @@ def check_knobs(spec: MethodSpec, values: dict[str, Any]) -> tuple[MethodParams 
 def method_picker(key: str, label: str = "Method") -> MethodSpec:
     """A method from the registry, with its one-line description."""
     methods = registry()
-    name = kept(st.selectbox, label, key=key, default=next(iter(methods)), options=list(methods),
-                format_func=lambda n: methods[n].label)
+    name = kept(
+        st.selectbox,
+        label,
+        key=key,
+        default=next(iter(methods)),
+        options=list(methods),
+        format_func=lambda n: methods[n].label,
+    )
     spec = methods[name]
     badge = ":blue-badge[searches the corpus]" if spec.uses_retrieval else ":gray-badge[no corpus needed]"
     st.markdown(f"{badge} :gray[{spec.description}]")

@@ -30,17 +30,22 @@ def _save(run: Run, snippet_id: str, widget: str, annotator: str) -> None:
     if grade is None:
         return
     labels = label_store()
-    ref = derive_question(run.question, run.options, registered={
-        row["qhash"]: qid for qid, row in labels.registered().items() if row["qhash"]})
+    ref = derive_question(
+        run.question,
+        run.options,
+        registered={row["qhash"]: qid for qid, row in labels.registered().items() if row["qhash"]},
+    )
     try:
         labels.set_label(ref, snippet_id, annotator, grade, source=f"trace {run.id}")
     except LabelError as exc:
         st.session_state[f"{widget}.problem"] = str(exc)
         return
     if not store().has_run(run.id):  # a toast, since the page may no longer draw this run
-        st.toast(f"Run {run.id} was deleted meanwhile. Your label is saved for question {ref.question_id} and "
-                 f"snippet {snippet_id}: it counts wherever another run of this question shows the snippet.",
-                 icon=":material/warning:")
+        st.toast(
+            f"Run {run.id} was deleted meanwhile. Your label is saved for question {ref.question_id} and "
+            f"snippet {snippet_id}: it counts wherever another run of this question shows the snippet.",
+            icon=":material/warning:",
+        )
 
 
 def _question(run: Run) -> PoolQuestion | None:
@@ -61,8 +66,10 @@ def label_tab(run: Run, evidence: Evidence, key: str) -> None:
     docs = [(h.snippet_id, snippet_card(h, evidence)) for h in evidence.hits.values()]
     docs += [(generated_id(d.text), snippet_card(d, evidence)) for d in evidence.generated.values() if d.text.strip()]
     judged = sum(bool(labels.get(question.by_id.get(sid, sid))) for sid, _ in docs)
-    st.caption(f"Question {question.question_id} · {judged} of {len(docs)} documents judged by someone. Labels belong "
-               "to the question and the snippet, so every run that shows a snippet shares them.")
+    st.caption(
+        f"Question {question.question_id} · {judged} of {len(docs)} documents judged by someone. Labels belong "
+        "to the question and the snippet, so every run that shows a snippet shares them."
+    )
     for snippet_id, card in docs:
         given = labels.get(question.by_id.get(snippet_id, snippet_id), {})
         left, right = st.columns([4, 1], vertical_alignment="top")
@@ -75,8 +82,14 @@ def label_tab(run: Run, evidence: Evidence, key: str) -> None:
                 mine = given.get(annotator, {}).get("grade")
                 if widget not in st.session_state or st.session_state[widget] != mine:
                     st.session_state[widget] = mine
-                st.segmented_control("Your grade", CHOICES, key=widget, format_func=lambda g: str(g),
-                                     help=" · ".join(f"{g} {n}" for g, n in GRADES.items()),
-                                     on_change=_save, args=(run, snippet_id, widget, annotator))
+                st.segmented_control(
+                    "Your grade",
+                    CHOICES,
+                    key=widget,
+                    format_func=lambda g: str(g),
+                    help=" · ".join(f"{g} {n}" for g, n in GRADES.items()),
+                    on_change=_save,
+                    args=(run, snippet_id, widget, annotator),
+                )
                 if problem := st.session_state.pop(f"{widget}.problem", None):
                     st.warning(problem)

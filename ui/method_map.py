@@ -29,13 +29,15 @@ def map_dot(spec: MethodSpec, events: list[Event], *, lit: Stage | None = None, 
         if found is not None:
             first_stage.setdefault(found.label, event.stage)
     # a long pipeline reads top to bottom: left to right it would shrink to illegible at 1024 px
-    lines = ['digraph {', f'rankdir={"LR" if len(spec.stages) <= 2 else "TB"}; bgcolor="transparent"; '
-             'nodesep=0.25; ranksep=0.3;',
-             'node [shape=box, style="rounded,filled", fontname="sans-serif", fontsize=11, penwidth=1.2, '
-             'color="#9fb3b0", margin="0.12,0.06"];', 'edge [color="#6b7b88", arrowsize=0.7, fontsize=9, '
-             'fontname="sans-serif", fontcolor="#52606d"];',
-             'q [label="Question", shape=ellipse, fillcolor="#ffffff"]; a [label="Answer", shape=ellipse, '
-             'fillcolor="#ffffff"];']
+    lines = [
+        "digraph {",
+        f'rankdir={"LR" if len(spec.stages) <= 2 else "TB"}; bgcolor="transparent"; nodesep=0.25; ranksep=0.3;',
+        'node [shape=box, style="rounded,filled", fontname="sans-serif", fontsize=11, penwidth=1.2, '
+        'color="#9fb3b0", margin="0.12,0.06"];',
+        'edge [color="#6b7b88", arrowsize=0.7, fontsize=9, fontname="sans-serif", fontcolor="#52606d"];',
+        'q [label="Question", shape=ellipse, fillcolor="#ffffff"]; a [label="Answer", shape=ellipse, '
+        'fillcolor="#ffffff"];',
+    ]
     ids = {s.label: f"s{i}" for i, s in enumerate(spec.stages)}
     for stage in spec.stages:
         fill, font = LIT if stage == lit else DONE if stage.label in first_stage else TODO
@@ -44,20 +46,25 @@ def map_dot(spec: MethodSpec, events: list[Event], *, lit: Stage | None = None, 
         if key and stage.label in first_stage:
             link = f', URL={_quote("#" + stage_anchor(key, first_stage[stage.label]))}, target="_self"'
         bold = ', penwidth=2.4, color="#0b4f4a"' if stage == lit else ""
-        lines.append(f'{ids[stage.label]} [label={_quote(label)}, fillcolor="{fill}", fontcolor="{font}"'
-                     f'{link}{bold}, tooltip={_quote(stage.label)}];')
+        lines.append(
+            f'{ids[stage.label]} [label={_quote(label)}, fillcolor="{fill}", fontcolor="{font}"'
+            f"{link}{bold}, tooltip={_quote(stage.label)}];"
+        )
     previous, before = "q", {}
     for stage in spec.stages:
         node = ids[stage.label]
         if stage.branch:  # an alternative to the stage before it: it leaves from where that one did
-            lines.append(f'{before.get(previous, "q")} -> {node} [style=dashed, label="or"]; '
-                         f'{node} -> a [style=dashed];')
+            lines.append(
+                f'{before.get(previous, "q")} -> {node} [style=dashed, label="or"]; {node} -> a [style=dashed];'
+            )
             continue
         lines.append(f"{previous} -> {node};")
         before[node], previous = previous, node
         if stage.loop_to in ids:
-            lines.append(f'{node} -> {ids[stage.loop_to]} [style=dashed, constraint=false, '
-                         f'label={_quote(textwrap.fill(stage.loop_label, EDGE_LABEL_CHARS))}];')
+            lines.append(
+                f"{node} -> {ids[stage.loop_to]} [style=dashed, constraint=false, "
+                f"label={_quote(textwrap.fill(stage.loop_label, EDGE_LABEL_CHARS))}];"
+            )
     lines.append(f"{previous} -> a;")
     return "\n".join(lines + ["}"])
 

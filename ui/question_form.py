@@ -64,12 +64,25 @@ def option_editor(key: str) -> dict[str, str]:
         left, middle, right = st.columns([0.05, 0.82, 0.13], vertical_alignment="center")
         left.markdown(f"**{letter}**")
         with middle:
-            options[letter] = kept(st.text_input, f"Option {letter}", key=f"{key}.opt.{uid}", default="",
-                                   label_visibility="collapsed", placeholder=f"Option {letter}")
-        right.button("×", key=f"{key}.remove.{uid}", help=f"Remove option {letter}", on_click=_remove_option,
-                     args=(key, uid))
-    st.button("Add option", icon=":material/add:", key=f"{key}.add", on_click=_add_option, args=(key,),
-              disabled=len(ids) >= len(LETTERS))
+            options[letter] = kept(
+                st.text_input,
+                f"Option {letter}",
+                key=f"{key}.opt.{uid}",
+                default="",
+                label_visibility="collapsed",
+                placeholder=f"Option {letter}",
+            )
+        right.button(
+            "×", key=f"{key}.remove.{uid}", help=f"Remove option {letter}", on_click=_remove_option, args=(key, uid)
+        )
+    st.button(
+        "Add option",
+        icon=":material/add:",
+        key=f"{key}.add",
+        on_click=_add_option,
+        args=(key,),
+        disabled=len(ids) >= len(LETTERS),
+    )
     return options
 
 
@@ -101,24 +114,40 @@ def case_picker(key: str) -> None:
         st.caption(problem)
         return
     by_id = {c.id: c for c in cases}
-    kept(st.selectbox, "Start from a teaching case (teaching material, not clinical guidance)", key=f"{key}.case",
-         default=None, options=[None, *by_id], on_change=_load_case, args=(key,), placeholder="—",
-         format_func=lambda i: "—" if i is None else f"{by_id[i].specialty.capitalize()} · {by_id[i].title}")
+    kept(
+        st.selectbox,
+        "Start from a teaching case (teaching material, not clinical guidance)",
+        key=f"{key}.case",
+        default=None,
+        options=[None, *by_id],
+        on_change=_load_case,
+        args=(key,),
+        placeholder="—",
+        format_func=lambda i: "—" if i is None else f"{by_id[i].specialty.capitalize()} · {by_id[i].title}",
+    )
 
 
 def question_form(key: str) -> tuple[str, dict[str, str] | None]:
     """The question text and its options as typed (None for a free-text question)."""
     case_picker(key)
-    text = kept(st.text_area, "Question", key=f"{key}.text", default="", height=150,
-                placeholder="e.g. A 58-year-old with crushing chest pain and ST elevation in II, III and aVF: "
-                            "which artery is most likely occluded?")
-    answer_format = kept(st.radio, "Answer format", key=f"{key}.format", default=FORMATS[0], options=FORMATS,
-                         horizontal=True)
+    text = kept(
+        st.text_area,
+        "Question",
+        key=f"{key}.text",
+        default="",
+        height=150,
+        placeholder="e.g. A 58-year-old with crushing chest pain and ST elevation in II, III and aVF: "
+        "which artery is most likely occluded?",
+    )
+    answer_format = kept(
+        st.radio, "Answer format", key=f"{key}.format", default=FORMATS[0], options=FORMATS, horizontal=True
+    )
     return text, option_editor(key) if answer_format == FORMATS[0] else None
 
 
-NO_OPTIONS = ("Multiple choice needs at least two options: add them with “Add option”, or switch the answer "
-              "format to Free text.")
+NO_OPTIONS = (
+    "Multiple choice needs at least two options: add them with “Add option”, or switch the answer format to Free text."
+)
 
 
 def parse_question(text: str, options: dict[str, str] | None) -> tuple[Question | None, list[str]]:

@@ -17,8 +17,10 @@ def _flat(value: Any) -> bool:
 
 def _record(item: dict[str, Any]) -> str:
     """One object of a list (a claim and its ids, an expert and why, a snippet's judgment) as one line."""
-    return " · ".join(f":gray[{md(k.replace('_', ' '))}] "
-                      f"{md(', '.join(map(str, v)) if isinstance(v, list) else str(v)) or '–'}" for k, v in item.items())
+    return " · ".join(
+        f":gray[{md(k.replace('_', ' '))}] {md(', '.join(map(str, v)) if isinstance(v, list) else str(v)) or '–'}"
+        for k, v in item.items()
+    )
 
 
 def reply_fields(data: dict[str, Any]) -> None:

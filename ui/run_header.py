@@ -32,15 +32,30 @@ def method_block(run: Run) -> None:
     if spec is not None:
         badge = ":blue-badge[searches the corpus]" if spec.uses_retrieval else ":gray-badge[no corpus needed]"
         st.markdown(f"{badge} :gray[{spec.description}]")
-    st.caption(f"Knobs: {changed_knobs(run.method, run.params)}"
-               + (f" · corpus {', '.join(run.corpus)}" if run.corpus else ""))
+    st.caption(
+        f"Knobs: {changed_knobs(run.method, run.params)}" + (f" · corpus {', '.join(run.corpus)}" if run.corpus else "")
+    )
 
 
 def again_buttons(*, key: str, again: Callable[[], None], new: Callable[[], None], disabled: bool = False) -> None:
     """Ask again (the form filled with what is shown) and New question (the form empty)."""
     left, right = st.columns(2)
-    left.button("Ask again", icon=":material/edit:", key=f"{key}.again", on_click=again, width="stretch",
-                disabled=disabled, help="Opens the form with this method, its knobs and this question, to change "
-                                        "and run; this run stays saved in History")
-    right.button("New question", icon=":material/add:", key=f"{key}.new", on_click=new, width="stretch",
-                 disabled=disabled, help="Opens an empty form; this run stays saved in History")
+    left.button(
+        "Ask again",
+        icon=":material/edit:",
+        key=f"{key}.again",
+        on_click=again,
+        width="stretch",
+        disabled=disabled,
+        help="Opens the form with this method, its knobs and this question, to change "
+        "and run; this run stays saved in History",
+    )
+    right.button(
+        "New question",
+        icon=":material/add:",
+        key=f"{key}.new",
+        on_click=new,
+        width="stretch",
+        disabled=disabled,
+        help="Opens an empty form; this run stays saved in History",
+    )

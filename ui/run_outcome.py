@@ -14,18 +14,25 @@ from ui.snippet_cards import Evidence, cards, doc_card
 from ui.teaching_view import case_line
 from ui.text import esc, md
 
-REASONING_CUT = (f":material/content_cut: The reasoning stops at the {REASONING_CHARS} characters the reply format "
-                 "allows it: the model had more to say.")
-NOT_FINISHED = ("**Not finished:** this run is still going in another session or process, or that process ended "
-                "before the run did.")
+REASONING_CUT = (
+    f":material/content_cut: The reasoning stops at the {REASONING_CHARS} characters the reply format "
+    "allows it: the model had more to say."
+)
+NOT_FINISHED = (
+    "**Not finished:** this run is still going in another session or process, or that process ended before the run did."
+)
 
 
 def render_question(run: Run) -> None:
     st.markdown(f"**Question:** {md(run.question)}")
     if run.options:
         chosen = run.answer.choice if run.answer else None
-        st.markdown("\n".join(f"- {'**' if k == chosen else ''}{md(k)}\\. {md(v)}{'** ◀' if k == chosen else ''}"
-                              for k, v in run.options.items()))
+        st.markdown(
+            "\n".join(
+                f"- {'**' if k == chosen else ''}{md(k)}\\. {md(v)}{'** ◀' if k == chosen else ''}"
+                for k, v in run.options.items()
+            )
+        )
 
 
 def _ended_without_answer(run: Run, key: str) -> None:
@@ -70,9 +77,14 @@ def render_outcome(run: Run, evidence: Evidence, key: str) -> None:
         if cut:
             st.caption(cut)
         if answer.answer_format and answer.answer_format != "reasoning first":  # the papers' order goes unsaid
-            st.caption(f"Answered {answer.answer_format}" + (" (no reasoning asked for)"
-                                                             if answer.answer_format == "answer only" else
-                                                             ", its reasoning written after it"))
+            st.caption(
+                f"Answered {answer.answer_format}"
+                + (
+                    " (no reasoning asked for)"
+                    if answer.answer_format == "answer only"
+                    else ", its reasoning written after it"
+                )
+            )
         if answer.note:
             st.info(answer.note)
         case_line(run, evidence)
@@ -84,9 +96,15 @@ def render_outcome(run: Run, evidence: Evidence, key: str) -> None:
 def render_totals(run: Run) -> None:
     t = run.totals if run.finished else run.compute_totals()
     columns = st.columns(5)
-    for column, (label, value) in zip(columns, (
-        ("Status", run.status), ("LLM calls", f"{t.calls}"), ("Retrievals", f"{t.retrievals}"),
-        ("Tokens", f"{t.tokens:,}"), ("Seconds", f"{t.seconds:.1f}"),
-    )):
+    for column, (label, value) in zip(
+        columns,
+        (
+            ("Status", run.status),
+            ("LLM calls", f"{t.calls}"),
+            ("Retrievals", f"{t.retrievals}"),
+            ("Tokens", f"{t.tokens:,}"),
+            ("Seconds", f"{t.seconds:.1f}"),
+        ),
+    ):
         column.metric(label, value)
     cost_line(run)

@@ -25,8 +25,10 @@ def _when(ts: float) -> str:
 def imported_mark(store: RunStore, run_id: str | None) -> None:
     row = provenance.lookup(store, run_id) if run_id else None
     if row and row["imported_at"] is not None:
-        st.caption(f":material/move_to_inbox: Run {run_id} was imported from **{md(row['source'] or 'a file')}** "
-                   f"on {_when(row['imported_at'])}" + (f" (backend: {md(row['backend'])})" if row["backend"] else ""))
+        st.caption(
+            f":material/move_to_inbox: Run {run_id} was imported from **{md(row['source'] or 'a file')}** "
+            f"on {_when(row['imported_at'])}" + (f" (backend: {md(row['backend'])})" if row["backend"] else "")
+        )
 
 
 def _import(store: RunStore) -> None:
@@ -60,35 +62,53 @@ def files_panel(store: RunStore) -> None:
         left, right = st.columns(2, gap="large")
         with left:
             if not now.may(Action.MANAGE_RUNS):
-                st.caption(":material/lock: You can download the runs you started in this browser; the owner "
-                           "holds everyone else's.")
+                st.caption(
+                    ":material/lock: You can download the runs you started in this browser; the owner "
+                    "holds everyone else's."
+                )
             by_id = {r["id"]: r for r in rows if r["status"] != "running"}  # a run still going has no file yet
             going = len(rows) - len(by_id)
             opened = st.session_state.get("history.open")
-            chosen = st.multiselect("Runs to download", list(by_id), key="history.files.runs",
-                                    default=[opened] if opened in by_id else None,
-                                    format_func=lambda i: f"{method_label(by_id[i]['method'])} · "
-                                                          f"{short(by_id[i]['question'], 50)} · {i}")
+            chosen = st.multiselect(
+                "Runs to download",
+                list(by_id),
+                key="history.files.runs",
+                default=[opened] if opened in by_id else None,
+                format_func=lambda i: f"{method_label(by_id[i]['method'])} · {short(by_id[i]['question'], 50)} · {i}",
+            )
             together = st.checkbox("One comparison (the same question side by side)", key="history.files.together")
             kind = "comparison" if together else None
             try:  # made now, not on the click: the file is ready when the button is, so no click is lost
                 data, problem = (_file(store, chosen, kind), None) if chosen else (b"", None)
             except RunFileError as exc:
                 data, problem = b"", str(exc)
-            st.download_button("Download run file", data=data,
-                               file_name=f"medrag-runs-{time.strftime('%Y%m%d-%H%M')}.json.gz",
-                               mime="application/gzip", icon=":material/download:", disabled=not data,
-                               key="history.files.download", on_click="ignore")
+            st.download_button(
+                "Download run file",
+                data=data,
+                file_name=f"medrag-runs-{time.strftime('%Y%m%d-%H%M')}.json.gz",
+                mime="application/gzip",
+                icon=":material/download:",
+                disabled=not data,
+                key="history.files.download",
+                on_click="ignore",
+            )
             if problem:
                 st.error(f"{problem}.")
             if going:
                 st.caption(f"Left out until it ends: {going} run{'s' if going != 1 else ''} still going.")
-            st.caption("Everything a screen draws travels with the runs (snippet texts included); "
-                       "no key or password ever does.")
+            st.caption(
+                "Everything a screen draws travels with the runs (snippet texts included); "
+                "no key or password ever does."
+            )
         with right:
             if access.notice(Action.IMPORT_RUNS):
-                st.file_uploader("Import a run file (.json.gz)", type=["gz"], key="history.files.upload",
-                                 on_change=_import, args=(store,))
+                st.file_uploader(
+                    "Import a run file (.json.gz)",
+                    type=["gz"],
+                    key="history.files.upload",
+                    on_change=_import,
+                    args=(store,),
+                )
             kind_, message = st.session_state.get("history.files.message", (None, None))
             if message:
                 (st.error if kind_ == "error" else st.success)(message)

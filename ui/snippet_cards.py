@@ -83,8 +83,10 @@ def mark_note(mark: PassageMark | None) -> str:
     if mark is None:
         return ""
     revised = f"<p><b>Since revised:</b> {esc(mark.superseded_by)}</p>" if mark.superseded_by else ""
-    return (f'<details class="teach-note"><summary>Teaching note ({esc(mark.word)}, case “{esc(mark.case_title)}”)'
-            f'</summary>{revised}<p>{esc(mark.note)}</p></details>')
+    return (
+        f'<details class="teach-note"><summary>Teaching note ({esc(mark.word)}, case “{esc(mark.case_title)}”)'
+        f"</summary>{revised}<p>{esc(mark.note)}</p></details>"
+    )
 
 
 def _body(text: str) -> str:
@@ -109,13 +111,18 @@ def snippet_card(doc: Hit | GeneratedDoc, evidence: Evidence) -> str:
     else:
         scores = [f"fused {doc.score:.4g}"] + [
             f"{name} {value:.3g}" + (f" (#{doc.ranks[name]})" if name in doc.ranks else "")
-            for name, value in doc.scores.items()]
-        head = (f'<span class="tag rank">#{doc.rank}</span><span class="tag corpus">{esc(doc.corpus)}</span>'
-                f'<span class="title">{esc(doc.title or doc_id)}</span>')
+            for name, value in doc.scores.items()
+        ]
+        head = (
+            f'<span class="tag rank">#{doc.rank}</span><span class="tag corpus">{esc(doc.corpus)}</span>'
+            f'<span class="title">{esc(doc.title or doc_id)}</span>'
+        )
         meta = f'<div class="snip-meta">{esc(doc_id)} · {esc(" · ".join(scores))}</div>'
-    return (f'<div class="{" ".join(classes)}"><div class="snip-head">{head}{mark_tag(mark)}'
-            f'{verdict_tag(verdict, generated)}{CITED_TAG if cited else ""}</div>{meta}{_body(doc.text)}'
-            f'{mark_note(mark)}</div>')
+    return (
+        f'<div class="{" ".join(classes)}"><div class="snip-head">{head}{mark_tag(mark)}'
+        f"{verdict_tag(verdict, generated)}{CITED_TAG if cited else ''}</div>{meta}{_body(doc.text)}"
+        f"{mark_note(mark)}</div>"
+    )
 
 
 def doc_card(doc_id: str, evidence: Evidence) -> str:

@@ -15,9 +15,17 @@ from ui.teaching_view import marks_for
 from ui.text import esc, md
 from ui.trace_view import render_timeline
 
-_NOUNS = {"agent_message": "message", "query": "query", "retrieval": "retrieval", "generated_doc": "generated doc",
-          "verdict": "verdict", "sufficiency": "sufficiency round", "report": "report", "answer": "answer",
-          "error": "error"}
+_NOUNS = {
+    "agent_message": "message",
+    "query": "query",
+    "retrieval": "retrieval",
+    "generated_doc": "generated doc",
+    "verdict": "verdict",
+    "sufficiency": "sufficiency round",
+    "report": "report",
+    "answer": "answer",
+    "error": "error",
+}
 
 
 def _plural(n: int, noun: str) -> str:

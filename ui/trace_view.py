@@ -46,8 +46,10 @@ def stage_cost(events: list[Event]) -> str:
 def stage_head(name: str, events: list[Event], anchor: str = "") -> None:
     cost = stage_cost(events)
     at = f' id="{esc(anchor)}"' if anchor else ""
-    st.markdown(f'<div class="stage-head"{at}><span class="name">{esc(name)}</span>'
-                f'<span class="cost">{esc(cost)}</span></div>', unsafe_allow_html=True)
+    st.markdown(
+        f'<div class="stage-head"{at}><span class="name">{esc(name)}</span><span class="cost">{esc(cost)}</span></div>',
+        unsafe_allow_html=True,
+    )
 
 
 def render_timeline(events: list[Event], evidence: Evidence, *, key: str = "") -> None:
@@ -80,16 +82,18 @@ def run_upto(run: Run, upto: int | None) -> Run:
     """The run as it stood after its first ``upto`` events: still running, with no answer, until its last."""
     if upto is None or upto >= len(run.events):
         return run
-    events = run.events[:max(upto, 0)]
+    events = run.events[: max(upto, 0)]
     answer = next((e.payload for e in reversed(events) if isinstance(e.payload, Answer)), None)
     cut = run.model_copy(update={"events": events, "answer": answer, "status": "running", "finished": None})
     end = events[-1].time if events else run.started
-    return cut.model_copy(update={"totals": cut.compute_totals().model_copy(
-        update={"seconds": round(end - run.started, 3)})})
+    return cut.model_copy(
+        update={"totals": cut.compute_totals().model_copy(update={"seconds": round(end - run.started, 3)})}
+    )
 
 
-def render_run(run: Run, *, key: str, show_question: bool = False, upto: int | None = None,
-               reveal_answer: bool = True) -> None:
+def render_run(
+    run: Run, *, key: str, show_question: bool = False, upto: int | None = None, reveal_answer: bool = True
+) -> None:
     run = run_upto(run, upto)
     evidence = Evidence.of(run.events, marks_for(run))
     if show_question:
@@ -98,10 +102,14 @@ def render_run(run: Run, *, key: str, show_question: bool = False, upto: int | N
     if reveal_answer and run.answer is not None:
         reveal(run)
     render_totals(run)
-    trace, docs, cost, labels = st.tabs([
-        f"Trace · {len(run.events)} events",
-        f"Evidence · {len(evidence.hits)} retrieved, {len(evidence.generated)} generated",
-        "Time and tokens", "Labels"])
+    trace, docs, cost, labels = st.tabs(
+        [
+            f"Trace · {len(run.events)} events",
+            f"Evidence · {len(evidence.hits)} retrieved, {len(evidence.generated)} generated",
+            "Time and tokens",
+            "Labels",
+        ]
+    )
     with trace:
         render_timeline(run.events, evidence, key=key)
     with docs:

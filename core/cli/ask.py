@@ -35,13 +35,32 @@ def corpus_path(text: str) -> Path:
 def register(commands) -> None:
     p = commands.add_parser("ask", help="ask one question with one method and stream its trace")
     p.add_argument("question", help="the question text")
-    p.add_argument("--option", action="append", type=_key_value, default=[], metavar='A="text"',
-                   help="a multiple-choice option (repeat for each)")
+    p.add_argument(
+        "--option",
+        action="append",
+        type=_key_value,
+        default=[],
+        metavar='A="text"',
+        help="a multiple-choice option (repeat for each)",
+    )
     p.add_argument("--method", default="cot", help=f"one of: {', '.join(registry())}")
-    p.add_argument("--param", action="append", type=_key_value, default=[], metavar="KNOB=VALUE",
-                   help="a method knob (JSON values, e.g. rounds=2)")
-    p.add_argument("--corpus", action="extend", nargs="+", type=corpus_path, default=[], metavar="PATH",
-                   help="corpus files or folders (several, or repeat); default: the embedded corpus")
+    p.add_argument(
+        "--param",
+        action="append",
+        type=_key_value,
+        default=[],
+        metavar="KNOB=VALUE",
+        help="a method knob (JSON values, e.g. rounds=2)",
+    )
+    p.add_argument(
+        "--corpus",
+        action="extend",
+        nargs="+",
+        type=corpus_path,
+        default=[],
+        metavar="PATH",
+        help="corpus files or folders (several, or repeat); default: the embedded corpus",
+    )
     p.add_argument("--json", action="store_true", help="print the whole run as JSON at the end")
     p.set_defaults(handler=handle)
 
@@ -50,8 +69,10 @@ def _options(pairs: list[tuple[str, str]]) -> dict[str, str]:
     options: dict[str, str] = {}
     for letter, text in pairs:
         if letter.strip() in options:
-            raise ValueError(f"--option {letter.strip()} is given twice ({options[letter.strip()]!r} and {text!r}); "
-                             "give each letter once")
+            raise ValueError(
+                f"--option {letter.strip()} is given twice ({options[letter.strip()]!r} and {text!r}); "
+                "give each letter once"
+            )
         options[letter.strip()] = text
     return options
 
@@ -80,8 +101,16 @@ def handle(args) -> int:
             return _error(str(exc))
     llm, store = LLM(), RunStore()
     with stopping_on_signals("the run") as stop:
-        run = execute(spec.name, question, params.model_dump(), llm=llm, retriever=retriever, store=store,
-                      sinks=[lambda event: print(describe(event), flush=True)], cancel=stop.event)
+        run = execute(
+            spec.name,
+            question,
+            params.model_dump(),
+            llm=llm,
+            retriever=retriever,
+            store=store,
+            sinks=[lambda event: print(describe(event), flush=True)],
+            cancel=stop.event,
+        )
     print(totals_line(run))
     if (cost := run_cost(run, prices(store))).state == "priced":
         print(f"cost: {cost.basis()}")

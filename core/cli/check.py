@@ -15,9 +15,11 @@ def register(commands) -> None:
 def handle(args) -> int:
     llm = LLM(cache_mode="off")
     profile = llm.profile
-    print(f"{llm.where}: {profile.label} ({profile.name}), first asks for {MODE_NAMES[profile.dialect]}, "
-          f"sends {profile.token_field}, takes {', '.join(sorted(profile.sampling)) or 'no sampling fields'}"
-          + (", a reasoning model" if profile.reasoning else ""))
+    print(
+        f"{llm.where}: {profile.label} ({profile.name}), first asks for {MODE_NAMES[profile.dialect]}, "
+        f"sends {profile.token_field}, takes {', '.join(sorted(profile.sampling)) or 'no sampling fields'}"
+        + (", a reasoning model" if profile.reasoning else "")
+    )
     try:
         checked = check(llm)
     except LLMError as exc:

@@ -37,29 +37,68 @@ DEFAULT_METHODS = "cot,medrag,imedrag,sema"
 
 
 def register(commands) -> None:
-    p = commands.add_parser("eval", help="run methods and ablation presets over a MIRAGE-format benchmark; accuracy "
-                                         "with intervals, paired tests and cost per dataset")
-    p.add_argument("--methods", help=f"comma-separated, from: {', '.join(registry())} (default {DEFAULT_METHODS}, "
-                                     "or none when --preset is given)")
-    p.add_argument("--preset", action="append", default=[], metavar="NAME",
-                   help=f"an ablation preset, run under its name (comma-separated or repeat): {_preset_names()}")
-    p.add_argument("--bench", type=Path, required=True, help="benchmark .json or .json.gz: {dataset: {id: {question, "
-                                                               "options, answer}}}")
+    p = commands.add_parser(
+        "eval",
+        help="run methods and ablation presets over a MIRAGE-format benchmark; accuracy "
+        "with intervals, paired tests and cost per dataset",
+    )
+    p.add_argument(
+        "--methods",
+        help=f"comma-separated, from: {', '.join(registry())} (default {DEFAULT_METHODS}, "
+        "or none when --preset is given)",
+    )
+    p.add_argument(
+        "--preset",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=f"an ablation preset, run under its name (comma-separated or repeat): {_preset_names()}",
+    )
+    p.add_argument(
+        "--bench",
+        type=Path,
+        required=True,
+        help="benchmark .json or .json.gz: {dataset: {id: {question, options, answer}}}",
+    )
     p.add_argument("--ids", type=Path, help="question ids to run, {dataset: [id, ...]} (default: every question)")
-    p.add_argument("--corpus", action="extend", nargs="+", type=Path, default=[], metavar="PATH",
-                   help="corpus files or folders (several, or repeat); default: the embedded corpus")
+    p.add_argument(
+        "--corpus",
+        action="extend",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="PATH",
+        help="corpus files or folders (several, or repeat); default: the embedded corpus",
+    )
     p.add_argument("--datasets", help="comma-separated datasets (default: all in the ids file or benchmark)")
-    p.add_argument("--sample", type=int, metavar="N", help="a seeded random N questions of each dataset (a larger N "
-                                                           "with the same seed extends a smaller one)")
+    p.add_argument(
+        "--sample",
+        type=int,
+        metavar="N",
+        help="a seeded random N questions of each dataset (a larger N with the same seed extends a smaller one)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed for --sample (default 0)")
     p.add_argument("--limit", type=int, help="first N questions of each dataset (of the sample, if any)")
     p.add_argument("--concurrency", type=int, default=2, help="questions in flight at once (default 2)")
-    p.add_argument("--param", action="append", type=_key_value, default=[], metavar="METHOD.KNOB=VALUE",
-                   help="a method knob (JSON values), e.g. sema.t_max=1, for the method and its presets (repeat)")
-    p.add_argument("--report", action="store_true", help="run nothing: print and write the table of what earlier "
-                                                         "runs of the same configuration finished")
-    p.add_argument("--out", type=Path, help="folder for items.csv, summary.csv, pairs.csv, summary.json "
-                                            "(default: eval/<benchmark name> in the studio folder)")
+    p.add_argument(
+        "--param",
+        action="append",
+        type=_key_value,
+        default=[],
+        metavar="METHOD.KNOB=VALUE",
+        help="a method knob (JSON values), e.g. sema.t_max=1, for the method and its presets (repeat)",
+    )
+    p.add_argument(
+        "--report",
+        action="store_true",
+        help="run nothing: print and write the table of what earlier runs of the same configuration finished",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        help="folder for items.csv, summary.csv, pairs.csv, summary.json "
+        "(default: eval/<benchmark name> in the studio folder)",
+    )
     p.set_defaults(handler=handle)
 
 
@@ -87,8 +126,10 @@ def _plan(args) -> EvalPlan:
     for key, value in args.param:
         method, dot, knob = key.partition(".")
         if not dot or method not in knobbed:
-            raise ValueError(f"--param {key}: write METHOD.KNOB=VALUE for one of the chosen methods "
-                             f"({', '.join(dict.fromkeys(knobbed))})")
+            raise ValueError(
+                f"--param {key}: write METHOD.KNOB=VALUE for one of the chosen methods "
+                f"({', '.join(dict.fromkeys(knobbed))})"
+            )
         params[method][knob] = param_value(value)
     for method, knobs in params.items():
         try:
@@ -101,12 +142,21 @@ def _plan(args) -> EvalPlan:
     if args.concurrency < 1:
         raise ValueError("--concurrency must be at least 1")
     datasets = _names(args.datasets) or None
-    items = select(load_benchmark(args.bench), load_ids(args.ids) if args.ids else None, datasets, args.limit,
-                   sample=args.sample, seed=args.seed)
+    items = select(
+        load_benchmark(args.bench),
+        load_ids(args.ids) if args.ids else None,
+        datasets,
+        args.limit,
+        sample=args.sample,
+        seed=args.seed,
+    )
     if not items:
         source = f"the ids file {args.ids}" if args.ids else f"the benchmark {args.bench}"
-        raise ValueError(f"no question is selected: {source} lists none"
-                         + (f" for {', '.join(datasets)}" if datasets else "") + "; nothing to run")
+        raise ValueError(
+            f"no question is selected: {source} lists none"
+            + (f" for {', '.join(datasets)}" if datasets else "")
+            + "; nothing to run"
+        )
     return EvalPlan(methods=methods, items=items, params=dict(params), presets=presets)
 
 
@@ -149,8 +199,17 @@ def handle(args) -> int:
     began = time.perf_counter()
     store = RunStore()
     with stopping_on_signals("the runs in flight") as stop:
-        outcome = evaluate(plan, llm=llm, retriever=retriever, store=store, concurrency=args.concurrency,
-                           progress=progressed, on_start=started, stop=stop.event, report_only=args.report)
+        outcome = evaluate(
+            plan,
+            llm=llm,
+            retriever=retriever,
+            store=store,
+            concurrency=args.concurrency,
+            progress=progressed,
+            on_start=started,
+            stop=stop.event,
+            report_only=args.report,
+        )
     bar.close()
     summary = summarize(outcome.rows)
     print(format_table(summary) if summary else "no finished runs yet")
@@ -161,21 +220,36 @@ def handle(args) -> int:
         print("\noptions chosen / right, per dataset (Stuart–Maxwell test that they share one distribution):")
         print(format_answers(answer_shares(outcome.rows)))
     out = args.out or paths.home() / "eval" / args.bench.name.split(".")[0]
-    settings = {"bench": str(args.bench), "ids": str(args.ids) if args.ids else None, "methods": plan.methods,
-                "presets": plan.presets, "sample": args.sample, "seed": args.seed, "params": plan.params,
-                "model": llm.backend, "corpus": list(retriever.corpora) if retriever else [],
-                "questions": len(plan.items), "ran": outcome.ran, "skipped": outcome.skipped,
-                "wall_seconds": round(time.perf_counter() - began, 1)}
+    settings = {
+        "bench": str(args.bench),
+        "ids": str(args.ids) if args.ids else None,
+        "methods": plan.methods,
+        "presets": plan.presets,
+        "sample": args.sample,
+        "seed": args.seed,
+        "params": plan.params,
+        "model": llm.backend,
+        "corpus": list(retriever.corpora) if retriever else [],
+        "questions": len(plan.items),
+        "ran": outcome.ran,
+        "skipped": outcome.skipped,
+        "wall_seconds": round(time.perf_counter() - began, 1),
+    }
     written = write_results(out, outcome.rows, summary, settings)
-    print(f"{outcome.ran} run(s) now, {outcome.skipped} from before, {settings['wall_seconds']:.0f}s; "
-          f"results in {', '.join(str(p) for p in written)}")
+    print(
+        f"{outcome.ran} run(s) now, {outcome.skipped} from before, {settings['wall_seconds']:.0f}s; "
+        f"results in {', '.join(str(p) for p in written)}"
+    )
     if outcome.cancelled:
         print("interrupted: run the same command again to resume", file=sys.stderr)
         return stop.exit_code
     if outcome.ran and len(failed) == outcome.ran:
         first = store.load_run(failed[0]["run_id"]).events[-1].payload
-        print(f"error: all {outcome.ran} run(s) ended in an error, so nothing was scored; the first: "
-              f"{getattr(first, 'message', first.kind)}", file=sys.stderr)
+        print(
+            f"error: all {outcome.ran} run(s) ended in an error, so nothing was scored; the first: "
+            f"{getattr(first, 'message', first.kind)}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

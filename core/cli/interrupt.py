@@ -35,8 +35,10 @@ def stopping_on_signals(what: str) -> Iterator[Stop]:
         if stop.count == 1:
             stop.signum = signum
             stop.event.set()
-            _say(f"{signal.Signals(signum).name}: stopping {what}; each ends within seconds and keeps its trace "
-                 "(Ctrl-C twice more to quit at once)")
+            _say(
+                f"{signal.Signals(signum).name}: stopping {what}; each ends within seconds and keeps its trace "
+                "(Ctrl-C twice more to quit at once)"
+            )
         elif stop.count == 2:
             _say("still stopping…")
         else:

@@ -27,24 +27,34 @@ def describe(event: Event) -> str:
             overall = "" if p.accepted is None else ("accepted, " if p.accepted else "rejected, ")
             body = f"verdict: {overall}kept {kept}/{len(p.items)} {_short(p.reason, 80)}"
         case "sufficiency":
-            body = (f"round {p.round}: {'sufficient' if p.sufficient else 'insufficient'}"
-                    + (f"; gaps: {_short('; '.join(p.gaps), 80)}" if p.gaps else "")
-                    + (f"; follow-ups: {len(p.follow_up_queries)}" if p.follow_up_queries else ""))
+            body = (
+                f"round {p.round}: {'sufficient' if p.sufficient else 'insufficient'}"
+                + (f"; gaps: {_short('; '.join(p.gaps), 80)}" if p.gaps else "")
+                + (f"; follow-ups: {len(p.follow_up_queries)}" if p.follow_up_queries else "")
+            )
         case "report":
             body = f"report: {len(p.supporting)} supporting, {len(p.refuting)} refuting, {len(p.conflicts)} conflicts"
         case "answer":
-            body = f"ANSWER {p.choice + ': ' if p.choice else ''}{_short(p.text, 100)}" + (f" [{', '.join(p.cited)}]" if p.cited else "")
+            body = f"ANSWER {p.choice + ': ' if p.choice else ''}{_short(p.text, 100)}" + (
+                f" [{', '.join(p.cited)}]" if p.cited else ""
+            )
         case "error":
             body = f"ERROR: {p.message}"
         case _:
             body = p.kind
     u = event.usage
-    cost = f"  ({u.prompt_tokens}+{u.completion_tokens} tok, {u.seconds:.1f}s{', cached' if u.cached else ''})" if u.calls else ""
+    cost = (
+        f"  ({u.prompt_tokens}+{u.completion_tokens} tok, {u.seconds:.1f}s{', cached' if u.cached else ''})"
+        if u.calls
+        else ""
+    )
     said = "".join(f"\n      note: {note}" for note in getattr(p, "notes", []))
     return f"[{event.seq:>3}] {event.stage} · {event.agent}: {body}{cost}{said}"
 
 
 def totals_line(run: Run) -> str:
     t = run.totals
-    return (f"{run.status}: {t.calls} LLM calls, {t.retrievals} retrievals, {t.prompt_tokens} prompt + "
-            f"{t.completion_tokens} completion tokens, {t.seconds:.1f}s (run {run.id})")
+    return (
+        f"{run.status}: {t.calls} LLM calls, {t.retrievals} retrievals, {t.prompt_tokens} prompt + "
+        f"{t.completion_tokens} completion tokens, {t.seconds:.1f}s (run {run.id})"
+    )

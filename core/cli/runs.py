@@ -17,8 +17,11 @@ def register(commands) -> None:
     out.add_argument("run_ids", nargs="*", metavar="RUN_ID", help="runs to export, in this order")
     out.add_argument("--all", action="store_true", help="every saved run (newest first)")
     out.add_argument("--method", help="with --all: only this method's runs")
-    out.add_argument("--comparison", action="store_true",
-                     help="mark the runs as one comparison (the same question, shown side by side)")
+    out.add_argument(
+        "--comparison",
+        action="store_true",
+        help="mark the runs as one comparison (the same question, shown side by side)",
+    )
     out.add_argument("--title", default="", help="a title stored in the file")
     out.set_defaults(handler=handle_export)
     into = actions.add_parser("import", help="check a run file whole, then import its runs")

@@ -15,14 +15,25 @@ def register(commands) -> None:
     p.add_argument("query", help="the query text")
     p.add_argument("--k", type=int, default=10, help="number of hits (default 10)")
     p.add_argument("--corpus", action="append", default=[], metavar="NAME", help="search only this corpus (repeat)")
-    p.add_argument("--path", action="extend", nargs="+", type=Path, default=[], metavar="PATH",
-                   help="corpus files or folders to open (several, or repeat; default: the default corpus)")
-    p.add_argument("--balanced", action="store_true",
-                   help="source-balanced: an equal share of k from each corpus, then re-scored together")
+    p.add_argument(
+        "--path",
+        action="extend",
+        nargs="+",
+        type=Path,
+        default=[],
+        metavar="PATH",
+        help="corpus files or folders to open (several, or repeat; default: the default corpus)",
+    )
+    p.add_argument(
+        "--balanced",
+        action="store_true",
+        help="source-balanced: an equal share of k from each corpus, then re-scored together",
+    )
     p.add_argument("--mode", choices=MODES, default="hybrid", help="retrievers to use (default hybrid)")
     p.add_argument("--exclude", action="append", default=[], metavar="ID", help="snippet id never to return (repeat)")
-    p.add_argument("--cache-dir", type=Path, default=None,
-                   help="where indexes live (default: the studio's index folder)")
+    p.add_argument(
+        "--cache-dir", type=Path, default=None, help="where indexes live (default: the studio's index folder)"
+    )
     p.set_defaults(handler=handle)
 
 
@@ -39,8 +50,14 @@ def handle(args) -> int:
 
     try:
         retriever = open_retriever(args.path or None, progress=True, cache_dir=args.cache_dir)
-        hits = retriever.search(args.query, args.k, corpora=args.corpus or None, balanced=args.balanced,
-                                exclude=frozenset(args.exclude), mode=args.mode)
+        hits = retriever.search(
+            args.query,
+            args.k,
+            corpora=args.corpus or None,
+            balanced=args.balanced,
+            exclude=frozenset(args.exclude),
+            mode=args.mode,
+        )
     except (CorpusError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

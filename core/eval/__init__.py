@@ -7,5 +7,18 @@ from core.eval.presets import PRESETS, Preset, get_preset
 from core.eval.report import summarize, write_results
 from core.eval.runner import evaluate
 
-__all__ = ["PRESETS", "Arm", "BenchItem", "BenchmarkError", "EvalPlan", "Preset", "evaluate", "get_preset",
-           "load_benchmark", "load_ids", "select", "summarize", "write_results"]
+__all__ = [
+    "PRESETS",
+    "Arm",
+    "BenchItem",
+    "BenchmarkError",
+    "EvalPlan",
+    "Preset",
+    "evaluate",
+    "get_preset",
+    "load_benchmark",
+    "load_ids",
+    "select",
+    "summarize",
+    "write_results",
+]

@@ -56,8 +56,10 @@ class AnswerShares:
         who = f"{label(self.arm)} on {self.dataset}"
         lean = self.leaning
         if lean is None:
-            return f"{who}: chose each option as often as it was right ({self.answered} question" \
-                   f"{'' if self.answered == 1 else 's'})"
+            return (
+                f"{who}: chose each option as often as it was right ({self.answered} question"
+                f"{'' if self.answered == 1 else 's'})"
+            )
         chosen, right = _times(self.chosen.get(lean, 0)), _times(self.gold.get(lean, 0))
         said = f"chose {lean} {chosen} in {self.answered}, right {right}"
         if self.p is None:
@@ -67,9 +69,17 @@ class AnswerShares:
         return f"{who}: {said}; a lean the data cannot show (Stuart–Maxwell p = {self.p:.2f})"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"arm": self.arm, "dataset": self.dataset, "answered": self.answered, "unanswered": self.unanswered,
-                "gold": self.gold, "chosen": self.chosen, "leaning": self.leaning,
-                "p": None if self.p is None else round(self.p, 4), "leans": self.leans}
+        return {
+            "arm": self.arm,
+            "dataset": self.dataset,
+            "answered": self.answered,
+            "unanswered": self.unanswered,
+            "gold": self.gold,
+            "chosen": self.chosen,
+            "leaning": self.leaning,
+            "p": None if self.p is None else round(self.p, 4),
+            "leans": self.leans,
+        }
 
 
 def _times(n: int) -> str:
@@ -105,22 +115,33 @@ def answer_shares(rows: list[dict[str, Any]]) -> list[AnswerShares]:
     out = []
     for key in [(a, d) for a in arms for d in datasets if (a, d) in groups]:
         pairs = [(r["gold"], r["predicted"]) for r in groups[key] if r["predicted"]]
-        out.append(AnswerShares(
-            arm=key[0], dataset=key[1], answered=len(pairs), unanswered=len(groups[key]) - len(pairs),
-            gold=dict(sorted(Counter(g for g, _ in pairs).items())),
-            chosen=dict(sorted(Counter(c for _, c in pairs).items())), p=stuart_maxwell(pairs)))
+        out.append(
+            AnswerShares(
+                arm=key[0],
+                dataset=key[1],
+                answered=len(pairs),
+                unanswered=len(groups[key]) - len(pairs),
+                gold=dict(sorted(Counter(g for g, _ in pairs).items())),
+                chosen=dict(sorted(Counter(c for _, c in pairs).items())),
+                p=stuart_maxwell(pairs),
+            )
+        )
     return out
 
 
 def format_answers(found: list[AnswerShares], label: Label = str) -> str:
     """Per arm and dataset: each option's times chosen / times right, the test, and the leans the data show."""
-    lines = [f"{label(a.arm)}  {a.dataset}: " + "  ".join(f"{o} {a.chosen.get(o, 0)}/{a.gold.get(o, 0)}"
-                                                          for o in a.options)
-             + ("  (p not computable)" if a.p is None else f"  (p = {a.p:.3f})") for a in found]
+    lines = [
+        f"{label(a.arm)}  {a.dataset}: "
+        + "  ".join(f"{o} {a.chosen.get(o, 0)}/{a.gold.get(o, 0)}" for o in a.options)
+        + ("  (p not computable)" if a.p is None else f"  (p = {a.p:.3f})")
+        for a in found
+    ]
     return "\n".join([*lines, *leans_found(found, label)])
 
 
 def leans_found(found: list[AnswerShares], label: Label = str) -> list[str]:
     """The reading of each lean the data show, or one line saying there is none."""
     return [a.reading(label) for a in found if a.leans] or [
-        "no arm leans to an option more than the data can separate from chance"]
+        "no arm leans to an option more than the data can separate from chance"
+    ]

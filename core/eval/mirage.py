@@ -67,8 +67,9 @@ def parse_json(data: bytes, name: str) -> Any:
     except UnicodeDecodeError as exc:
         raise BenchmarkError(f"{name} is not UTF-8 text (an invalid byte at offset {exc.start})") from exc
     except json.JSONDecodeError as exc:
-        raise BenchmarkError(f"{name} is not readable JSON: {exc.msg} at line {exc.lineno}, "
-                             f"column {exc.colno}") from exc
+        raise BenchmarkError(
+            f"{name} is not readable JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+        ) from exc
 
 
 def _read(path: Path | str) -> Any:
@@ -91,24 +92,31 @@ def check_benchmark(data: Any, name: str) -> dict[str, dict[str, Any]]:
         raise BenchmarkError(f"{name} is not a MIRAGE-format benchmark: expected {SHAPE}, found {found}")
     for dataset, entries in data.items():
         if isinstance(entries, list):
-            raise BenchmarkError(f"{name}: dataset {dataset!r} is a list of ids, not {{question_id: entry}}: "
-                                 "this looks like an ids file (it goes with --ids), not a benchmark")
+            raise BenchmarkError(
+                f"{name}: dataset {dataset!r} is a list of ids, not {{question_id: entry}}: "
+                "this looks like an ids file (it goes with --ids), not a benchmark"
+            )
         if not isinstance(entries, dict):
-            raise BenchmarkError(f"{name}: dataset {dataset!r} should map question ids to entries "
-                                 f"({SHAPE}), found {_kind(entries)}")
+            raise BenchmarkError(
+                f"{name}: dataset {dataset!r} should map question ids to entries ({SHAPE}), found {_kind(entries)}"
+            )
     return data
 
 
 def check_ids(data: Any, name: str) -> dict[str, list[str]]:
     if not isinstance(data, dict) or not all(isinstance(v, list) for v in data.values()):
-        hint = (": this looks like a benchmark file, not an ids file" if isinstance(data, dict) and data
-                and all(isinstance(v, dict) for v in data.values()) else "")
+        hint = (
+            ": this looks like a benchmark file, not an ids file"
+            if isinstance(data, dict) and data and all(isinstance(v, dict) for v in data.values())
+            else ""
+        )
         raise BenchmarkError(f"{name} should map each dataset to a list of question ids{hint}")
     for dataset, qids in data.items():
         bad = [q for q in qids if not isinstance(q, str | int) or isinstance(q, bool)]
         if bad:
-            raise BenchmarkError(f"{name}: dataset {dataset!r}: question ids are strings, found {_kind(bad[0])} "
-                                 f"{_preview(bad[0])}")
+            raise BenchmarkError(
+                f"{name}: dataset {dataset!r}: question ids are strings, found {_kind(bad[0])} {_preview(bad[0])}"
+            )
     return {dataset: list(dict.fromkeys(str(q) for q in qids)) for dataset, qids in data.items()}
 
 
@@ -135,8 +143,9 @@ def _item(dataset: str, qid: str, raw: Any) -> BenchItem:
         raise BenchmarkError(f"{where}: {'; '.join(e['msg'] for e in exc.errors())}") from exc
     answer = raw["answer"]
     if not isinstance(answer, str):
-        raise BenchmarkError(f"{where}: the answer should be one option letter, found {_kind(answer)} "
-                             f"{_preview(answer)}")
+        raise BenchmarkError(
+            f"{where}: the answer should be one option letter, found {_kind(answer)} {_preview(answer)}"
+        )
     if answer not in question.options:
         raise BenchmarkError(f"{where}: the answer {answer!r} is not one of the options {list(question.options)}")
     return BenchItem(dataset, qid, question, answer)
@@ -151,16 +160,24 @@ def _order(qids: list[str], dataset: str, sample: int | None, seed: int) -> list
     return shuffled[:sample]
 
 
-def select(bench: dict[str, dict[str, Any]], ids: dict[str, list[str]] | None = None,
-           datasets: list[str] | None = None, limit: int | None = None, *, sample: int | None = None,
-           seed: int = 0) -> list[BenchItem]:
+def select(
+    bench: dict[str, dict[str, Any]],
+    ids: dict[str, list[str]] | None = None,
+    datasets: list[str] | None = None,
+    limit: int | None = None,
+    *,
+    sample: int | None = None,
+    seed: int = 0,
+) -> list[BenchItem]:
     """The questions to run: the ids file's (or every) question of each chosen dataset, or a seeded ``sample`` of
     them, then the first ``limit`` of each. Every unusable entry is named, not just the first."""
     source = ids if ids is not None else {name: list(entries) for name, entries in bench.items()}
     lacking = [d for d in (datasets or source) if d in source and d not in bench]
     if lacking:
-        raise BenchmarkError(f"the ids file names dataset(s) {', '.join(lacking)} that the benchmark lacks; "
-                             f"the benchmark has: {', '.join(bench)}")
+        raise BenchmarkError(
+            f"the ids file names dataset(s) {', '.join(lacking)} that the benchmark lacks; "
+            f"the benchmark has: {', '.join(bench)}"
+        )
     chosen = datasets or list(source)
     unknown = [d for d in chosen if d not in source]
     if unknown:

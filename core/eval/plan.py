@@ -44,8 +44,9 @@ class EvalPlan:
 
     def configs(self, llm: LLM, retriever: Retriever | None) -> dict[str, str]:
         """Each arm's configuration key; bad method names or knobs fail here, before any question runs."""
-        return self.config_keys(llm.backend, list(retriever.corpora) if retriever is not None else [],
-                                llm.answer_format)
+        return self.config_keys(
+            llm.backend, list(retriever.corpora) if retriever is not None else [], llm.answer_format
+        )
 
     def config_keys(self, backend: str, corpora: list[str], answer_format: AnswerFormat) -> dict[str, str]:
         """The same from the backend's name, its automatic answer format and the corpus names alone, without
@@ -57,6 +58,7 @@ class EvalPlan:
             knobs = spec.params(**arm.params).model_dump()
             knobs["answer_format"] = knobs["answer_format"] or answer_format
             retrieves = spec.uses_retrieval
-            keys[arm.name] = config_key(arm.method, knobs, backend, corpora if retrieves else [],
-                                        SCORING if retrieves else "")
+            keys[arm.name] = config_key(
+                arm.method, knobs, backend, corpora if retrieves else [], SCORING if retrieves else ""
+            )
         return keys

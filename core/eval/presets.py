@@ -36,11 +36,21 @@ def _presets() -> list[Preset]:
         Preset("discuss-no-verify", "discuss", {"verify": False}, "Discuss-RAG w/o verification", discuss),
         Preset("medrgag-no-kgcc", "medrgag", {"kgcc": False}, "MedRGAG w/o KGCC", medrgag),
         Preset("medrgag-no-kads", "medrgag", {"kads": False}, "MedRGAG w/o KADS", medrgag),
-        Preset("medrag-options-query", "medrag", {"query": "question and options"}, "MedRAG, options searched too",
-               query),
+        Preset(
+            "medrag-options-query", "medrag", {"query": "question and options"}, "MedRAG, options searched too", query
+        ),
         *[Preset(f"mass-{view}", "mass", {"views": [view]}, f"MASS-RAG {view} only", mass) for view in VIEWS],
-        *[Preset(f"imedrag-r{r}q{q}", "imedrag", {"rounds": r, "queries": q}, f"i-MedRAG {r} round(s) × {q} quer"
-                 f"{'y' if q == 1 else 'ies'}", grid) for r in range(1, 5) for q in range(1, 4)],
+        *[
+            Preset(
+                f"imedrag-r{r}q{q}",
+                "imedrag",
+                {"rounds": r, "queries": q},
+                f"i-MedRAG {r} round(s) × {q} quer{'y' if q == 1 else 'ies'}",
+                grid,
+            )
+            for r in range(1, 5)
+            for q in range(1, 4)
+        ],
     ]
 
 

@@ -55,9 +55,13 @@ class EvalProgress:
     def record(self, arm: str, row: dict[str, Any]) -> None:
         with self._lock:
             a = self._arms[arm]
-            self._arms[arm] = replace(a, done=a.done + 1, errors=a.errors + (row["status"] != "ok"),
-                                      correct=a.correct + bool(row["correct"]),
-                                      run_seconds=a.run_seconds + float(row["seconds"] or 0.0))
+            self._arms[arm] = replace(
+                a,
+                done=a.done + 1,
+                errors=a.errors + (row["status"] != "ok"),
+                correct=a.correct + bool(row["correct"]),
+                run_seconds=a.run_seconds + float(row["seconds"] or 0.0),
+            )
 
     def end(self) -> None:
         self.ended = time.time()
@@ -101,8 +105,11 @@ MEASURED = REPO_ROOT / "benchmarks" / "results" / "llm_bench.json"  # the embedd
 def recorded_seconds(store: RunStore, method: str, model: str) -> float | None:
     """The median seconds of the method's latest finished runs on this model, as the store has them; for the
     embedded model with none stored yet, its measured seconds (``benchmarks/llm_bench.py``, the shipped server)."""
-    rows = [r for r in store.list_runs(limit=RECORDED_RUNS * 4, method=method)
-            if r["status"] == "ok" and r["model"] == model and r["totals"].get("seconds")][:RECORDED_RUNS]
+    rows = [
+        r
+        for r in store.list_runs(limit=RECORDED_RUNS * 4, method=method)
+        if r["status"] == "ok" and r["model"] == model and r["totals"].get("seconds")
+    ][:RECORDED_RUNS]
     if rows:
         return statistics.median(r["totals"]["seconds"] for r in rows)
     return _measured().get(method) if model == MODEL_NAME else None

@@ -16,9 +16,11 @@ from core.eval.stats import LEVEL, Paired, overall_reading, pairs, wilson
 
 COSTS = ("calls", "retrievals", "prompt_tokens", "completion_tokens", "seconds")
 ALL = "all"
-ACCURACY_NOTE = (f"accuracy = correct answers over all questions asked; a run that ended in error counts as not "
-                 f"correct and is counted under 'errors'. {LEVEL:.0%} CI: Wilson score interval. Pairs: exact McNemar "
-                 "test on the questions both arms finished.")
+ACCURACY_NOTE = (
+    f"accuracy = correct answers over all questions asked; a run that ended in error counts as not "
+    f"correct and is counted under 'errors'. {LEVEL:.0%} CI: Wilson score interval. Pairs: exact McNemar "
+    "test on the questions both arms finished."
+)
 
 
 def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -39,10 +41,20 @@ def _line(arm: str, dataset: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
     correct = sum(r["correct"] for r in rows)
     errors = sum(r["status"] != "ok" for r in rows)
     low, high = wilson(correct, n)
-    line = {"arm": arm, "method": rows[0]["method"], "preset": rows[0].get("preset") or "", "dataset": dataset,
-            "n": n, "correct": correct, "accuracy": round(correct / n, 4), "ci_low": round(low, 4),
-            "ci_high": round(high, 4), "errors": errors, "error_rate": round(errors / n, 4),
-            "parse_errors": sum(r["error_type"] == "LLMParseError" for r in rows)}
+    line = {
+        "arm": arm,
+        "method": rows[0]["method"],
+        "preset": rows[0].get("preset") or "",
+        "dataset": dataset,
+        "n": n,
+        "correct": correct,
+        "accuracy": round(correct / n, 4),
+        "ci_low": round(low, 4),
+        "ci_high": round(high, 4),
+        "errors": errors,
+        "error_rate": round(errors / n, 4),
+        "parse_errors": sum(r["error_type"] == "LLMParseError" for r in rows),
+    }
     line.update({f"mean_{c}": round(sum(r[c] for r in rows) / n, 2) for c in COSTS})
     line["mean_tokens"] = round(line["mean_prompt_tokens"] + line["mean_completion_tokens"], 2)
     return line
@@ -59,19 +71,43 @@ def pairwise(rows: list[dict[str, Any]]) -> dict[str, list[Paired]]:
 
 def _columns(header: list[str], body: list[list[str]], left: int) -> list[str]:
     widths = [max(len(str(r[i])) for r in [header, *body]) for i in range(len(header))]
-    lines = ["  ".join(str(cell).ljust(w) if i < left else str(cell).rjust(w) for i, (cell, w) in
-                       enumerate(zip(r, widths))) for r in [header, *body]]
+    lines = [
+        "  ".join(str(cell).ljust(w) if i < left else str(cell).rjust(w) for i, (cell, w) in enumerate(zip(r, widths)))
+        for r in [header, *body]
+    ]
     return [lines[0], "-" * len(lines[0]), *lines[1:]]
 
 
 def format_table(summary: list[dict[str, Any]]) -> str:
-    header = ["arm", "dataset", "accuracy", f"{LEVEL:.0%} CI", "errors", "unparseable", "calls", "retrievals",
-              "prompt tok", "compl. tok", "s/question"]
-    body = [[s["arm"], s["dataset"], f"{s['accuracy']:.1%} ({s['correct']}/{s['n']})",
-             f"{s['ci_low']:.1%}–{s['ci_high']:.1%}", f"{s['error_rate']:.0%} ({s['errors']})",
-             f"{s['parse_errors'] / s['n']:.0%} ({s['parse_errors']})", f"{s['mean_calls']:.1f}",
-             f"{s['mean_retrievals']:.1f}", f"{s['mean_prompt_tokens']:,.0f}", f"{s['mean_completion_tokens']:,.0f}",
-             f"{s['mean_seconds']:.1f}"] for s in summary]
+    header = [
+        "arm",
+        "dataset",
+        "accuracy",
+        f"{LEVEL:.0%} CI",
+        "errors",
+        "unparseable",
+        "calls",
+        "retrievals",
+        "prompt tok",
+        "compl. tok",
+        "s/question",
+    ]
+    body = [
+        [
+            s["arm"],
+            s["dataset"],
+            f"{s['accuracy']:.1%} ({s['correct']}/{s['n']})",
+            f"{s['ci_low']:.1%}–{s['ci_high']:.1%}",
+            f"{s['error_rate']:.0%} ({s['errors']})",
+            f"{s['parse_errors'] / s['n']:.0%} ({s['parse_errors']})",
+            f"{s['mean_calls']:.1f}",
+            f"{s['mean_retrievals']:.1f}",
+            f"{s['mean_prompt_tokens']:,.0f}",
+            f"{s['mean_completion_tokens']:,.0f}",
+            f"{s['mean_seconds']:.1f}",
+        ]
+        for s in summary
+    ]
     return "\n".join([*_columns(header, body, left=2), ACCURACY_NOTE])
 
 
@@ -80,8 +116,19 @@ def format_pairs(found: list[Paired], label: Callable[[str], str] = str) -> str:
     if not found:
         return overall_reading(found, label)
     header = ["first", "second", "questions", "b: first only", "c: second only", "McNemar p", "agree", "same answer"]
-    body = [[label(p.first), label(p.second), str(p.n), str(p.b), str(p.c), f"{p.p:.3f}", f"{p.agreement:.0%}",
-             f"{p.same_answer:.0%}"] for p in found]
+    body = [
+        [
+            label(p.first),
+            label(p.second),
+            str(p.n),
+            str(p.b),
+            str(p.c),
+            f"{p.p:.3f}",
+            f"{p.agreement:.0%}",
+            f"{p.same_answer:.0%}",
+        ]
+        for p in found
+    ]
     return "\n".join([*_columns(header, body, left=2), overall_reading(found, label)])
 
 
@@ -94,8 +141,9 @@ def _csv(path: Path, table: list[dict[str, Any]]) -> Path:
     return path
 
 
-def write_results(out: Path, rows: list[dict[str, Any]], summary: list[dict[str, Any]],
-                  settings: dict[str, Any]) -> list[Path]:
+def write_results(
+    out: Path, rows: list[dict[str, Any]], summary: list[dict[str, Any]], settings: dict[str, Any]
+) -> list[Path]:
     """``items.csv`` (one row per arm and question, with its run id), ``summary.csv`` (with the intervals),
     ``pairs.csv`` (the paired tests, pooled and per dataset) and ``summary.json`` (all of it, the options each arm
     chose against the right ones, and the settings)."""
@@ -105,7 +153,18 @@ def write_results(out: Path, rows: list[dict[str, Any]], summary: list[dict[str,
     written = [_csv(out / "items.csv", rows), _csv(out / "summary.csv", summary), _csv(out / "pairs.csv", pair_rows)]
     path = out / "summary.json"
     answers = [a.as_dict() for a in answer_shares(rows)]
-    path.write_text(json.dumps({"settings": settings, "note": ACCURACY_NOTE, "summary": summary, "pairs": pair_rows,
-                                "reading": overall_reading(tests[ALL]), "answers": answers}, indent=2),
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "settings": settings,
+                "note": ACCURACY_NOTE,
+                "summary": summary,
+                "pairs": pair_rows,
+                "reading": overall_reading(tests[ALL]),
+                "answers": answers,
+            },
+            indent=2,
+        ),
+        encoding="utf-8",
+    )
     return [*written, path]

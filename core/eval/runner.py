@@ -30,10 +30,19 @@ class EvalOutcome:
     cancelled: bool = False
 
 
-def evaluate(plan: EvalPlan, *, llm: LLM, retriever: Retriever | None, store: RunStore, concurrency: int = 2,
-             progress: Progress | None = None, on_start: Callable[[int, int], None] | None = None,
-             stop: threading.Event | None = None, report_only: bool = False,
-             watch: EvalProgress | None = None) -> EvalOutcome:
+def evaluate(
+    plan: EvalPlan,
+    *,
+    llm: LLM,
+    retriever: Retriever | None,
+    store: RunStore,
+    concurrency: int = 2,
+    progress: Progress | None = None,
+    on_start: Callable[[int, int], None] | None = None,
+    stop: threading.Event | None = None,
+    report_only: bool = False,
+    watch: EvalProgress | None = None,
+) -> EvalOutcome:
     """Every run is stored; ``stop`` (or Ctrl-C) cancels the runs in flight, which are not counted as done.
     ``report_only`` runs nothing: the rows are what earlier evaluations finished.
 
@@ -52,13 +61,19 @@ def evaluate(plan: EvalPlan, *, llm: LLM, retriever: Retriever | None, store: Ru
         sharing[configs[arm.name]].append(arm)
     pending: list[tuple[Arm, BenchItem]] = []
     if not report_only:
-        pending = [(group[0], item) for item in plan.items for config, group in sharing.items()
-                   if item.key not in done[config]]
+        pending = [
+            (group[0], item) for item in plan.items for config, group in sharing.items() if item.key not in done[config]
+        ]
     skipped = sum(len(done[configs[arm.name]]) for arm in arms)
     if watch:
         for arm in arms:
-            watch.plan(arm.name, arm.label, len(plan.items), len(done[configs[arm.name]]),
-                       recorded_seconds(store, arm.method, llm.model_name))
+            watch.plan(
+                arm.name,
+                arm.label,
+                len(plan.items),
+                len(done[configs[arm.name]]),
+                recorded_seconds(store, arm.method, llm.model_name),
+            )
     if on_start:
         on_start(len(pending), skipped)
     stop = stop or threading.Event()
@@ -75,8 +90,7 @@ def evaluate(plan: EvalPlan, *, llm: LLM, retriever: Retriever | None, store: Ru
     def one(arm: Arm, item: BenchItem) -> dict[str, Any] | None:
         if stop.is_set():
             return None
-        run = execute(arm.method, item.question, arm.params, llm=llm, retriever=retriever, store=store,
-                      ctx_hook=track)
+        run = execute(arm.method, item.question, arm.params, llm=llm, retriever=retriever, store=store, ctx_hook=track)
         if run.status == "cancelled":
             return None
         return {**results.record(configs[arm.name], item, run, arm.preset), "arm": arm.name}

@@ -50,15 +50,27 @@ class Paired:
     def reading(self, label: Label = str) -> str:
         better, worse, wins, losses = self.ordered(label)
         if not self.distinguishable:
-            return (f"{better} and {worse} are not distinguishable on these {self.n} questions "
-                    f"(McNemar p = {self.p:.2f}; {wins} vs {losses} discordant)")
-        return (f"{better} is more accurate than {worse} on these {self.n} questions "
-                f"(right where the other was wrong {wins} vs {losses} times; McNemar p = {self.p:.3f})")
+            return (
+                f"{better} and {worse} are not distinguishable on these {self.n} questions "
+                f"(McNemar p = {self.p:.2f}; {wins} vs {losses} discordant)"
+            )
+        return (
+            f"{better} is more accurate than {worse} on these {self.n} questions "
+            f"(right where the other was wrong {wins} vs {losses} times; McNemar p = {self.p:.3f})"
+        )
 
     def as_dict(self) -> dict[str, Any]:
-        return {"first": self.first, "second": self.second, "n": self.n, "b": self.b, "c": self.c,
-                "p": round(self.p, 4), "agreement": round(self.agreement, 4), "same_answer": round(self.same_answer, 4),
-                "distinguishable": self.distinguishable}
+        return {
+            "first": self.first,
+            "second": self.second,
+            "n": self.n,
+            "b": self.b,
+            "c": self.c,
+            "p": round(self.p, 4),
+            "agreement": round(self.agreement, 4),
+            "same_answer": round(self.same_answer, 4),
+            "distinguishable": self.distinguishable,
+        }
 
 
 def mcnemar(first: list[bool], second: list[bool]) -> tuple[int, int, float]:
@@ -85,12 +97,15 @@ def pairs(rows: Iterable[dict[str, Any]]) -> list[Paired]:
             continue
         x = [bool(arms[first][k]["correct"]) for k in common]
         y = [bool(arms[second][k]["correct"]) for k in common]
-        same = sum(arms[first][k]["predicted"] is not None
-                   and arms[first][k]["predicted"] == arms[second][k]["predicted"] for k in common)
+        same = sum(
+            arms[first][k]["predicted"] is not None and arms[first][k]["predicted"] == arms[second][k]["predicted"]
+            for k in common
+        )
         b, c, p = mcnemar(x, y)
         agree = sum(i == j for i, j in zip(x, y))
-        out.append(Paired(first, second, len(common), b, c, p, agreement=agree / len(common),
-                          same_answer=same / len(common)))
+        out.append(
+            Paired(first, second, len(common), b, c, p, agreement=agree / len(common), same_answer=same / len(common))
+        )
     return out
 
 
@@ -102,14 +117,17 @@ def overall_reading(found: list[Paired], label: Label = str) -> str:
         return found[0].reading(label)
     apart = [p for p in found if p.distinguishable]
     sizes = sorted({p.n for p in found})
-    on = (f"these {sizes[0]} questions" if len(sizes) == 1
-          else f"the {sizes[0]}–{sizes[-1]} questions each pair shares")
+    on = f"these {sizes[0]} questions" if len(sizes) == 1 else f"the {sizes[0]}–{sizes[-1]} questions each pair shares"
     if not apart:
-        return (f"No pair is distinguishable on {on} (paired exact McNemar, p ≥ {ALPHA} for all {len(found)} pairs): "
-                "the data do not rank them.")
+        return (
+            f"No pair is distinguishable on {on} (paired exact McNemar, p ≥ {ALPHA} for all {len(found)} pairs): "
+            "the data do not rank them."
+        )
     lines = "; ".join("{} over {} (p = {:.3f})".format(*p.ordered(label)[:2], p.p) for p in apart)
-    return (f"{len(apart)} of {len(found)} pairs differ at p < {ALPHA} on {on}: {lines}. The others are not "
-            "distinguishable (p-values not adjusted for the number of pairs).")
+    return (
+        f"{len(apart)} of {len(found)} pairs differ at p < {ALPHA} on {on}: {lines}. The others are not "
+        "distinguishable (p-values not adjusted for the number of pairs)."
+    )
 
 
 def pareto_front(points: dict[str, tuple[float, float]]) -> set[str]:
@@ -117,8 +135,9 @@ def pareto_front(points: dict[str, tuple[float, float]]) -> set[str]:
     with one of the two strictly better."""
     front = set()
     for name, (cost, acc) in points.items():
-        beaten = any((c <= cost and a >= acc) and (c < cost or a > acc) for other, (c, a) in points.items()
-                     if other != name)
+        beaten = any(
+            (c <= cost and a >= acc) and (c < cost or a > acc) for other, (c, a) in points.items() if other != name
+        )
         if not beaten:
             front.add(name)
     return front

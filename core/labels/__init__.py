@@ -6,6 +6,23 @@ from core.labels.identity import QuestionRef, derive_question
 from core.labels.pool import PoolItem, PoolQuestion, RunFilter, collect, consensus, ranked_list, resolve
 from core.labels.store import LabelRow, LabelStore, LabelStoreBusy, Written
 
-__all__ = ["GRADES", "RELEVANT", "LabelError", "LabelRow", "LabelStore", "LabelStoreBusy", "PoolItem", "PoolQuestion",
-           "QuestionRef", "RunFilter", "Written", "check_annotator", "check_grade", "collect", "consensus",
-           "derive_question", "ranked_list", "resolve"]
+__all__ = [
+    "GRADES",
+    "RELEVANT",
+    "LabelError",
+    "LabelRow",
+    "LabelStore",
+    "LabelStoreBusy",
+    "PoolItem",
+    "PoolQuestion",
+    "QuestionRef",
+    "RunFilter",
+    "Written",
+    "check_annotator",
+    "check_grade",
+    "collect",
+    "consensus",
+    "derive_question",
+    "ranked_list",
+    "resolve",
+]

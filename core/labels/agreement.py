@@ -80,12 +80,30 @@ def pairwise(judged: Judged) -> list[Agreement]:
         exact = float(np.mean(a == b))
         value = _kappa(a.tolist(), b.tolist())
         if value is None:
-            found.append(Agreement("Cohen's kappa (linear)", (x, y), len(both), None, exact=exact,
-                                   why="undefined: both gave one and the same grade to every shared snippet"))
+            found.append(
+                Agreement(
+                    "Cohen's kappa (linear)",
+                    (x, y),
+                    len(both),
+                    None,
+                    exact=exact,
+                    why="undefined: both gave one and the same grade to every shared snippet",
+                )
+            )
             continue
         low, high = _bootstrap(a, b)
-        found.append(Agreement("Cohen's kappa (linear)", (x, y), len(both), value, low, high, exact,
-                               "" if low is not None else f"no interval below {MIN_FOR_INTERVAL} shared snippets"))
+        found.append(
+            Agreement(
+                "Cohen's kappa (linear)",
+                (x, y),
+                len(both),
+                value,
+                low,
+                high,
+                exact,
+                "" if low is not None else f"no interval below {MIN_FOR_INTERVAL} shared snippets",
+            )
+        )
     return found
 
 
@@ -96,8 +114,13 @@ def fleiss(judged: Judged) -> Agreement | None:
         return None
     complete = [[g[a] for a in annotators] for g in judged.values() if all(a in g for a in annotators)]
     if len(complete) < 2:
-        return Agreement("Fleiss' kappa", tuple(annotators), len(complete), None,
-                         why="fewer than 2 snippets judged by every annotator")
+        return Agreement(
+            "Fleiss' kappa",
+            tuple(annotators),
+            len(complete),
+            None,
+            why="fewer than 2 snippets judged by every annotator",
+        )
     table, _ = aggregate_raters(np.array(complete), n_cat=len(SCALE))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -114,12 +137,18 @@ def alpha(judged: Judged) -> Agreement | None:
         return None
     items = [g for g in judged.values() if len(g) >= 2]
     if len(items) < 2:
-        return Agreement("Krippendorff's alpha (ordinal)", tuple(annotators), len(items), None,
-                         why="fewer than 2 snippets judged by two or more annotators")
+        return Agreement(
+            "Krippendorff's alpha (ordinal)",
+            tuple(annotators),
+            len(items),
+            None,
+            why="fewer than 2 snippets judged by two or more annotators",
+        )
     data = np.array([[g.get(a, np.nan) for g in items] for a in annotators], dtype=float)
     if len({v for v in data[~np.isnan(data)]}) < 2:
-        return Agreement("Krippendorff's alpha (ordinal)", tuple(annotators), len(items), None,
-                         why="undefined: a single grade used")
+        return Agreement(
+            "Krippendorff's alpha (ordinal)", tuple(annotators), len(items), None, why="undefined: a single grade used"
+        )
     value = float(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=SCALE))
     return Agreement("Krippendorff's alpha (ordinal)", tuple(annotators), len(items), value)
 

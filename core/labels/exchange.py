@@ -18,16 +18,30 @@ from core.labels.importing import Format
 from core.labels.pool import PoolQuestion, consensus, resolve
 from core.labels.store import LabelStore
 
-COLUMNS = ["kind", "question_id", "snippet_id", "annotator", "grade", "grade_name", "note", "updated", "question",
-           "snippet_text"]
+COLUMNS = [
+    "kind",
+    "question_id",
+    "snippet_id",
+    "annotator",
+    "grade",
+    "grade_name",
+    "note",
+    "updated",
+    "question",
+    "snippet_text",
+]
 
 
 def _when(ts: float | None) -> str:
     return datetime.fromtimestamp(ts or 0, tz=UTC).isoformat(timespec="seconds")
 
 
-def label_records(questions: list[PoolQuestion], label_rows: list[dict[str, Any]],
-                  final_rows: list[dict[str, Any]], registered: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def label_records(
+    questions: list[PoolQuestion],
+    label_rows: list[dict[str, Any]],
+    final_rows: list[dict[str, Any]],
+    registered: dict[str, dict[str, Any]],
+) -> list[dict[str, Any]]:
     """Every label and adjudication as one flat record (the CSV/JSONL rows)."""
     texts: dict[tuple[str, str], str] = {}
     question_text = {qid: row["question"] for qid, row in registered.items()}
@@ -39,18 +53,26 @@ def label_records(questions: list[PoolQuestion], label_rows: list[dict[str, Any]
     records = []
     for kind, rows, who in (("label", label_rows, "annotator"), ("final", final_rows, "adjudicator")):
         for row in rows:
-            records.append({
-                "kind": kind, "question_id": row["question_id"], "snippet_id": row["snippet_id"],
-                "annotator": row[who], "grade": row["grade"], "grade_name": GRADES[row["grade"]],
-                "note": row["note"] or "", "updated": _when(row["updated"]),
-                "question": question_text.get(row["question_id"], ""),
-                "snippet_text": texts.get((row["question_id"], row["snippet_id"]), ""),
-            })
+            records.append(
+                {
+                    "kind": kind,
+                    "question_id": row["question_id"],
+                    "snippet_id": row["snippet_id"],
+                    "annotator": row[who],
+                    "grade": row["grade"],
+                    "grade_name": GRADES[row["grade"]],
+                    "note": row["note"] or "",
+                    "updated": _when(row["updated"]),
+                    "question": question_text.get(row["question_id"], ""),
+                    "snippet_text": texts.get((row["question_id"], row["snippet_id"]), ""),
+                }
+            )
     return sorted(records, key=lambda r: (r["question_id"], r["snippet_id"], r["kind"], r["annotator"]))
 
 
-def qrels_grades(questions: list[PoolQuestion], label_rows: list[dict[str, Any]],
-                 final_rows: list[dict[str, Any]]) -> dict[tuple[str, str], int]:
+def qrels_grades(
+    questions: list[PoolQuestion], label_rows: list[dict[str, Any]], final_rows: list[dict[str, Any]]
+) -> dict[tuple[str, str], int]:
     """(question id, snippet id) -> consensus grade; pooled items under each of their ids."""
     grades: dict[tuple[str, str], int] = {}
     covered: set[tuple[str, str]] = set()

@@ -29,4 +29,3 @@ def check_annotator(name: object) -> str:
     if len(text) > 80:
         raise LabelError("The annotator name is longer than 80 characters; use a shorter name or your initials.")
     return text
-

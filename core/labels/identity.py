@@ -63,8 +63,12 @@ class QuestionRef:
         return json.dumps(self.options, ensure_ascii=False)
 
 
-def derive_question(question: str, options: dict[str, str], bench_ids: dict[str, tuple[str, str]] | None = None,
-                    registered: dict[str, str] | None = None) -> QuestionRef:
+def derive_question(
+    question: str,
+    options: dict[str, str],
+    bench_ids: dict[str, tuple[str, str]] | None = None,
+    registered: dict[str, str] | None = None,
+) -> QuestionRef:
     """The question's id: the one registered with its first label, else teaching pack, benchmark, hash.
 
     ``bench_ids`` maps question hashes to ``dataset/qid`` (from evaluation runs); ``registered`` maps question

@@ -51,11 +51,15 @@ def lines(stream: BinaryIO, *, max_bytes: int = MAX_FILE_BYTES) -> Iterator[str]
             return
         total += len(raw)
         if total > max_bytes:
-            raise LabelError(f"the file is larger than {max_bytes / 2**20:,.0f} MB, the most a label file may be; "
-                             "split it and import the parts")
+            raise LabelError(
+                f"the file is larger than {max_bytes / 2**20:,.0f} MB, the most a label file may be; "
+                "split it and import the parts"
+            )
         if number > MAX_LINES:
-            raise LabelError(f"the file has more than {MAX_LINES:,} lines, the most a label file may have; split it "
-                             "and import the parts")
+            raise LabelError(
+                f"the file has more than {MAX_LINES:,} lines, the most a label file may have; split it "
+                "and import the parts"
+            )
         if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
             raise LabelError(f"line {number} is longer than {MAX_LINE_BYTES // 1024} KB")
         try:
@@ -95,8 +99,14 @@ def _record(parsed: Parsed, number: int, raw: dict[str, Any]) -> None:
         kind = str(raw.get("kind") or "label").strip()
         if kind not in ("label", "final"):
             raise LabelError(f"kind {kind!r} is neither 'label' nor 'final'")
-        row = (number, _one_word(raw.get("question_id"), "question_id"), _one_word(raw.get("snippet_id"), "snippet_id"),
-               check_annotator(raw.get("annotator")), check_grade(raw.get("grade")), str(raw.get("note") or ""))
+        row = (
+            number,
+            _one_word(raw.get("question_id"), "question_id"),
+            _one_word(raw.get("snippet_id"), "snippet_id"),
+            check_annotator(raw.get("annotator")),
+            check_grade(raw.get("grade")),
+            str(raw.get("note") or ""),
+        )
         (parsed.finals if kind == "final" else parsed.labels).append(row)
     except LabelError as exc:
         parsed.errors.append((number, str(exc)))
@@ -168,16 +178,25 @@ class Importer:
 def _plan(store: LabelStore, parsed: Parsed) -> dict[tuple[str, str], Written]:
     """What the import would do per ("label" or "final", name), from the labels as they are now."""
     qids = {row[1] for row in parsed.labels + parsed.finals}
-    now = {("label", r["question_id"], r["snippet_id"], r["annotator"]): (r["grade"], r["note"] or "")
-           for r in store.labels(qids)}
+    now = {
+        ("label", r["question_id"], r["snippet_id"], r["annotator"]): (r["grade"], r["note"] or "")
+        for r in store.labels(qids)
+    }
     now |= {("final", r["question_id"], r["snippet_id"], ""): (r["grade"], r["note"] or "") for r in store.finals(qids)}
     plan: dict[tuple[str, str], Written] = {}
     for kind, rows in (("label", parsed.labels), ("final", parsed.finals)):
         for _, qid, sid, who, grade, note in rows:
             old = now.get((kind, qid, sid, who if kind == "label" else ""))
-            kept_note = note.strip() or (old[1] if old and kind == "label" else "")  # a label's empty note keeps its own
-            step = Written(new=1) if old is None else Written(unchanged=1) if old == (grade, kept_note) \
+            kept_note = note.strip() or (
+                old[1] if old and kind == "label" else ""
+            )  # a label's empty note keeps its own
+            step = (
+                Written(new=1)
+                if old is None
+                else Written(unchanged=1)
+                if old == (grade, kept_note)
                 else Written(changed=1)
+            )
             plan[(kind, who)] = plan.get((kind, who), Written()) + step
     return plan
 
@@ -198,11 +217,15 @@ def refusal(plan: dict[tuple[str, str], Written], importer: Importer) -> str | N
     others = {key: w for key, w in plan.items() if key[0] == "final" or key[1] != importer.name}
     if not others:
         return None
-    touched = "; ".join(f"{_whose(kind, who)} ({w.new} new, {w.changed} changed)"
-                        for (kind, who), w in sorted(others.items(), key=_by_name))
-    return (f"This file holds labels that are not {importer.name}'s: {touched}. Nothing was imported. An import adds "
-            f"labels only under the name of the person importing it; only the owner can import under the names in "
-            "a file (with its replace option).")
+    touched = "; ".join(
+        f"{_whose(kind, who)} ({w.new} new, {w.changed} changed)"
+        for (kind, who), w in sorted(others.items(), key=_by_name)
+    )
+    return (
+        f"This file holds labels that are not {importer.name}'s: {touched}. Nothing was imported. An import adds "
+        f"labels only under the name of the person importing it; only the owner can import under the names in "
+        "a file (with its replace option)."
+    )
 
 
 @dataclass
@@ -229,22 +252,38 @@ class ImportReport:
         if self.refused:
             lines_.append(self.refused)
         elif self.written is None:
-            lines_.append(f"Nothing was written ({good} good line(s)); fix the lines above, or import the good ones "
-                          "anyway." if self.parsed.errors else "Nothing to import.")
+            lines_.append(
+                f"Nothing was written ({good} good line(s)); fix the lines above, or import the good ones anyway."
+                if self.parsed.errors
+                else "Nothing to import."
+            )
         else:
-            lines_.append(f"Imported {good} label(s): {self.total.new} added, {self.total.changed} changed, "
-                          f"{self.total.unchanged} skipped (already so).")
-            lines_ += [f"  {_whose(kind, who)}: {w.new} added, {w.changed} changed, {w.unchanged} skipped"
-                       for (kind, who), w in sorted(self.written.items(), key=_by_name)]
+            lines_.append(
+                f"Imported {good} label(s): {self.total.new} added, {self.total.changed} changed, "
+                f"{self.total.unchanged} skipped (already so)."
+            )
+            lines_ += [
+                f"  {_whose(kind, who)}: {w.new} added, {w.changed} changed, {w.unchanged} skipped"
+                for (kind, who), w in sorted(self.written.items(), key=_by_name)
+            ]
             if self.unknown_questions or self.unknown_snippets:
-                lines_.append(f"Kept, though no saved run shows them yet: {self.unknown_questions} label(s) for "
-                              f"unknown questions, {self.unknown_snippets} for snippets outside their question's "
-                              "pool. They count as soon as a run shows those snippets.")
+                lines_.append(
+                    f"Kept, though no saved run shows them yet: {self.unknown_questions} label(s) for "
+                    f"unknown questions, {self.unknown_snippets} for snippets outside their question's "
+                    "pool. They count as soon as a run shows those snippets."
+                )
         return "\n".join(lines_)
 
 
-def import_labels(store: LabelStore, questions: list[PoolQuestion], parsed: Parsed, *, source: str,
-                  importer: Importer, skip_bad: bool = False) -> ImportReport:
+def import_labels(
+    store: LabelStore,
+    questions: list[PoolQuestion],
+    parsed: Parsed,
+    *,
+    source: str,
+    importer: Importer,
+    skip_bad: bool = False,
+) -> ImportReport:
     """Writes the parsed labels in one transaction, unless the file had bad lines and ``skip_bad`` is off, or it
     touches labels that are not the importer's (see ``refusal``)."""
     report = ImportReport(parsed, importer=importer.name)
@@ -269,7 +308,9 @@ def import_labels(store: LabelStore, questions: list[PoolQuestion], parsed: Pars
             report.unknown_questions += 1
         elif sid not in known[qid].by_id:
             report.unknown_snippets += 1
-    rows = {kind: [LabelRow(ref(qid), sid, who, grade, note or None) for _, qid, sid, who, grade, note in found]
-            for kind, found in (("label", parsed.labels), ("final", parsed.finals))}
+    rows = {
+        kind: [LabelRow(ref(qid), sid, who, grade, note or None) for _, qid, sid, who, grade, note in found]
+        for kind, found in (("label", parsed.labels), ("final", parsed.finals))
+    }
     report.written = store.import_rows(rows["label"], rows["final"], source=source)
     return report

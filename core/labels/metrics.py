@@ -33,12 +33,20 @@ class MetricSettings:
 
     def names(self) -> dict[str, str]:
         """Column name -> ir-measures measure."""
-        return {f"P@{self.k}": f"P(rel={self.relevant})@{self.k}", f"nDCG@{self.ndcg_k}": f"nDCG@{self.ndcg_k}",
-                "MRR": f"RR(rel={self.relevant})", f"judged@{self.ndcg_k}": f"Judged@{self.ndcg_k}"}
+        return {
+            f"P@{self.k}": f"P(rel={self.relevant})@{self.k}",
+            f"nDCG@{self.ndcg_k}": f"nDCG@{self.ndcg_k}",
+            "MRR": f"RR(rel={self.relevant})",
+            f"judged@{self.ndcg_k}": f"Judged@{self.ndcg_k}",
+        }
 
 
-def qrels_of(question: PoolQuestion, label_rows: list[dict[str, Any]], final_rows: list[dict[str, Any]],
-             annotator: str | None = None) -> dict[str, int]:
+def qrels_of(
+    question: PoolQuestion,
+    label_rows: list[dict[str, Any]],
+    final_rows: list[dict[str, Any]],
+    annotator: str | None = None,
+) -> dict[str, int]:
     """pool id -> the grade metrics use: one annotator's, or the adjudicated one, or the majority."""
     labels, _ = resolve(question, label_rows)
     finals, _ = resolve(question, final_rows)
@@ -56,8 +64,12 @@ def qrels_of(question: PoolQuestion, label_rows: list[dict[str, Any]], final_row
     return grades
 
 
-def run_metrics(questions: list[PoolQuestion], label_rows: list[dict[str, Any]], final_rows: list[dict[str, Any]],
-                settings: MetricSettings = MetricSettings()) -> list[dict[str, Any]]:
+def run_metrics(
+    questions: list[PoolQuestion],
+    label_rows: list[dict[str, Any]],
+    final_rows: list[dict[str, Any]],
+    settings: MetricSettings = MetricSettings(),
+) -> list[dict[str, Any]]:
     """One row per run whose question has at least one judged snippet and whose list is not empty."""
     names = settings.names()
     measures = {ir_measures.parse_measure(m): column for column, m in names.items()}
@@ -75,8 +87,11 @@ def run_metrics(questions: list[PoolQuestion], label_rows: list[dict[str, Any]],
             qrels[ranking.run_id] = grades  # each run is its own query: runs of one question never mix
             runs[ranking.run_id] = {pool_id: float(len(ranked) - i) for i, pool_id in enumerate(ranked)}
             rows[ranking.run_id] = {
-                "run_id": ranking.run_id, "method": ranking.method, "question_id": question.question_id,
-                "started": ranking.started, "list_length": len(ranked),
+                "run_id": ranking.run_id,
+                "method": ranking.method,
+                "question_id": question.question_id,
+                "started": ranking.started,
+                "list_length": len(ranked),
                 "judged_share": sum(p in grades for p in ranked) / len(ranked),
             }
     for metric in ir_measures.iter_calc(list(measures), qrels, runs) if runs else []:
@@ -93,8 +108,9 @@ def _per_question(rows: list[dict[str, Any]], measure: str) -> dict[str, dict[st
     return {m: {q: float(np.mean(v)) for q, v in qs.items()} for m, qs in values.items()}
 
 
-def _interval(values: list[float],
-              bounds: tuple[float, float] | None = (0.0, 1.0)) -> tuple[float | None, float | None]:
+def _interval(
+    values: list[float], bounds: tuple[float, float] | None = (0.0, 1.0)
+) -> tuple[float | None, float | None]:
     """95% t-interval of the mean (None below two values)."""
     if len(values) < 2:
         return None, None
@@ -114,9 +130,17 @@ def summarize(rows: list[dict[str, Any]], measures: list[str]) -> list[dict[str,
         for method, by_question in sorted(_per_question(rows, measure).items()):
             values = list(by_question.values())
             low, high = _interval(values)
-            found.append({"method": method, "measure": measure, "mean": float(np.mean(values)), "low": low,
-                          "high": high, "n_questions": len(values),
-                          "n_runs": sum(1 for r in rows if r["method"] == method and measure in r)})
+            found.append(
+                {
+                    "method": method,
+                    "measure": measure,
+                    "mean": float(np.mean(values)),
+                    "low": low,
+                    "high": high,
+                    "n_questions": len(values),
+                    "n_runs": sum(1 for r in rows if r["method"] == method and measure in r),
+                }
+            )
     return found
 
 
@@ -130,11 +154,27 @@ def compare_methods(rows: list[dict[str, Any]], measure: str) -> list[dict[str, 
         diffs = [per[a][q] - per[b][q] for q in shared]
         low, high = _interval(diffs, bounds=None)
         separated = low is not None and (low > 0 or high < 0)
-        verdict = (f"{a} higher" if separated and low > 0 else f"{b} higher" if separated else
-                   "cannot separate" if shared else "no shared question")
-        found.append({"first": a, "second": b, "measure": measure, "n_questions": len(shared),
-                      "mean_difference": float(np.mean(diffs)) if diffs else None, "low": low, "high": high,
-                      "verdict": verdict})
+        verdict = (
+            f"{a} higher"
+            if separated and low > 0
+            else f"{b} higher"
+            if separated
+            else "cannot separate"
+            if shared
+            else "no shared question"
+        )
+        found.append(
+            {
+                "first": a,
+                "second": b,
+                "measure": measure,
+                "n_questions": len(shared),
+                "mean_difference": float(np.mean(diffs)) if diffs else None,
+                "low": low,
+                "high": high,
+                "verdict": verdict,
+            }
+        )
     return found
 
 

@@ -20,12 +20,15 @@ class Progress:
     target: int
 
     def describe(self) -> str:
-        return (f"{self.judged}/{self.pool} snippets judged, {self.questions_done}/{self.questions} questions done; "
-                f"{self.at_target}/{self.pool} snippets have {self.target}+ annotators")
+        return (
+            f"{self.judged}/{self.pool} snippets judged, {self.questions_done}/{self.questions} questions done; "
+            f"{self.at_target}/{self.pool} snippets have {self.target}+ annotators"
+        )
 
 
-def progress(questions: list[PoolQuestion], label_rows: list[dict[str, Any]], annotator: str,
-             target: int = TARGET_ANNOTATORS) -> Progress:
+def progress(
+    questions: list[PoolQuestion], label_rows: list[dict[str, Any]], annotator: str, target: int = TARGET_ANNOTATORS
+) -> Progress:
     judged = pool = done = at_target = 0
     for question in questions:
         labels, _ = resolve(question, label_rows)

@@ -35,8 +35,12 @@ class Conflict:
     final: dict[str, Any] | None
 
 
-def conflicts(questions: list[PoolQuestion], label_rows: list[dict[str, Any]], final_rows: list[dict[str, Any]],
-              relevant: int = RELEVANT) -> list[Conflict]:
+def conflicts(
+    questions: list[PoolQuestion],
+    label_rows: list[dict[str, Any]],
+    final_rows: list[dict[str, Any]],
+    relevant: int = RELEVANT,
+) -> list[Conflict]:
     """The disagreements (``agreement.disagreements``) gathered by snippet, widest gap first."""
     by_id = {q.question_id: q for q in questions}
     labels = {q.question_id: resolve(q, label_rows)[0] for q in questions}
@@ -47,7 +51,14 @@ def conflicts(questions: list[PoolQuestion], label_rows: list[dict[str, Any]], f
     found = []
     for (qid, pool_id), found_pairs in pairs.items():
         given = labels[qid][pool_id]
-        found.append(Conflict(by_id[qid], by_id[qid].item(pool_id), [given[who] for who in sorted(given)],
-                              max(d.gap for d in found_pairs), any(d.split for d in found_pairs),
-                              finals[qid].get(pool_id, {}).get("final")))
+        found.append(
+            Conflict(
+                by_id[qid],
+                by_id[qid].item(pool_id),
+                [given[who] for who in sorted(given)],
+                max(d.gap for d in found_pairs),
+                any(d.split for d in found_pairs),
+                finals[qid].get(pool_id, {}).get("final"),
+            )
+        )
     return sorted(found, key=lambda c: -c.gap)

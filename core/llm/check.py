@@ -16,8 +16,9 @@ class Ready(BaseModel):
     """The reply the check asks for."""
 
     ready: Literal["yes"]
-    model: str = Field(description="the name of the model answering, in a few words",
-                       json_schema_extra={"maxLength": 60})
+    model: str = Field(
+        description="the name of the model answering, in a few words", json_schema_extra={"maxLength": 60}
+    )
 
 
 @dataclass
@@ -37,5 +38,6 @@ def check(llm: LLM) -> Checked:
     llm.memory.forget(llm.backend)
     started = time.perf_counter()
     reply = llm.complete(PROMPT, schema=Ready, max_tokens=60)
-    return Checked(mode=reply.mode or "", seconds=time.perf_counter() - started, said=reply.parsed.model.strip(),
-                   notes=reply.notes)
+    return Checked(
+        mode=reply.mode or "", seconds=time.perf_counter() - started, said=reply.parsed.model.strip(), notes=reply.notes
+    )

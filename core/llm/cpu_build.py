@@ -14,8 +14,13 @@ from pathlib import Path
 
 # llama.cpp's names in its system info line → the Linux /proc/cpuinfo flag of the same instructions.
 FLAGS = {
-    "AVX2": "avx2", "AVX512": "avx512f", "AVX512_VBMI": "avx512vbmi", "AVX512_VNNI": "avx512_vnni",
-    "AVX512_BF16": "avx512_bf16", "AVX_VNNI": "avx_vnni", "AMX_INT8": "amx_int8",
+    "AVX2": "avx2",
+    "AVX512": "avx512f",
+    "AVX512_VBMI": "avx512vbmi",
+    "AVX512_VNNI": "avx512_vnni",
+    "AVX512_BF16": "avx512_bf16",
+    "AVX_VNNI": "avx_vnni",
+    "AMX_INT8": "amx_int8",
 }
 CPUINFO = Path("/proc/cpuinfo")
 
@@ -29,8 +34,10 @@ class CpuBuild:
         built = ", ".join(self.compiled) or f"none of {', '.join(FLAGS)}"
         if not self.unused:
             return f"{built} (all of these this CPU has)"
-        return (f"{built}; this CPU also has {', '.join(self.unused)}: `make native` compiles them in (minutes; "
-                "with AVX-512, prompts read about 30% faster)")
+        return (
+            f"{built}; this CPU also has {', '.join(self.unused)}: `make native` compiles them in (minutes; "
+            "with AVX-512, prompts read about 30% faster)"
+        )
 
 
 def compiled_features(system_info: str) -> set[str]:
@@ -46,8 +53,10 @@ def cpu_flags(cpuinfo: str) -> set[str]:
 
 def compare(system_info: str, cpuinfo: str) -> CpuBuild:
     built, has = compiled_features(system_info), cpu_flags(cpuinfo)
-    return CpuBuild(compiled=tuple(name for name in FLAGS if name in built),
-                    unused=tuple(name for name, flag in FLAGS.items() if flag in has and name not in built))
+    return CpuBuild(
+        compiled=tuple(name for name in FLAGS if name in built),
+        unused=tuple(name for name, flag in FLAGS.items() if flag in has and name not in built),
+    )
 
 
 @functools.cache

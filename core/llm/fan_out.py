@@ -61,7 +61,7 @@ def common_prefix(group: list[Messages]) -> Messages:
                 head = head[:n]
             cut = head.rfind("\n")
             if cut > 0:
-                shared.append({**first, "content": head[:cut + 1]})
+                shared.append({**first, "content": head[: cut + 1]})
         break
     return shared
 

@@ -32,16 +32,21 @@ MODE_NAMES: dict[Dialect, str] = {
 }
 TEXT_MODE = "text"  # a call that asked for no schema
 
-_FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object|json schema|schema|structured output|"
-                           r"additionalProperties|strict", re.I)
+_FORMAT_WORDS = re.compile(
+    r"response_format|json_schema|json_object|json schema|schema|structured output|"
+    r"additionalProperties|strict",
+    re.I,
+)
 # How servers name a request field they refuse: OpenAI's "Unsupported parameter: 'seed'" / "param": "seed",
 # Gemini's 'Unknown name "seed"', Azure's "Unrecognized request argument supplied: seed", pydantic-validated servers'
 # (vLLM) "'loc': ('body', 'seed') ... Extra inputs are not permitted", others' "seed is not supported".
-_FIELD_PATTERNS = (re.compile(r"[Uu]nsupported (?:parameter|value):? '([a-z_]+)'"),
-                   re.compile(r'[Uu]nknown (?:name|field|parameter):? ?["\']([a-z_]+)["\']'),
-                   re.compile(r"[Uu]nrecognized request arguments? supplied: ([a-z_]+)"),
-                   re.compile(r"'loc': \('body', '([a-z_]+)'\)"),
-                   re.compile(r"['\"]?([a-z_]+)['\"]? (?:is|are) not (?:supported|permitted|allowed)"))
+_FIELD_PATTERNS = (
+    re.compile(r"[Uu]nsupported (?:parameter|value):? '([a-z_]+)'"),
+    re.compile(r'[Uu]nknown (?:name|field|parameter):? ?["\']([a-z_]+)["\']'),
+    re.compile(r"[Uu]nrecognized request arguments? supplied: ([a-z_]+)"),
+    re.compile(r"'loc': \('body', '([a-z_]+)'\)"),
+    re.compile(r"['\"]?([a-z_]+)['\"]? (?:is|are) not (?:supported|permitted|allowed)"),
+)
 
 
 def refused_field(status: int, message: str, param: str | None, candidates: frozenset[str]) -> str | None:
@@ -60,9 +65,11 @@ def refused_field(status: int, message: str, param: str | None, candidates: froz
 # How servers say a token limit is above the model's output limit: OpenAI's "supports at most 16384 completion
 # tokens", Anthropic's "64000, which is the maximum allowed number of output tokens", Gemini's "from 1 (inclusive) to
 # 65537 (exclusive)".
-_LIMIT_PATTERNS = ((re.compile(r"at most (\d+) (?:completion|output)? ?tokens"), 0),
-                   (re.compile(r"(\d+), which is the maximum"), 0),
-                   (re.compile(r"to (\d+) \(exclusive\)"), 1))
+_LIMIT_PATTERNS = (
+    (re.compile(r"at most (\d+) (?:completion|output)? ?tokens"), 0),
+    (re.compile(r"(\d+), which is the maximum"), 0),
+    (re.compile(r"to (\d+) \(exclusive\)"), 1),
+)
 
 
 def refused_limit(status: int, message: str) -> int | None:
@@ -102,8 +109,15 @@ class Memory:
             learned = self._learned.setdefault(backend, Learned())
             return Learned(learned.rung, set(learned.dropped), learned.token_field, learned.token_limit)
 
-    def update(self, backend: str, *, rung: Dialect | None = None, dropped: str | None = None,
-               token_field: str | None = None, token_limit: int | None = None) -> None:
+    def update(
+        self,
+        backend: str,
+        *,
+        rung: Dialect | None = None,
+        dropped: str | None = None,
+        token_field: str | None = None,
+        token_limit: int | None = None,
+    ) -> None:
         with self._lock:
             learned = self._learned.setdefault(backend, Learned())
             if rung is not None:
@@ -126,4 +140,4 @@ MEMORY = Memory()
 def rungs_from(first: Dialect, learned: Dialect | None) -> tuple[Dialect, ...]:
     """The rungs a call may try, starting where the endpoint last answered."""
     rungs = RUNGS[first]
-    return rungs[rungs.index(learned):] if learned in rungs else rungs
+    return rungs[rungs.index(learned) :] if learned in rungs else rungs

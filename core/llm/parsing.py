@@ -82,7 +82,9 @@ def extract_json(text: str) -> dict:
                 continue
         if isinstance(value, dict):
             return scrub(value)
-    raise ReplyParseError("the reply holds no complete JSON object" + (" (it looks cut off)" if "{" in text else ""), text)
+    raise ReplyParseError(
+        "the reply holds no complete JSON object" + (" (it looks cut off)" if "{" in text else ""), text
+    )
 
 
 def parse_reply(text: str, schema: type[T]) -> T:

@@ -17,11 +17,16 @@ from typing import Any
 from pydantic import BaseModel
 
 # What every strict dialect takes (https://platform.openai.com/docs/guides/structured-outputs#supported-schemas).
-STRUCTURAL = frozenset({"type", "properties", "required", "additionalProperties", "items", "enum", "anyOf",
-                        "description"})
+STRUCTURAL = frozenset(
+    {"type", "properties", "required", "additionalProperties", "items", "enum", "anyOf", "description"}
+)
 # Bounds a dialect may refuse; said in the description instead, and enforced after the reply.
-BOUNDS = {"maxLength": "at most {} characters", "minLength": "at least {} characters", "maxItems": "at most {} items",
-          "minItems": "at least {} items"}
+BOUNDS = {
+    "maxLength": "at most {} characters",
+    "minLength": "at least {} characters",
+    "maxItems": "at most {} items",
+    "minItems": "at least {} items",
+}
 WRAPPER = "reply"  # the property a non-object root travels in, since a strict root must be an object
 
 
@@ -96,16 +101,21 @@ def _strict(node: dict[str, Any], keywords: frozenset[str]) -> dict[str, Any]:
 
 def _nullable(node: dict[str, Any]) -> bool:
     kinds = node.get("type")
-    return kinds == "null" or (isinstance(kinds, list) and "null" in kinds) or \
-        any(_nullable(sub) for sub in node.get("anyOf", []))
+    return (
+        kinds == "null"
+        or (isinstance(kinds, list) and "null" in kinds)
+        or any(_nullable(sub) for sub in node.get("anyOf", []))
+    )
 
 
 def instruction(model: type[BaseModel]) -> str:
     """What a prompt says when the server cannot hold the reply to its shape (json_object, prompt only): the word
     JSON (DeepSeek's JSON mode asks for it) and the schema itself."""
     schema = _without_titles(json_schema(model))
-    return ("Reply with only one JSON object (no other text, no code fence) that follows this JSON schema:\n"
-            + json.dumps(schema, ensure_ascii=False, separators=(",", ":")))
+    return (
+        "Reply with only one JSON object (no other text, no code fence) that follows this JSON schema:\n"
+        + json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
+    )
 
 
 def _without_titles(node: Any) -> Any:
@@ -158,7 +168,9 @@ def _conform(data: Any, node: dict[str, Any], where: str) -> Any:
     if isinstance(data, dict):
         branches = [node, *node.get("anyOf", [])]
         fields = {k: v for b in branches for k, v in b.get("properties", {}).items()}
-        required = set().union(*(set(b.get("required", [])) for b in branches if "properties" in b)) if fields else set()
+        required = (
+            set().union(*(set(b.get("required", [])) for b in branches if "properties" in b)) if fields else set()
+        )
         out = {}
         for key, value in data.items():
             sub = fields.get(key, {})

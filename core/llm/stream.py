@@ -21,8 +21,11 @@ import openai
 from core.llm.parsing import scrub
 
 POLL_SECONDS = 0.1
-_CONNECTED = ("connection.connect_tcp.complete", "connection.connect_unix_socket.complete",
-              "connection.start_tls.complete")
+_CONNECTED = (
+    "connection.connect_tcp.complete",
+    "connection.connect_unix_socket.complete",
+    "connection.start_tls.complete",
+)
 _local = threading.local()
 
 
@@ -94,9 +97,14 @@ class Streamed:
     refusal: str = ""  # OpenAI's safety refusal, sent instead of content
 
 
-def stream_chat(client: openai.OpenAI, request: dict[str, Any], stats: CallStats,
-                on_text: Callable[[str], None] | None = None, cancel: threading.Event | None = None,
-                usage: bool = True) -> Streamed:
+def stream_chat(
+    client: openai.OpenAI,
+    request: dict[str, Any],
+    stats: CallStats,
+    on_text: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+    usage: bool = True,
+) -> Streamed:
     """Raises what the openai client raises, ``StreamCancelled``, or ``ValueError``/``TypeError``/
     ``AttributeError`` for chunks that are not chat completion chunks. ``usage``: ask for the usage chunk (servers
     that refuse ``stream_options`` are asked without it)."""

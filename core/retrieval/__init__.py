@@ -10,5 +10,13 @@ from core.retrieval.catalog import CorpusInfo, describe_corpora, open_retriever
 from core.retrieval.corpus import CorpusError, LoadReport
 from core.retrieval.hybrid import MODES, HybridRetriever, Reranker
 
-__all__ = ["MODES", "CorpusError", "CorpusInfo", "HybridRetriever", "LoadReport", "Reranker", "describe_corpora",
-           "open_retriever"]
+__all__ = [
+    "MODES",
+    "CorpusError",
+    "CorpusInfo",
+    "HybridRetriever",
+    "LoadReport",
+    "Reranker",
+    "describe_corpora",
+    "open_retriever",
+]

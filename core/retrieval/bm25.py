@@ -79,8 +79,9 @@ class BM25Index:
         return self.weights.shape[1]
 
     @classmethod
-    def build(cls, texts: list[str], params: BM25Params = BM25Params(), progress: Progress = no_progress,
-              stage: str = "bm25") -> BM25Index:
+    def build(
+        cls, texts: list[str], params: BM25Params = BM25Params(), progress: Progress = no_progress, stage: str = "bm25"
+    ) -> BM25Index:
         tokenized = []
         for i, text in enumerate(texts):
             tokenized.append(tokenize(text))
@@ -95,9 +96,9 @@ class BM25Index:
         at = 0
         for doc, doc_freqs in enumerate(okapi.doc_freqs):
             n = len(doc_freqs)
-            rows[at:at + n] = [term_ids[t] for t in doc_freqs]
-            freqs[at:at + n] = list(doc_freqs.values())
-            cols[at:at + n] = doc
+            rows[at : at + n] = [term_ids[t] for t in doc_freqs]
+            freqs[at : at + n] = list(doc_freqs.values())
+            cols[at : at + n] = doc
             at += n
         idf = np.array([okapi.idf[t] for t in vocabulary.tolist()], dtype=np.float64)
         length_norm = params.k1 * (1 - params.b + params.b * np.asarray(okapi.doc_len, np.float64) / okapi.avgdl)
@@ -122,8 +123,14 @@ class BM25Index:
 
     def save(self, folder: Path) -> None:
         w = self.weights
-        np.savez(folder / self.FILE, vocabulary=self.vocabulary, data=w.data, indices=w.indices, indptr=w.indptr,
-                 shape=np.array(w.shape))
+        np.savez(
+            folder / self.FILE,
+            vocabulary=self.vocabulary,
+            data=w.data,
+            indices=w.indices,
+            indptr=w.indptr,
+            shape=np.array(w.shape),
+        )
 
     @classmethod
     def load(cls, folder: Path, epsilon: float = BM25Params.epsilon) -> BM25Index:

@@ -24,9 +24,17 @@ def ensured_default_paths(progress: Progress | None = None) -> list[Path]:
     return found
 
 
-def open_retriever(paths: list[Path] | None = None, *, progress: bool | Progress = False, strict: bool = False,
-                   cache_dir: Path | None = None, rebuild: bool = False, embedder: Embedder | None = None,
-                   params: IndexParams | None = None, location: InProcess | Qdrant | None = None) -> HybridRetriever:
+def open_retriever(
+    paths: list[Path] | None = None,
+    *,
+    progress: bool | Progress = False,
+    strict: bool = False,
+    cache_dir: Path | None = None,
+    rebuild: bool = False,
+    embedder: Embedder | None = None,
+    params: IndexParams | None = None,
+    location: InProcess | Qdrant | None = None,
+) -> HybridRetriever:
     """A hybrid retriever over the given corpus files or folders (None: the default corpus).
 
     ``location``: where retrieval runs (default: ``MEDRAG_SEARCH_URL``, see ``core.retrieval.location``). In process,
@@ -38,9 +46,15 @@ def open_retriever(paths: list[Path] | None = None, *, progress: bool | Progress
     report = as_progress(progress)
     sources = corpus_sources(paths if paths else ensured_default_paths(report))
     embedder = embedder or default_embedder()
-    retriever = (location or search_location()).open(sources, embedder, progress=report, strict=strict,
-                                                      rebuild=rebuild, cache_dir=cache_dir,
-                                                      params=params or IndexParams())
+    retriever = (location or search_location()).open(
+        sources,
+        embedder,
+        progress=report,
+        strict=strict,
+        rebuild=rebuild,
+        cache_dir=cache_dir,
+        params=params or IndexParams(),
+    )
     query_threads_only()
     return retriever
 
@@ -53,12 +67,18 @@ def human_bytes(n: float) -> str:
     raise AssertionError("unreachable")
 
 
-def describe_corpora(paths: list[Path] | None = None, *, cache_dir: Path | None = None,
-                     embedder_name: str = Embedder.name, params: IndexParams | None = None,
-                     location: InProcess | Qdrant | None = None) -> list[CorpusInfo]:
+def describe_corpora(
+    paths: list[Path] | None = None,
+    *,
+    cache_dir: Path | None = None,
+    embedder_name: str = Embedder.name,
+    params: IndexParams | None = None,
+    location: InProcess | Qdrant | None = None,
+) -> list[CorpusInfo]:
     """Sizes and index status of corpora (None: the default corpus as it is now), for the Settings screen."""
     if paths is None:
         paths = default_corpus_paths()
     where = location or search_location()
-    return [where.describe(source, cache_dir, embedder_name, params or IndexParams())
-            for source in corpus_sources(paths)]
+    return [
+        where.describe(source, cache_dir, embedder_name, params or IndexParams()) for source in corpus_sources(paths)
+    ]

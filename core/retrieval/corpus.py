@@ -112,12 +112,15 @@ def _metadata(path: Path) -> dict:
     try:
         meta = json.loads(path.read_bytes().decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise CorpusError(f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from None
+        raise CorpusError(
+            f"{path}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+        ) from None
     except json.JSONDecodeError as exc:
         raise CorpusError(f"{path}: not valid JSON ({exc})") from None
     if not isinstance(meta, dict):
-        raise CorpusError(f"{path}: expected a JSON object such as {{\"name\": \"my-corpus\"}}, "
-                          f"got a {type(meta).__name__}")
+        raise CorpusError(
+            f'{path}: expected a JSON object such as {{"name": "my-corpus"}}, got a {type(meta).__name__}'
+        )
     return meta
 
 
@@ -127,8 +130,10 @@ def corpus_sources(paths: list[str | Path]) -> list[CorpusSource]:
     seen: dict[str, Path] = {}
     for source in sources:
         if source.name in seen and seen[source.name] != source.path:
-            raise CorpusError(f"two corpora are both named {source.name!r}: {seen[source.name]} and {source.path}; "
-                              f"rename one (or give its folder a {METADATA_FILE} with a \"name\")")
+            raise CorpusError(
+                f"two corpora are both named {source.name!r}: {seen[source.name]} and {source.path}; "
+                f'rename one (or give its folder a {METADATA_FILE} with a "name")'
+            )
         seen[source.name] = source.path
     return list({s.path: s for s in sources}.values())
 
@@ -168,14 +173,14 @@ def parse_line(line: str) -> Snippet:
     if isinstance(snippet_id, int) and not isinstance(snippet_id, bool):
         snippet_id = str(snippet_id)
     if not isinstance(snippet_id, str) or not snippet_id.strip():
-        raise ValueError("no \"id\" (a non-empty string)")
+        raise ValueError('no "id" (a non-empty string)')
     title = _text_field(record, "title")
     text = _text_field(record, "content")
     if not text:
         contents = _text_field(record, "contents")
-        text = contents[len(title) + 2:] if title and contents.startswith(f"{title}. ") else contents
+        text = contents[len(title) + 2 :] if title and contents.startswith(f"{title}. ") else contents
     if not text:
-        raise ValueError("no text in \"content\" or \"contents\"")
+        raise ValueError('no text in "content" or "contents"')
     return Snippet(snippet_id.strip(), title, re.sub(r"\s+", " ", text))
 
 
@@ -186,8 +191,9 @@ def _renamed(snippet: Snippet, seen: dict) -> Snippet:
     return Snippet(f"{snippet.id}~{n}", snippet.title, snippet.text)
 
 
-def read_corpus(source: CorpusSource, *, strict: bool = False, progress: Progress = no_progress
-                ) -> tuple[list[Snippet], LoadReport]:
+def read_corpus(
+    source: CorpusSource, *, strict: bool = False, progress: Progress = no_progress
+) -> tuple[list[Snippet], LoadReport]:
     """Every usable snippet of a corpus, in file order, with the lines that were not usable."""
     report = LoadReport()
     snippets = list(iter_corpus(source, report, strict=strict, progress=progress))
@@ -197,8 +203,9 @@ def read_corpus(source: CorpusSource, *, strict: bool = False, progress: Progres
     return snippets, report
 
 
-def iter_corpus(source: CorpusSource, report: LoadReport, *, strict: bool = False,
-                progress: Progress = no_progress) -> Iterator[Snippet]:
+def iter_corpus(
+    source: CorpusSource, report: LoadReport, *, strict: bool = False, progress: Progress = no_progress
+) -> Iterator[Snippet]:
     """The usable snippets of a corpus one at a time, in file order; each unusable line goes into ``report`` (or,
     when strict, stops the reading). What it remembers of the snippets read is their ids and a hash of their text."""
     seen: dict[str, tuple[int, int, int]] = {}  # id -> (file, line, hash of title and text) where first seen
@@ -219,11 +226,18 @@ def iter_corpus(source: CorpusSource, report: LoadReport, *, strict: bool = Fals
                             where = f"{source.files[first_file].name}:{first_line}"
                             same = first == hash((snippet.title, snippet.text))
                             if strict or same:
-                                raise ValueError(f"repeats id {snippet.id!r} of {where}"
-                                                 + (" exactly" if same else " with other text"))
+                                raise ValueError(
+                                    f"repeats id {snippet.id!r} of {where}"
+                                    + (" exactly" if same else " with other text")
+                                )
                             original, snippet = snippet.id, _renamed(snippet, seen)
-                            report.renamed.append(LineProblem(str(path), number, f"id {original!r} is used at "
-                                                              f"{where}; this snippet is kept as {snippet.id!r}"))
+                            report.renamed.append(
+                                LineProblem(
+                                    str(path),
+                                    number,
+                                    f"id {original!r} is used at {where}; this snippet is kept as {snippet.id!r}",
+                                )
+                            )
                     except ValueError as exc:
                         problem = LineProblem(str(path), number, str(exc))
                         if strict:

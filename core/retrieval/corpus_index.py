@@ -62,8 +62,7 @@ def _sha256(path: str, size: int, mtime_ns: int) -> str:
 
 def fingerprint(source: CorpusSource, model: str, params: IndexParams) -> str:
     files = [[str(f), f.stat().st_size, file_sha256(f)] for f in source.files]
-    payload = {"format": INDEX_FORMAT, "files": files, "model": model, "tokenizer": TOKENIZER,
-               "params": asdict(params)}
+    payload = {"format": INDEX_FORMAT, "files": files, "model": model, "tokenizer": TOKENIZER, "params": asdict(params)}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -107,15 +106,27 @@ class CorpusIndex:
     @property
     def report(self) -> LoadReport:
         m = self.manifest
-        return LoadReport(m["snippets"], skipped=[LineProblem(*p) for p in m["skipped"]],
-                          renamed=[LineProblem(*p) for p in m["renamed"]], split=m.get("split_passages", 0))
+        return LoadReport(
+            m["snippets"],
+            skipped=[LineProblem(*p) for p in m["skipped"]],
+            renamed=[LineProblem(*p) for p in m["renamed"]],
+            split=m.get("split_passages", 0),
+        )
 
     # -- opening and building -------------------------------------------------------------
 
     @classmethod
-    def open(cls, source: CorpusSource, embedder: Embedder, *, cache_dir: Path | None = None,
-             params: IndexParams = IndexParams(), strict: bool = False, progress: Progress = no_progress,
-             rebuild: bool = False) -> CorpusIndex:
+    def open(
+        cls,
+        source: CorpusSource,
+        embedder: Embedder,
+        *,
+        cache_dir: Path | None = None,
+        params: IndexParams = IndexParams(),
+        strict: bool = False,
+        progress: Progress = no_progress,
+        rebuild: bool = False,
+    ) -> CorpusIndex:
         """Load the corpus's index, building it first when it is missing or out of date."""
         folder = index_folder(source, cache_dir)
         folder.parent.mkdir(parents=True, exist_ok=True)
@@ -131,16 +142,25 @@ class CorpusIndex:
                 progress(LOAD_STAGE + source.name, 0, 1)
         if strict and (manifest["skipped_count"] or manifest["renamed_count"]):
             first = LineProblem(*(manifest["skipped"] or manifest["renamed"])[0])
-            raise CorpusError(f"{first} (the index was built leniently: {manifest['skipped_count']} lines skipped, "
-                              f"{manifest['renamed_count']} repeated ids renamed; fix them, or load without strict)")
+            raise CorpusError(
+                f"{first} (the index was built leniently: {manifest['skipped_count']} lines skipped, "
+                f"{manifest['renamed_count']} repeated ids renamed; fix them, or load without strict)"
+            )
         index = cls(source, folder, manifest, built_now=build)
         if not build:
             progress(LOAD_STAGE + source.name, 1, 1)
         return index
 
     @staticmethod
-    def _build(source: CorpusSource, folder: Path, fp: str, embedder: Embedder, params: IndexParams, strict: bool,
-               progress: Progress) -> dict:
+    def _build(
+        source: CorpusSource,
+        folder: Path,
+        fp: str,
+        embedder: Embedder,
+        params: IndexParams,
+        strict: bool,
+        progress: Progress,
+    ) -> dict:
         import faiss
 
         started = time.perf_counter()
@@ -157,15 +177,24 @@ class CorpusIndex:
             faiss.write_index(index, str(tmp / DENSE_FILE))
             SnippetStore.write(tmp, snippets)
             manifest = {
-                "format": INDEX_FORMAT, "fingerprint": fp, "corpus": source.name, "path": str(source.path),
-                "files": [str(f) for f in source.files], "meta": source.meta, "model": embedder.name,
-                "embed_precision": embedder.precision, "tokenizer": TOKENIZER, "params": asdict(params),
-                "snippets": len(snippets), "split_passages": split,
+                "format": INDEX_FORMAT,
+                "fingerprint": fp,
+                "corpus": source.name,
+                "path": str(source.path),
+                "files": [str(f) for f in source.files],
+                "meta": source.meta,
+                "model": embedder.name,
+                "embed_precision": embedder.precision,
+                "tokenizer": TOKENIZER,
+                "params": asdict(params),
+                "snippets": len(snippets),
+                "split_passages": split,
                 "skipped_count": len(report.skipped),
                 "skipped": [[p.file, p.line, p.reason] for p in report.skipped[:_KEPT_PROBLEMS]],
                 "renamed_count": len(report.renamed),
                 "renamed": [[p.file, p.line, p.reason] for p in report.renamed[:_KEPT_PROBLEMS]],
-                "index_type": index_type(index), "build_seconds": round(time.perf_counter() - started, 1),
+                "index_type": index_type(index),
+                "build_seconds": round(time.perf_counter() - started, 1),
                 "built_at": time.strftime("%Y-%m-%d %H:%M:%S"),
             }
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")

@@ -60,14 +60,21 @@ def write_hpo_corpus(progress: Progress = no_progress) -> Path:
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
                 count += 1
         attribution = ATTRIBUTION.format(version=source["release"])
-        meta = {"name": HPO_NAME, "description": f"Human Phenotype Ontology: {count} term definitions with synonyms",
-                "license": "HPO licence, https://hpo.jax.org/app/license", "attribution": attribution,
-                "source": source, "snippets": count}
+        meta = {
+            "name": HPO_NAME,
+            "description": f"Human Phenotype Ontology: {count} term definitions with synonyms",
+            "license": "HPO licence, https://hpo.jax.org/app/license",
+            "attribution": attribution,
+            "source": source,
+            "snippets": count,
+        }
         (tmp / METADATA_FILE).write_text(json.dumps(meta, indent=1), encoding="utf-8")
         (tmp / "README.md").write_text(
             f"# HPO term definitions\n\nGenerated from the ontology file shipped inside the installed "
             f"{source['package']} package: one snippet per current term with a definition ({count} terms), "
-            f"in the MedRAG chunk format.\n\n{attribution}\n", encoding="utf-8")
+            f"in the MedRAG chunk format.\n\n{attribution}\n",
+            encoding="utf-8",
+        )
         progress("write hpo corpus", 1, 1)
         shutil.rmtree(target, ignore_errors=True)
         tmp.rename(target)

@@ -67,8 +67,9 @@ class Embedder:
                 os.environ["TOKENIZERS_PARALLELISM"] = "true"
         return self._model
 
-    def encode(self, texts: list[str], progress: Progress = no_progress, stage: str = "embed",
-               batch: int = 256) -> np.ndarray:
+    def encode(
+        self, texts: list[str], progress: Progress = no_progress, stage: str = "embed", batch: int = 256
+    ) -> np.ndarray:
         import torch
 
         with self._lock:
@@ -82,10 +83,19 @@ class Embedder:
                 with precision:
                     for start in range(0, len(texts), batch):
                         progress(stage, start, len(texts))
-                        rows = order[start:start + batch]
+                        rows = order[start : start + batch]
                         # one tensor, moved off the device once (as numpy, each row would be a transfer of its own)
-                        out[rows] = model.encode([texts[i] for i in rows], batch_size=self.model_batch,
-                                                 normalize_embeddings=True, convert_to_tensor=True).float().cpu().numpy()
+                        out[rows] = (
+                            model.encode(
+                                [texts[i] for i in rows],
+                                batch_size=self.model_batch,
+                                normalize_embeddings=True,
+                                convert_to_tensor=True,
+                            )
+                            .float()
+                            .cpu()
+                            .numpy()
+                        )
             finally:
                 torch.set_num_threads(threads)
             progress(stage, len(texts), len(texts))
@@ -132,8 +142,9 @@ class DenseParams:
     hnsw_ef_search: int = 128
 
 
-def build_faiss(vectors: np.ndarray, params: DenseParams = DenseParams(), progress: Progress = no_progress,
-                stage: str = "faiss"):
+def build_faiss(
+    vectors: np.ndarray, params: DenseParams = DenseParams(), progress: Progress = no_progress, stage: str = "faiss"
+):
     import faiss
 
     n, dim = vectors.shape
@@ -147,7 +158,7 @@ def build_faiss(vectors: np.ndarray, params: DenseParams = DenseParams(), progre
         step = 20_000
         for start in range(0, n, step):
             progress(stage, start, n)
-            index.add(vectors[start:start + step])
+            index.add(vectors[start : start + step])
     finally:
         faiss.omp_set_num_threads(1)
     progress(stage, n, n)

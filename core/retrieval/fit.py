@@ -37,12 +37,15 @@ class TopicFit:
         return 2 * self.on_topic >= len(self.best)
 
     def line(self) -> str:
-        return (f"{self.on_topic} of {len(self.best)} questions found a passage on their topic (similarity "
-                f"{ON_TOPIC} or more; median best {self.median:.2f})")
+        return (
+            f"{self.on_topic} of {len(self.best)} questions found a passage on their topic (similarity "
+            f"{ON_TOPIC} or more; median best {self.median:.2f})"
+        )
 
 
-def topic_fit(retriever: Retriever, questions: list[str], k: int = K,
-              progress: Callable[[int, int], None] | None = None) -> TopicFit:
+def topic_fit(
+    retriever: Retriever, questions: list[str], k: int = K, progress: Callable[[int, int], None] | None = None
+) -> TopicFit:
     best = []
     for n, question in enumerate(questions, 1):
         hits = retriever.search(question, k)

@@ -31,8 +31,10 @@ from core.trace import Hit
 Mode = Literal["hybrid", "bm25", "dense"]
 Idf = Literal["collection", "per corpus"]
 # What a benchmark result's key records about how snippets were found: a change here makes old results not count.
-SCORING = ("hybrid: BM25 with one idf over the corpora searched + dense, fused by RRF k=60; passages over "
-           f"{ChunkParams().size} characters indexed in chunks overlapping by {ChunkParams().overlap}")
+SCORING = (
+    "hybrid: BM25 with one idf over the corpora searched + dense, fused by RRF k=60; passages over "
+    f"{ChunkParams().size} characters indexed in chunks overlapping by {ChunkParams().overlap}"
+)
 MODES: tuple[str, ...] = ("hybrid", "bm25", "dense")
 Reranker = Callable[[str, list[Hit]], Sequence[float]]
 
@@ -54,8 +56,16 @@ class HybridRetriever:
     """Implements ``core.methods.base.Retriever`` over the corpora of a search backend (a list of in-process corpus
     indexes is taken as today's backend)."""
 
-    def __init__(self, backend: SearchBackend | Sequence[CorpusIndex], embedder: Embedder, *, rrf_k: int = RRF_K,
-                 depth: int = 100, reranker: Reranker = dense_rerank, bm25_idf: Idf = "collection"):
+    def __init__(
+        self,
+        backend: SearchBackend | Sequence[CorpusIndex],
+        embedder: Embedder,
+        *,
+        rrf_k: int = RRF_K,
+        depth: int = 100,
+        reranker: Reranker = dense_rerank,
+        bm25_idf: Idf = "collection",
+    ):
         # A list of corpus indexes is today's in-process backend, as a retriever has always been built.
         self.backend = backend if isinstance(backend, SearchBackend) else InProcessBackend(list(backend))
         self.corpora: list[str] = list(self.backend.corpora)
@@ -70,9 +80,18 @@ class HybridRetriever:
         """The corpus indexes held in this process (none when the backend is an engine elsewhere)."""
         return self.backend.indexes
 
-    def search(self, query: str, k: int, *, corpora: list[str] | None = None, balanced: bool = False,
-               exclude: frozenset[str] = frozenset(), mode: Mode = "hybrid",
-               pin: frozenset[str] = frozenset(), per_corpus: int | None = None) -> list[Hit]:
+    def search(
+        self,
+        query: str,
+        k: int,
+        *,
+        corpora: list[str] | None = None,
+        balanced: bool = False,
+        exclude: frozenset[str] = frozenset(),
+        mode: Mode = "hybrid",
+        pin: frozenset[str] = frozenset(),
+        per_corpus: int | None = None,
+    ) -> list[Hit]:
         """The k best snippets; ``exclude`` holds snippet ids that never come back, ``pin`` ids that always do, at
         the top (marked ``pinned``), with the rest filling the k."""
         query = query.strip()
@@ -108,14 +127,17 @@ class HybridRetriever:
         scores alone), then the others; an id in none of the searched corpora is refused by name."""
         ranked = [h for h in found if h.snippet_id in pin]
         missing = sorted(pin - {h.snippet_id for h in ranked})
-        extra = {h.snippet_id: h for h in reversed(self._hits(q, [(key, 0.0) for key in q.search.keys_of(missing)], {}))}
+        extra = {
+            h.snippet_id: h for h in reversed(self._hits(q, [(key, 0.0) for key in q.search.keys_of(missing)], {}))
+        }
         if unknown := [i for i in missing if i not in extra]:
-            raise ValueError(f"pinned snippet {', '.join(unknown)} is not in the corpora searched "
-                             f"({', '.join(names)})")
+            raise ValueError(f"pinned snippet {', '.join(unknown)} is not in the corpora searched ({', '.join(names)})")
         first = ranked + [extra[i] for i in missing]
         rest = [h for h in found if h.snippet_id not in pin][: max(k - len(first), 0)]
-        return [h.model_copy(update={"rank": rank, "pinned": h.snippet_id in pin})
-                for rank, h in enumerate(first + rest, start=1)]
+        return [
+            h.model_copy(update={"rank": rank, "pinned": h.snippet_id in pin})
+            for rank, h in enumerate(first + rest, start=1)
+        ]
 
     def _select(self, corpora: list[str] | None) -> list[str]:
         if not corpora:
@@ -140,8 +162,18 @@ class HybridRetriever:
         for rank, (key, score) in enumerate(top, start=1):
             snippet, scores = found[key]
             ranks = {r: ranks[key] for r, ranks in rank_of.items() if key in ranks}
-            hits.append(Hit(snippet_id=snippet.id, corpus=key[0], title=snippet.title, text=snippet.text, rank=rank,
-                            score=score, scores=scores, ranks=ranks))
+            hits.append(
+                Hit(
+                    snippet_id=snippet.id,
+                    corpus=key[0],
+                    title=snippet.title,
+                    text=snippet.text,
+                    rank=rank,
+                    score=score,
+                    scores=scores,
+                    ranks=ranks,
+                )
+            )
         return hits
 
     def _rerank(self, query: str, pool: list[Hit], k: int) -> list[Hit]:

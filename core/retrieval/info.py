@@ -29,15 +29,34 @@ class CorpusInfo:
     ingested: int | None = None  # snippets written by an ingest into Qdrant that has not finished (it resumes)
 
     @classmethod
-    def of(cls, source: CorpusSource, built: dict | None, *, stale: bool, snippets: int, index_bytes: int = 0,
-           ingested: int | None = None) -> CorpusInfo:
+    def of(
+        cls,
+        source: CorpusSource,
+        built: dict | None,
+        *,
+        stale: bool,
+        snippets: int,
+        index_bytes: int = 0,
+        ingested: int | None = None,
+    ) -> CorpusInfo:
         """A corpus from its source and, when its index is built for it, what the build recorded (a manifest)."""
         m, meta = built or {}, source.meta
         return cls(
-            name=source.name, path=source.path, snippets=snippets, built=built is not None, stale=stale,
-            corpus_bytes=source.size_bytes, index_bytes=index_bytes, skipped_lines=m.get("skipped_count", 0),
-            renamed_ids=m.get("renamed_count", 0), split_passages=m.get("split_passages", 0),
-            index_type=m.get("index_type", ""), build_seconds=m.get("build_seconds"),
+            name=source.name,
+            path=source.path,
+            snippets=snippets,
+            built=built is not None,
+            stale=stale,
+            corpus_bytes=source.size_bytes,
+            index_bytes=index_bytes,
+            skipped_lines=m.get("skipped_count", 0),
+            renamed_ids=m.get("renamed_count", 0),
+            split_passages=m.get("split_passages", 0),
+            index_type=m.get("index_type", ""),
+            build_seconds=m.get("build_seconds"),
             embed_precision=m.get("embed_precision", "float32") if built else "",
-            description=meta.get("description", ""), license=meta.get("license", ""),
-            attribution=meta.get("attribution", ""), ingested=ingested)
+            description=meta.get("description", ""),
+            license=meta.get("license", ""),
+            attribution=meta.get("attribution", ""),
+            ingested=ingested,
+        )

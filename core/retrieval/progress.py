@@ -41,8 +41,9 @@ class TqdmProgress:
             self.close()
             self._stage = stage
             bytes_stage = stage.startswith("read ")
-            self._bar = tqdm(total=total, desc=stage, unit="B" if bytes_stage else " snippets",
-                             unit_scale=bytes_stage, leave=True)
+            self._bar = tqdm(
+                total=total, desc=stage, unit="B" if bytes_stage else " snippets", unit_scale=bytes_stage, leave=True
+            )
         assert self._bar is not None
         self._bar.update(done - self._bar.n)
         if done >= total:

@@ -22,10 +22,13 @@ class SnippetStore:
     @classmethod
     def write(cls, folder: Path, snippets: Iterable[Snippet]) -> None:
         with sqlite3.connect(folder / cls.FILE) as db:
-            db.execute("CREATE TABLE snippets "
-                       "(row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, title TEXT, text TEXT)")
-            db.executemany("INSERT INTO snippets VALUES (?, ?, ?, ?)",
-                           ((row, s.id, s.title, s.text) for row, s in enumerate(snippets)))
+            db.execute(
+                "CREATE TABLE snippets (row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, title TEXT, text TEXT)"
+            )
+            db.executemany(
+                "INSERT INTO snippets VALUES (?, ?, ?, ?)",
+                ((row, s.id, s.title, s.text) for row, s in enumerate(snippets)),
+            )
         db.close()
 
     def get(self, rows: list[int]) -> dict[int, Snippet]:
@@ -33,18 +36,23 @@ class SnippetStore:
             return {}
         marks = ",".join("?" * len(rows))
         with self._lock:
-            found = self._db.execute(f"SELECT row, id, title, text FROM snippets WHERE row IN ({marks})",
-                                     [int(r) for r in rows]).fetchall()
+            found = self._db.execute(
+                f"SELECT row, id, title, text FROM snippets WHERE row IN ({marks})", [int(r) for r in rows]
+            ).fetchall()
         return {row: Snippet(sid, title, text) for row, sid, title, text in found}
 
     def rows_of(self, ids: Iterable[str]) -> list[int]:
         ids = list(ids)
         rows: list[int] = []
         for start in range(0, len(ids), 500):  # SQLite caps the number of bound parameters
-            chunk = ids[start:start + 500]
+            chunk = ids[start : start + 500]
             with self._lock:
-                rows += [r for (r,) in self._db.execute(
-                    f"SELECT row FROM snippets WHERE id IN ({','.join('?' * len(chunk))})", chunk)]
+                rows += [
+                    r
+                    for (r,) in self._db.execute(
+                        f"SELECT row FROM snippets WHERE id IN ({','.join('?' * len(chunk))})", chunk
+                    )
+                ]
         return rows
 
     def close(self) -> None:

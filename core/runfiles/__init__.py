@@ -8,6 +8,21 @@ from core.runfiles.exchange import ImportReport, export_runs, export_to, import_
 from core.runfiles.format import FORMAT, VERSION, CorpusRef, Origin, RunEntry, RunFile, RunFileError, Variation
 from core.runfiles.io import dumps, read, write
 
-__all__ = ["FORMAT", "VERSION", "CorpusRef", "ImportReport", "Origin", "RunEntry", "RunFile", "RunFileError",
-           "Variation", "dumps", "export_runs", "export_to", "import_file", "import_runs", "read",
-           "write"]
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "CorpusRef",
+    "ImportReport",
+    "Origin",
+    "RunEntry",
+    "RunFile",
+    "RunFileError",
+    "Variation",
+    "dumps",
+    "export_runs",
+    "export_to",
+    "import_file",
+    "import_runs",
+    "read",
+    "write",
+]

@@ -52,7 +52,8 @@ class Variation(BaseModel):
 
     def describe(self) -> str:
         parts = ([f"dropped {', '.join(self.drop)}"] if self.drop else []) + (
-            [f"pinned {', '.join(self.pin)}"] if self.pin else [])
+            [f"pinned {', '.join(self.pin)}"] if self.pin else []
+        )
         return " and ".join(parts) or "no change"
 
 
@@ -86,13 +87,15 @@ def parse(data: Any) -> RunFile:
     if not isinstance(data, dict):
         raise RunFileError(f"not a run file: the JSON document is a {type(data).__name__}, not an object")
     if data.get("format") != FORMAT:
-        raise RunFileError(f"not a run file: its \"format\" field is {data.get('format')!r}, expected {FORMAT!r}")
+        raise RunFileError(f'not a run file: its "format" field is {data.get("format")!r}, expected {FORMAT!r}')
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         raise RunFileError(f"format version {version!r} is not a whole number")
     if version > VERSION:
-        raise RunFileError(f"format version {version} was written by a newer studio; this one reads version "
-                           f"{VERSION}. Update the studio to import it.")
+        raise RunFileError(
+            f"format version {version} was written by a newer studio; this one reads version "
+            f"{VERSION}. Update the studio to import it."
+        )
     if version < 1:
         raise RunFileError(f"format version {version} does not exist; this studio reads version {VERSION}")
     try:
@@ -115,15 +118,20 @@ def check_consistency(run_file: RunFile) -> None:
             if event.run_id != run.id:
                 raise RunFileError(f"run {run.id}, event seq {event.seq}: it belongs to run {event.run_id}")
             if event.seq != position:
-                problem = (f"sequence number {position} is missing (the events go from {position - 1} to {event.seq})"
-                           if event.seq > position else f"sequence number {event.seq} comes again or out of order")
+                problem = (
+                    f"sequence number {position} is missing (the events go from {position - 1} to {event.seq})"
+                    if event.seq > position
+                    else f"sequence number {event.seq} comes again or out of order"
+                )
                 raise RunFileError(f"run {run.id}: the events skip a number: {problem}; the trace is incomplete")
 
 
 def describe_errors(exc: ValidationError, data: dict[str, Any]) -> str:
     errors = exc.errors()
-    lines = [_place(error["loc"], data) + ": " + error["msg"].removeprefix("Value error, ")
-             for error in errors[:MAX_ERRORS_SHOWN]]
+    lines = [
+        _place(error["loc"], data) + ": " + error["msg"].removeprefix("Value error, ")
+        for error in errors[:MAX_ERRORS_SHOWN]
+    ]
     more = f" (and {len(errors) - MAX_ERRORS_SHOWN} more problems)" if len(errors) > MAX_ERRORS_SHOWN else ""
     return "; ".join(lines) + more
 

@@ -25,8 +25,9 @@ def _mb(n: int) -> str:
     return f"{n / 2**20:,.0f} MB"
 
 
-def decompress(stream: BinaryIO, *, max_file_bytes: int = MAX_FILE_BYTES,
-               max_json_bytes: int = MAX_JSON_BYTES) -> bytes:
+def decompress(
+    stream: BinaryIO, *, max_file_bytes: int = MAX_FILE_BYTES, max_json_bytes: int = MAX_JSON_BYTES
+) -> bytes:
     """The unpacked bytes of a gzip stream, read chunk by chunk; stops at the first limit passed."""
     head = stream.read(2)
     if not head:
@@ -45,8 +46,9 @@ def decompress(stream: BinaryIO, *, max_file_bytes: int = MAX_FILE_BYTES,
             raise RunFileError(f"the file is larger than {_mb(max_file_bytes)}, the most a run file may be")
         data += chunk
         if not data:
-            raise RunFileError("the file is cut short: its gzip stream ends before its end marker (an interrupted "
-                               "download or copy?)")
+            raise RunFileError(
+                "the file is cut short: its gzip stream ends before its end marker (an interrupted download or copy?)"
+            )
         while data:  # output is bounded per call, so a small file that unpacks to gigabytes never fills memory
             try:
                 out = inflater.decompress(data, CHUNK)
@@ -55,8 +57,7 @@ def decompress(stream: BinaryIO, *, max_file_bytes: int = MAX_FILE_BYTES,
             parts.append(out)
             unpacked += len(out)
             if unpacked > max_json_bytes:
-                raise RunFileError(f"the file unpacks to more than {_mb(max_json_bytes)}, the most a run file "
-                                   "may hold")
+                raise RunFileError(f"the file unpacks to more than {_mb(max_json_bytes)}, the most a run file may hold")
             if inflater.eof:
                 if inflater.unused_data.strip(b"\x00") or stream.read(CHUNK).strip(b"\x00"):
                     raise RunFileError("the file has data after its gzip stream ends (several files joined?)")
@@ -90,8 +91,9 @@ def read(source: Path | str | BinaryIO, **limits: int) -> RunFile:
     try:
         data = mask_data(json.loads(text), known_secrets())
     except json.JSONDecodeError as exc:
-        raise RunFileError(f"the unpacked file is not valid JSON: line {exc.lineno}, column {exc.colno}: "
-                           f"{exc.msg}") from None
+        raise RunFileError(
+            f"the unpacked file is not valid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from None
     run_file = parse(data)
     check_limits(run_file)
     return run_file
@@ -100,8 +102,9 @@ def read(source: Path | str | BinaryIO, **limits: int) -> RunFile:
 def dumps(run_file: RunFile) -> bytes:
     """The file's bytes: compact JSON with credentials masked, gzip with a fixed header time (same runs, same
     bytes, so a recorded pack does not change in version control when nothing in it changed)."""
-    text = json.dumps(mask_data(run_file.model_dump(mode="json"), known_secrets()), ensure_ascii=False,
-                      separators=(",", ":"))
+    text = json.dumps(
+        mask_data(run_file.model_dump(mode="json"), known_secrets()), ensure_ascii=False, separators=(",", ":")
+    )
     buffer = io.BytesIO()
     with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0, compresslevel=9) as gz:
         gz.write(text.encode("utf-8"))

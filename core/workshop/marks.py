@@ -45,9 +45,17 @@ def teaching_marks(run: Run, case: TeachingCase) -> list[PassageMark]:
     for role in ROLES:
         for pid in case.passage_ids(role):
             passage = passages.get(pid)
-            marks.append(PassageMark(passage_id=pid, role=role, title=passage.title if passage else pid,
-                                     met_at=met_at.get(pid), rank=best.get(pid), cited=pid in cited,
-                                     superseded_by=passage.superseded_by if passage else None))
+            marks.append(
+                PassageMark(
+                    passage_id=pid,
+                    role=role,
+                    title=passage.title if passage else pid,
+                    met_at=met_at.get(pid),
+                    rank=best.get(pid),
+                    cited=pid in cited,
+                    superseded_by=passage.superseded_by if passage else None,
+                )
+            )
     return marks
 
 

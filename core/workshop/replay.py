@@ -116,8 +116,9 @@ class Replay:
         """(run index, event) that appear at this step."""
         step = self._clamp(step)
         before = self.steps[step - 1].shown if step else tuple(0 for _ in self.runs)
-        return [(i, e) for i, (a, b) in enumerate(zip(before, self.steps[step].shown))
-                for e in self.runs[i].events[a:b]]
+        return [
+            (i, e) for i, (a, b) in enumerate(zip(before, self.steps[step].shown)) for e in self.runs[i].events[a:b]
+        ]
 
     def step_of(self, run: int, seq: int) -> int:
         """The first step that shows event ``seq`` of run ``run``."""

@@ -30,9 +30,22 @@ def serve_app(home: Path, env: Mapping[str, str] = {}) -> Iterator[tuple[str, su
     port = free_port()
     with open(Path(home) / "streamlit.log", "w") as log:
         server = subprocess.Popen(
-            [str(Path(sys.executable).with_name("streamlit")), "run", "streamlit_app.py", "--server.headless", "true",
-             "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=REPO, env=full, stdout=log,
-            stderr=subprocess.STDOUT)
+            [
+                str(Path(sys.executable).with_name("streamlit")),
+                "run",
+                "streamlit_app.py",
+                "--server.headless",
+                "true",
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+            ],
+            cwd=REPO,
+            env=full,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.time() + 60
@@ -42,8 +55,9 @@ def serve_app(home: Path, env: Mapping[str, str] = {}) -> Iterator[tuple[str, su
                     break
                 except OSError:
                     if time.time() > deadline or server.poll() is not None:
-                        raise RuntimeError(f"the app did not start: "
-                                           f"{(Path(home) / 'streamlit.log').read_text()[-2000:]}") from None
+                        raise RuntimeError(
+                            f"the app did not start: {(Path(home) / 'streamlit.log').read_text()[-2000:]}"
+                        ) from None
                     time.sleep(0.3)
             yield url, server
         finally:

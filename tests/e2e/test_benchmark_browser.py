@@ -38,8 +38,10 @@ WAIT_MS = 180_000  # the default index opens in the background at start
 @pytest.fixture(scope="module")
 def tiny_bench(tmp_path_factory):
     cases = load_cases()
-    bench = {name: {c.id: {"question": c.question, "options": c.options, "answer": c.answer} for c in group}
-             for name, group in (("cases-a", cases[2:3]), ("cases-b", cases[6:7]))}
+    bench = {
+        name: {c.id: {"question": c.question, "options": c.options, "answer": c.answer} for c in group}
+        for name, group in (("cases-a", cases[2:3]), ("cases-b", cases[6:7]))
+    }
     path = tmp_path_factory.mktemp("bench") / "teaching_mini.json"
     path.write_text(json.dumps(bench))
     upload = path.with_name("notes.json")
@@ -54,7 +56,11 @@ def billing_endpoint(golds: dict[str, str]) -> FakeEndpoint:
         sent = json.dumps(request)
         medrag = "cited_ids" in sent
         letter = next((g for q, g in golds.items() if q[:60] in sent), "A") if medrag else "A"
-        reply = {"reasoning": "The documents point this way.", "answer": letter, **({"cited_ids": []} if medrag else {})}
+        reply = {
+            "reasoning": "The documents point this way.",
+            "answer": letter,
+            **({"cited_ids": []} if medrag else {}),
+        }
         text = json.dumps(reply)
         return Step(text=text, usage=(len(json.dumps(request["messages"])) // 4, len(text) // 4), delay=CALL_SECONDS)
 
@@ -68,9 +74,14 @@ def app(tmp_path_factory, tiny_bench):
     bench = json.loads(tiny_bench[0].read_text())
     endpoint = billing_endpoint({q["question"]: q["answer"] for cases in bench.values() for q in cases.values()})
     home = tmp_path_factory.mktemp("bench-home")
-    done = subprocess.run([sys.executable, "-m", "core", "prices", "set", MODEL, "--input", "0.15", "--output", "0.60"],
-                          cwd=REPO, env={"MEDRAG_STUDIO_HOME": str(home), "PATH": "/usr/bin:/bin"},
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "core", "prices", "set", MODEL, "--input", "0.15", "--output", "0.60"],
+        cwd=REPO,
+        env={"MEDRAG_STUDIO_HOME": str(home), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0 and done.stdout == f"{MODEL}: $0.15/$0.60 per M\n", done.stderr
     with serve_app(home, {"MEDRAG_BASE_URL": endpoint.url, "MEDRAG_MODEL": MODEL, "MEDRAG_CACHE": "off"}) as (url, _):
         yield url, home
@@ -146,8 +157,10 @@ def test_benchmark_runs_in_the_background_and_shows_results_and_money(page, app,
     plot.scroll_into_view_if_needed()
     shots(page, "06_money")
     page.get_by_role("tab", name="Paired tests").click()
-    reading = re.compile(r"^(CoT|MedRAG) (and (CoT|MedRAG) are not distinguishable|is more accurate than "
-                         r"(CoT|MedRAG)) on these 2 questions")
+    reading = re.compile(
+        r"^(CoT|MedRAG) (and (CoT|MedRAG) are not distinguishable|is more accurate than "
+        r"(CoT|MedRAG)) on these 2 questions"
+    )
     expect(page.get_by_text(reading)).to_be_visible()
     snap(page, "benchmark_07_pairs", width=WIDTHS[0])
     page.get_by_role("tab", name="Options chosen").click()

@@ -34,8 +34,10 @@ def seed_runs() -> list[Run]:
 
 def _no_sideways_scroll(page) -> None:
     """Nothing on the page is wider than the window (no clipped table, no column pushed out)."""
-    wide = page.evaluate("(() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
-                         " return m.scrollWidth - m.clientWidth; })()")
+    wide = page.evaluate(
+        "(() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+        " return m.scrollWidth - m.clientWidth; })()"
+    )
     assert wide <= 1, f"the page is {wide}px wider than the window"
 
 
@@ -71,7 +73,9 @@ def test_teaching_marks_budget_cuts_report_once_and_the_map(page, app, seed_runs
         assert reveal.bounding_box()["y"] > page.locator(".answer-line").bounding_box()["y"]
         page.get_by_role("tab", name=re.compile("Evidence")).click()
         evidence = page.locator('[role="tabpanel"]:visible')
-        expect(evidence.locator(".tag.teach.outdated")).to_have_count(1)  # this case's only: marks belong to its question
+        expect(evidence.locator(".tag.teach.outdated")).to_have_count(
+            1
+        )  # this case's only: marks belong to its question
         expect(evidence.locator(".tag.teach.key").first).to_be_visible()
         expect(evidence.locator(".tag.budget").first).to_have_text("not read: over the reading budget")
         expect(evidence.locator(".tag.drop")).to_have_count(0)  # a budget cut is not a verdict

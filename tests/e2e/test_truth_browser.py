@@ -51,7 +51,11 @@ def test_every_page_at_both_widths_with_three_annotators_shows_no_traceback(page
             page.get_by_role("tab", name=tab).click()
             settle(page)
             no_error(page, f"Annotate › {tab}")
-        for link in (f"history?run={ids['bench']}", f"ask?run={ids['mass']}", f"compare?runs={ids['medrag']},{ids['cot']}"):
+        for link in (
+            f"history?run={ids['bench']}",
+            f"ask?run={ids['mass']}",
+            f"compare?runs={ids['medrag']},{ids['cot']}",
+        ):
             open_page(page, f"{url}/{link}", link.split("?")[0].capitalize())
             no_error(page, link)
 
@@ -75,7 +79,8 @@ def test_adjudication_lists_each_disputed_snippet_once_with_every_grade(page, st
         expect(page.get_by_text("judged on different questions", exact=False)).to_be_visible()
         # MASS-RAG was judged on another case only: left out, SEMA-RAG and MedRAG share the asthma case
         page.locator('[data-testid="stMultiSelect"]', has_text="Methods to compare").get_by_label(
-            "Remove MASS-RAG").click()
+            "Remove MASS-RAG"
+        ).click()
         settle(page)
         page.get_by_text("Shared questions only", exact=False).click()
         settle(page)
@@ -159,7 +164,8 @@ def test_the_benchmark_checks_its_corpora_and_a_waiting_run_says_behind_what(pag
     expect(corpora).to_contain_text("The default corpora are the HPO phenotype definitions")
     page.get_by_role("button", name=re.compile("Check them on")).click()
     expect(corpora.get_by_text(re.compile(r"\d of \d questions found a passage on their topic"))).to_be_visible(
-        timeout=MODEL_SECONDS)
+        timeout=MODEL_SECONDS
+    )
     expect(corpora.get_by_label(re.compile("Or add a corpus"))).to_be_visible()
     shot(page, "benchmark_corpora", 1440)
     shot(page, "benchmark_corpora", 1024)
@@ -177,7 +183,8 @@ def test_the_benchmark_checks_its_corpora_and_a_waiting_run_says_behind_what(pag
     settle(page)
     page.get_by_role("button", name="Start", exact=True).click()
     expect(page.get_by_text("at the pace recorded for these methods", exact=False)).to_be_visible(
-        timeout=MODEL_SECONDS)  # an estimate before the first question ends
+        timeout=MODEL_SECONDS
+    )  # an estimate before the first question ends
     shot(page, "benchmark_estimate", 1440)
 
     asker = page.context.browser.new_page(viewport={"width": 1440, "height": 1000})  # another session
@@ -196,7 +203,8 @@ def test_the_benchmark_checks_its_corpora_and_a_waiting_run_says_behind_what(pag
         settle(asker)
         asker.get_by_role("button", name="Run", exact=True).click()
         expect(asker.get_by_text(re.compile(r"waiting: \d runs? ahead on the embedded model")).first).to_be_visible(
-            timeout=MODEL_SECONDS)
+            timeout=MODEL_SECONDS
+        )
         expect(asker.get_by_text(":material/hourglass_top:")).to_have_count(0)  # drawn as an icon, not as text
         box = asker.locator('[data-testid="stExpander"]', has_text="waiting:")
         expect(box.locator('[data-testid="stExpanderIconSpinner"]')).to_have_count(1)  # running: no tick yet

@@ -12,8 +12,10 @@ from pathlib import Path
 from core.trace import Run
 
 DATA = Path(__file__).resolve().parents[1] / "data"
-BENCH_QUESTION = ("A 23-year-old woman at 6 weeks' gestation has mild asthma controlled with a salbutamol inhaler. "
-                  "She asks which inhaler is safest in pregnancy. What is the most appropriate advice?")
+BENCH_QUESTION = (
+    "A 23-year-old woman at 6 weeks' gestation has mild asthma controlled with a salbutamol inhaler. "
+    "She asks which inhaler is safest in pregnancy. What is the most appropriate advice?"
+)
 # grades per annotator for the pooled passages, in pool order: the owner and two annotators who disagree
 GRADES = {"owner": [3, 3, 2, 1, 3, 0, 2, 3], "ann": [1, 0, 2, 1, 3, 2, 0, 3], "bob": [0, 0, 2, 3, 3, 0, 1, 1]}
 
@@ -65,6 +67,7 @@ def mini_benchmark(folder: Path) -> Path:
 
     cases = load_cases()[:4]
     path = folder / "four_cases.json"
-    path.write_text(json.dumps({"cases": {c.id: {"question": c.question, "options": c.options, "answer": c.answer}
-                                          for c in cases}}))
+    path.write_text(
+        json.dumps({"cases": {c.id: {"question": c.question, "options": c.options, "answer": c.answer} for c in cases}})
+    )
     return path

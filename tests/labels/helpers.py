@@ -12,13 +12,27 @@ OPTIONS = {"A": "aspirin", "B": "metformin"}
 
 
 def hit(sid: str, text: str | None = None, rank: int = 1) -> Hit:
-    return Hit(snippet_id=sid, corpus="teaching", title=f"Doc {sid}", text=text or f"text of {sid}", rank=rank,
-               score=1.0 / rank)
+    return Hit(
+        snippet_id=sid,
+        corpus="teaching",
+        title=f"Doc {sid}",
+        text=text or f"text of {sid}",
+        rank=rank,
+        score=1.0 / rank,
+    )
 
 
-def save_run(store: RunStore, method: str, hits: list[Hit], generated: list[str] = (), *,
-             question: str = QUESTION, options: dict[str, str] | None = None, rounds: list[list[Hit]] = (),
-             rescored: list[Hit] = ()) -> Run:
+def save_run(
+    store: RunStore,
+    method: str,
+    hits: list[Hit],
+    generated: list[str] = (),
+    *,
+    question: str = QUESTION,
+    options: dict[str, str] | None = None,
+    rounds: list[list[Hit]] = (),
+    rescored: list[Hit] = (),
+) -> Run:
     """A finished run whose trace retrieved ``hits`` (then each of ``rounds``), re-scored ``rescored`` of them
     without searching (as MedRGAG does), and generated ``generated``."""
     run = Run(method=method, question=question, options=OPTIONS if options is None else options, status="ok")

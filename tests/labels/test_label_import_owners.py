@@ -42,8 +42,9 @@ def test_a_file_naming_another_annotator_is_refused_and_says_whose_labels_it_wou
     report = import_labels(labels, [q], parse("csv", text), source="t", importer=Importer("ann"))
     assert report.written is None and grades(labels) == before
     assert "not ann's: bob's labels (1 new, 1 changed). Nothing was imported." in report.describe()
-    final = json.dumps({"kind": "final", "question_id": q.question_id, "snippet_id": "s1", "annotator": "ann",
-                        "grade": 0})
+    final = json.dumps(
+        {"kind": "final", "question_id": q.question_id, "snippet_id": "s1", "annotator": "ann", "grade": 0}
+    )
     report = import_labels(labels, [q], parse("jsonl", final), source="t", importer=Importer("ann"))
     assert report.refused and "ann's adjudications (1 new, 0 changed)" in report.refused and not labels.finals()
 
@@ -56,11 +57,15 @@ def test_an_annotator_imports_their_own_labels_and_the_report_lists_what_happene
     assert report.describe().splitlines() == [
         "Imported 3 label(s): 2 added, 0 changed, 1 skipped (already so).",
         "  ann's labels: 2 added, 0 changed, 1 skipped",
-        ("Kept, though no saved run shows them yet: 0 label(s) for unknown questions, 1 for snippets outside their "
-         "question's pool. They count as soon as a run shows those snippets.")]
+        (
+            "Kept, though no saved run shows them yet: 0 label(s) for unknown questions, 1 for snippets outside their "
+            "question's pool. They count as soon as a run shows those snippets."
+        ),
+    ]
     assert grades(labels)[("ann", "s2")] == 1 and grades(labels)[("bob", "s1")] == 3
-    assert next(r["note"] for r in labels.labels() if r["annotator"] == "ann" and r["snippet_id"] == "s1") == \
-        "kept note"  # a file with no note keeps the label's own
+    assert (
+        next(r["note"] for r in labels.labels() if r["annotator"] == "ann" and r["snippet_id"] == "s1") == "kept note"
+    )  # a file with no note keeps the label's own
 
 
 def test_the_owners_explicit_replace_imports_under_the_names_in_the_file(pool):
@@ -68,9 +73,11 @@ def test_the_owners_explicit_replace_imports_under_the_names_in_the_file(pool):
     qid = q.question_id
     text = f"question_id,snippet_id,annotator,grade,kind\n{qid},s1,bob,0,label\n{qid},s2,cy,2,label\n{qid},s2,chief,1,final\n"
     report = import_labels(labels, [q], parse("csv", text), source="t", importer=Importer("owner", replace=True))
-    assert report.describe().splitlines()[1:] == ["  bob's labels: 0 added, 1 changed, 0 skipped",
-                                                  "  chief's adjudications: 1 added, 0 changed, 0 skipped",
-                                                  "  cy's labels: 1 added, 0 changed, 0 skipped"]
+    assert report.describe().splitlines()[1:] == [
+        "  bob's labels: 0 added, 1 changed, 0 skipped",
+        "  chief's adjudications: 1 added, 0 changed, 0 skipped",
+        "  cy's labels: 1 added, 0 changed, 0 skipped",
+    ]
     assert grades(labels) == {("bob", "s1"): 0, ("cy", "s2"): 2}
     assert [(r["snippet_id"], r["grade"], r["adjudicator"]) for r in labels.finals()] == [("s2", 1, "chief")]
 

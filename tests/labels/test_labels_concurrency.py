@@ -16,8 +16,12 @@ def test_thirty_threads_lose_and_duplicate_nothing(tmp_path):
 def test_processes_lose_and_duplicate_nothing(tmp_path):
     figures = processes_trial(tmp_path / "p.sqlite", processes=3, count=10)
     assert figures["present"] == figures["expected"] == 3 * 10 + 10
-    assert (figures["lost"], figures["duplicated"], figures["surfaced_errors"], figures["exit_codes_nonzero"]) == \
-        (0, 0, 0, 0)
+    assert (figures["lost"], figures["duplicated"], figures["surfaced_errors"], figures["exit_codes_nonzero"]) == (
+        0,
+        0,
+        0,
+        0,
+    )
 
 
 def test_a_writer_killed_mid_batch_leaves_every_committed_label_and_no_partial_batch(tmp_path):

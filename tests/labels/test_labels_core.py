@@ -29,8 +29,9 @@ def test_pool_dedupes_by_id_and_by_text_and_keys_generated_documents_by_their_te
     save_run(store, "medrgag", [hit("s3")], generated=["Written background."])  # same text, same gen-1 id
     [question] = collect(store.path)
     groups = sorted(sorted(item.ids) for item in question.items)
-    assert groups == sorted([["copy", "s1"], sorted(["s2", generated_id("text of s2")]), ["s3"],
-                             [generated_id("Written background.")]])
+    assert groups == sorted(
+        [["copy", "s1"], sorted(["s2", generated_id("text of s2")]), ["s3"], [generated_id("Written background.")]]
+    )
     first, second, third = question.runs
     assert first.ranked == ["copy", "s2"]  # s1 and its copy are one item, listed once
     assert second.ranked == ["s2", "s3"] and second.generated == [generated_id("Written background."), "s2"]
@@ -60,8 +61,10 @@ def test_blind_order_is_stable_per_annotator_and_differs_between_annotators(stor
 def test_question_ids_teaching_case_hash_and_kept_once_labelled(store):
     case = load_cases()[0]
     assert derive_question(case.question, case.options).question_id == f"teaching/{case.id}"
-    assert derive_question("  Which   DRUG?", {"A": "x", "B": "y"}).question_id == \
-        derive_question("which drug?", {"B": "y", "A": "x"}).question_id  # spacing, case and option order
+    assert (
+        derive_question("  Which   DRUG?", {"A": "x", "B": "y"}).question_id
+        == derive_question("which drug?", {"B": "y", "A": "x"}).question_id
+    )  # spacing, case and option order
     ref = derive_question("Which drug?", {"A": "x", "B": "y"})
     assert ref.question_id.startswith("q/")
     bench = {question_hash("Which drug?", {"A": "x", "B": "y"}): ("medqa/0042", "B")}
@@ -143,7 +146,10 @@ def test_fleiss_and_krippendorff_for_three_annotators():
     assert len(pairwise(judged)) == 3
     gaps = disagreements(judged)  # 2 or more apart, or split on relevance (2+ against below 2); widest first
     assert [(d.item[1], d.first, d.second, d.gap, d.split) for d in gaps] == [
-        ("partial", "ann", "bob", 3, True), ("s3", "bob", "cy", 2, True), ("s3", "ann", "cy", 1, True)]
+        ("partial", "ann", "bob", 3, True),
+        ("s3", "bob", "cy", 2, True),
+        ("s3", "ann", "cy", 1, True),
+    ]
 
 
 def test_metrics_per_run_from_pooled_labels(store):
@@ -160,14 +166,19 @@ def test_metrics_per_run_from_pooled_labels(store):
     got = 0 + 3 / math.log2(3) + 2 / math.log2(4) + 1 / math.log2(5)
     assert medrag["nDCG@10"] == pytest.approx(got / ideal)  # gains are the grades; the ideal uses every judged one
     assert sema["judged_share"] == pytest.approx(0.5) and sema["MRR"] == 1.0  # x is unjudged: not relevant
-    strict = {r["method"]: r for r in run_metrics(collect(store.path), labels.labels(), [],
-                                                  MetricSettings(relevant=3, generated=True))}
+    strict = {
+        r["method"]: r
+        for r in run_metrics(collect(store.path), labels.labels(), [], MetricSettings(relevant=3, generated=True))
+    }
     assert strict["sema"]["P@5"] == pytest.approx(1 / 5) and strict["sema"]["list_length"] == 3
 
 
 def test_method_summary_intervals_and_paired_comparison():
-    rows = [{"method": m, "question_id": f"q{i}", "P@5": v} for m, values in
-            (("medrag", [0.2, 0.4, 0.4, 0.6]), ("sema", [0.6, 0.8, 0.8, 1.0])) for i, v in enumerate(values)]
+    rows = [
+        {"method": m, "question_id": f"q{i}", "P@5": v}
+        for m, values in (("medrag", [0.2, 0.4, 0.4, 0.6]), ("sema", [0.6, 0.8, 0.8, 1.0]))
+        for i, v in enumerate(values)
+    ]
     summary = {s["method"]: s for s in summarize(rows, ["P@5"])}
     assert summary["medrag"]["mean"] == pytest.approx(0.4) and summary["medrag"]["n_questions"] == 4
     assert 0 <= summary["medrag"]["low"] < 0.4 < summary["medrag"]["high"] and summary["sema"]["high"] <= 1

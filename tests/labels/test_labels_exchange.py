@@ -43,8 +43,12 @@ def test_csv_and_jsonl_keep_every_label_with_notes_and_texts(labelled, tmp_path)
     assert main(["labels", "export", "--format", "csv", "--out", str(tmp_path / "l.csv")]) == 0
     rows = list(csv.DictReader(io.StringIO((tmp_path / "l.csv").read_text())))
     assert [(r["kind"], r["snippet_id"], r["annotator"], r["grade"]) for r in rows] == [
-        ("label", "s1", "ann", "3"), ("label", "s1", "bob", "2"), ("final", "s2", "chief", "1"),
-        ("label", "s2", "ann", "0"), ("label", "s2", "bob", "3")]
+        ("label", "s1", "ann", "3"),
+        ("label", "s1", "bob", "2"),
+        ("final", "s2", "chief", "1"),
+        ("label", "s2", "ann", "0"),
+        ("label", "s2", "bob", "3"),
+    ]
     assert rows[0]["note"] == "answers it" and rows[0]["snippet_text"] == "Doc s1. text of s1"
     assert rows[0]["question"] == q.ref.question
     assert main(["labels", "export", "--format", "jsonl", "--out", str(tmp_path / "l.jsonl")]) == 0
@@ -68,8 +72,10 @@ def test_malformed_qrels_lines_are_named_and_nothing_is_written(labelled, tmp_pa
     _, q, labels, _ = labelled
     before = labels.labels()
     path = tmp_path / "elsewhere.qrels"
-    path.write_text(f"# judged elsewhere\n{q.question_id} 0 s1 1\n{q.question_id} 0 s2\n\n"
-                    f"{q.question_id} 0 s2 seven\n{q.question_id} 0 s9 5\n{q.question_id} 0 unseen 2\n")
+    path.write_text(
+        f"# judged elsewhere\n{q.question_id} 0 s1 1\n{q.question_id} 0 s2\n\n"
+        f"{q.question_id} 0 s2 seven\n{q.question_id} 0 s9 5\n{q.question_id} 0 unseen 2\n"
+    )
     assert main(["labels", "import", str(path), "--annotator", "trec"]) == 1
     out = capsys.readouterr().out
     assert f"{path}: line 3: expected 4 fields" in out and f"{path}: line 5: grade 'seven' is not a number" in out
@@ -77,7 +83,11 @@ def test_malformed_qrels_lines_are_named_and_nothing_is_written(labelled, tmp_pa
     assert labels.labels() == before
     assert main(["labels", "import", str(path), "--annotator", "trec", "--skip-bad"]) == 0
     out = capsys.readouterr().out
-    assert "Imported 2 label(s): 2 added, 0 changed, 0 skipped" in out and "trec's labels: 2 added" in out and "1 for snippets outside their question's pool" in out
+    assert (
+        "Imported 2 label(s): 2 added, 0 changed, 0 skipped" in out
+        and "trec's labels: 2 added" in out
+        and "1 for snippets outside their question's pool" in out
+    )
     mine = {r["snippet_id"]: r["grade"] for r in labels.labels() if r["annotator"] == "trec"}
     assert mine == {"s1": 1, "unseen": 2}  # the unseen snippet is kept, ready for a run that shows it
 

@@ -37,8 +37,14 @@ def sections(access: Access) -> dict[str, list[st.Page]]:
     run = [
         ASK,
         st.Page(compare.page, title="Compare", icon=":material/view_column:", url_path="compare"),
-        st.Page(owners_only(benchmark.page, Action.BENCHMARK), title="Benchmark", icon=":material/leaderboard:",
-                url_path="benchmark") if access.may(Action.BENCHMARK) else None,
+        st.Page(
+            owners_only(benchmark.page, Action.BENCHMARK),
+            title="Benchmark",
+            icon=":material/leaderboard:",
+            url_path="benchmark",
+        )
+        if access.may(Action.BENCHMARK)
+        else None,
         st.Page(workshop.page, title="Workshop", icon=":material/co_present:", url_path="workshop"),
     ]
     found = {
@@ -50,6 +56,12 @@ def sections(access: Access) -> dict[str, list[st.Page]]:
         ],
     }
     if access.may(Action.SETTINGS):
-        found["Setup"] = [st.Page(owners_only(settings.page, Action.SETTINGS), title="Settings",
-                                  icon=":material/settings:", url_path="settings")]
+        found["Setup"] = [
+            st.Page(
+                owners_only(settings.page, Action.SETTINGS),
+                title="Settings",
+                icon=":material/settings:",
+                url_path="settings",
+            )
+        ]
     return found

@@ -44,8 +44,14 @@ def queue_form() -> tuple[RunFilter, int]:
         cases, datasets = frozenset(), frozenset()
         if source == "teaching":
             by_id = {c.id: c for c in teaching_cases()}
-            cases = frozenset(st.multiselect("Cases (none = every case)", list(by_id), key="annotate.cases",
-                                             format_func=lambda c: f"{by_id[c].specialty} · {by_id[c].title}"))
+            cases = frozenset(
+                st.multiselect(
+                    "Cases (none = every case)",
+                    list(by_id),
+                    key="annotate.cases",
+                    format_func=lambda c: f"{by_id[c].specialty} · {by_id[c].title}",
+                )
+            )
         elif source == "eval":
             datasets = frozenset(
                 st.multiselect(
@@ -53,16 +59,19 @@ def queue_form() -> tuple[RunFilter, int]:
                 )
             )
         left, middle, right = st.columns([2, 2, 1])
-        chosen = left.multiselect("Methods (none = every method)", methods, format_func=method_label,
-                                  key="annotate.methods")
-        days = middle.date_input("Started between", value=(date.today() - timedelta(days=365), date.today()),
-                                 key="annotate.days")
+        chosen = left.multiselect(
+            "Methods (none = every method)", methods, format_func=method_label, key="annotate.methods"
+        )
+        days = middle.date_input(
+            "Started between", value=(date.today() - timedelta(days=365), date.today()), key="annotate.days"
+        )
         target = right.number_input("Annotators per snippet", 1, 10, TARGET_ANNOTATORS, key="annotate.target")
     since = until = None
     if isinstance(days, tuple) and len(days) == 2:
         since, until = day_start(days[0]), day_start(days[1] + timedelta(days=1))
-    return RunFilter(source=source, cases=cases, datasets=datasets, methods=frozenset(chosen), since=since,
-                     until=until), int(target)
+    return RunFilter(
+        source=source, cases=cases, datasets=datasets, methods=frozenset(chosen), since=since, until=until
+    ), int(target)
 
 
 def _question_label(question: PoolQuestion, done: dict[str, int]) -> str:
@@ -75,23 +84,28 @@ def _judge_tab(questions: list[PoolQuestion], annotator: str, target: int) -> No
     """A fragment: giving a grade reruns only this part of the page."""
     rows = label_store().labels([q.question_id for q in questions])
     st.caption(progress(questions, rows, annotator, target).describe())
-    done = {q.question_id: sum(annotator in resolve(q, rows)[0].get(i.pool_id, {}) for i in q.items)
-            for q in questions}
+    done = {q.question_id: sum(annotator in resolve(q, rows)[0].get(i.pool_id, {}) for i in q.items) for q in questions}
     by_id = {q.question_id: q for q in questions}
     choice, mode = st.columns([4, 1], vertical_alignment="bottom")
     # questions with passages still to judge first, so the default is where work is left
     ordered = sorted(by_id, key=lambda qid: done[qid] == len(by_id[qid].items))
-    qid = choice.selectbox("Question", ordered, key="annotate.question",
-                           format_func=lambda q: _question_label(by_id[q], done))
+    qid = choice.selectbox(
+        "Question", ordered, key="annotate.question", format_func=lambda q: _question_label(by_id[q], done)
+    )
     open_mode = access.current().may(Action.ADJUDICATE) and mode.toggle(
-        "Open mode", key="annotate.open",
-        help="For adjudication: shows the methods, ranks, scores, origin, every label and the gold answer.")
+        "Open mode",
+        key="annotate.open",
+        help="For adjudication: shows the methods, ranks, scores, origin, every label and the gold answer.",
+    )
     judge(by_id[qid], annotator, open_mode)
 
 
 def page() -> None:
-    header("Annotate", "Judge how relevant each passage is to its question, without knowing which method found it. "
-                       "Agreement and per-method retrieval metrics follow from the labels.")
+    header(
+        "Annotate",
+        "Judge how relevant each passage is to its question, without knowing which method found it. "
+        "Agreement and per-method retrieval metrics follow from the labels.",
+    )
     st.html(f"<style>{_read(STYLE)}</style>")
     with st.expander("Guidelines: what each grade means", icon=":material/menu_book:"):
         st.markdown(_read(GUIDELINES))
@@ -102,8 +116,9 @@ def page() -> None:
         st.info("No saved run matches this queue. Runs appear here once Ask, Compare or an evaluation saves them.")
         return
     # only the open tab is computed (switching tabs reruns), so each shows the labels as they are now
-    judging, agreement, metrics, files = st.tabs(["Judge", "Agreement", "Metrics", "Export and import"],
-                                                 key=VIEW, on_change="rerun")
+    judging, agreement, metrics, files = st.tabs(
+        ["Judge", "Agreement", "Metrics", "Export and import"], key=VIEW, on_change="rerun"
+    )
     if judging.open:
         with judging:
             if annotator:

@@ -25,15 +25,27 @@ def model_section() -> None:
     assembled = path.is_file()
     verified = assembled and stamp.is_file() and stamp.read_text().strip() == embedded.MODEL_SHA256
     server = embedded_server()
-    st.markdown(f"**{embedded.MODEL_NAME}** · {embedded.MODEL_BYTES / 2**30:.2f} GiB · "
-                f"{embedded.SLOT_CONTEXT:,} tokens of context per call")
-    st.markdown(" ".join([
-        ":green-badge[assembled]" if assembled else ":orange-badge[not assembled]",
-        ":green-badge[sha256 verified]" if verified else ":orange-badge[not verified]",
-        ":green-badge[server running]" if server else ":gray-badge[server not started]",
-    ]))
-    st.caption(f"File: {path}" + (f" · serving at {server.base_url} (loaded in {server.load_seconds:.0f} s)"
-                                  if server else " · it starts with the first run, or now:"))
+    st.markdown(
+        f"**{embedded.MODEL_NAME}** · {embedded.MODEL_BYTES / 2**30:.2f} GiB · "
+        f"{embedded.SLOT_CONTEXT:,} tokens of context per call"
+    )
+    st.markdown(
+        " ".join(
+            [
+                ":green-badge[assembled]" if assembled else ":orange-badge[not assembled]",
+                ":green-badge[sha256 verified]" if verified else ":orange-badge[not verified]",
+                ":green-badge[server running]" if server else ":gray-badge[server not started]",
+            ]
+        )
+    )
+    st.caption(
+        f"File: {path}"
+        + (
+            f" · serving at {server.base_url} (loaded in {server.load_seconds:.0f} s)"
+            if server
+            else " · it starts with the first run, or now:"
+        )
+    )
     if server is None and st.button("Start the embedded model", icon=":material/memory:", key="settings.start"):
         if start_model():
             st.rerun()
@@ -41,8 +53,10 @@ def model_section() -> None:
 
 
 def defaults_section() -> None:
-    st.caption("Each method starts from its paper's defaults; what you change here becomes the starting point "
-               "on Ask and Compare for this session.")
+    st.caption(
+        "Each method starts from its paper's defaults; what you change here becomes the starting point "
+        "on Ask and Compare for this session."
+    )
     spec = method_picker("settings.method", label="Method")
     saved = state.knob_defaults(spec.name)
     values = knob_inputs(spec, key="settings.knobs", defaults=saved, keep=False)  # saved as defaults instead

@@ -29,8 +29,14 @@ class QdrantBackend(SearchBackend):
         self.corpora = list(self.records)
         self.statistics = Statistics(store, self.records)
 
-    def start(self, text: str, vector: np.ndarray | None, retrievers: tuple[str, ...], scopes: list[list[str]],
-              exclude: frozenset[str]) -> Search:
+    def start(
+        self,
+        text: str,
+        vector: np.ndarray | None,
+        retrievers: tuple[str, ...],
+        scopes: list[list[str]],
+        exclude: frozenset[str],
+    ) -> Search:
         terms = tokenize(text)
         sparse = {}
         if "bm25" in retrievers:
@@ -41,9 +47,15 @@ class QdrantBackend(SearchBackend):
 
 
 class _QdrantSearch(Search):
-    def __init__(self, backend: QdrantBackend, names: list[str], vector: np.ndarray | None,
-                 retrievers: tuple[str, ...], sparse: dict[tuple[str, ...], tuple[list[int], list[float]]],
-                 excluded: list[str]):
+    def __init__(
+        self,
+        backend: QdrantBackend,
+        names: list[str],
+        vector: np.ndarray | None,
+        retrievers: tuple[str, ...],
+        sparse: dict[tuple[str, ...], tuple[list[int], list[float]]],
+        excluded: list[str],
+    ):
         self.store = backend.store
         self.names = names
         self.vector = vector

@@ -52,7 +52,9 @@ class EdgeStore(Store):
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams()},
             # a segment under 10,000 kB of vectors is searched exhaustively (Qdrant's default threshold)
             hnsw_config=qe.HnswIndexConfig(m=o.hnsw_m, ef_construct=o.hnsw_ef_construct, full_scan_threshold=10_000),
-            quantization_config=quantization, max_search_threads=self.search_threads)
+            quantization_config=quantization,
+            max_search_threads=self.search_threads,
+        )
         self.folder.mkdir(parents=True, exist_ok=True)
         self.shard = qe.EdgeShard.create(str(self.folder), config)
         self.shard.update(qe.UpdateOperation.create_field_index(CORPUS, qe.PayloadSchemaType.Keyword))
@@ -84,8 +86,15 @@ class EdgeStore(Store):
             vector = qe.SparseVector(*q.vector) if isinstance(q.vector, tuple) else q.vector.tolist()
             must_not = [qe.HasIdCondition(set(q.exclude))] if q.exclude else None
             where = qe.Filter(must=[qe.FieldCondition(CORPUS, match=qe.MatchAny(list(q.corpora)))], must_not=must_not)
-            requests.append(qe.QueryRequest(limit=q.limit, query=qe.Query.Nearest(vector, using=q.using), filter=where,
-                                            with_payload=fields, params=params))
+            requests.append(
+                qe.QueryRequest(
+                    limit=q.limit,
+                    query=qe.Query.Nearest(vector, using=q.using),
+                    filter=where,
+                    with_payload=fields,
+                    params=params,
+                )
+            )
         answers = self.shard.query_batch(qe.QueryBatchRequest(requests))
         return [[Found(str(p.id), p.score, p.payload or {}) for p in answer] for answer in answers]
 
@@ -103,8 +112,9 @@ class EdgeStore(Store):
         where = qe.Filter(must=[qe.FieldCondition(k, match=qe.MatchValue(v)) for k, v in match.items()])
         offset = None
         while True:
-            records, offset = self.shard.scroll(qe.ScrollRequest(offset=offset, limit=256, filter=where,
-                                                                 with_payload=True, with_vector=False))
+            records, offset = self.shard.scroll(
+                qe.ScrollRequest(offset=offset, limit=256, filter=where, with_payload=True, with_vector=False)
+            )
             yield from (Record(str(r.id), r.payload or {}) for r in records)
             if offset is None:
                 return

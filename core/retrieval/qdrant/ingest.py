@@ -76,8 +76,10 @@ class FromIndex(VectorSource):
         rows = list(range(first_row, first_row + len(snippets)))
         stored = self.index.snippets(rows)
         if wrong := [s.id for row, s in zip(rows, snippets, strict=True) if stored[row].id != s.id][:3]:
-            raise CorpusError(f"{self.index.folder}: the index's rows do not hold snippets {', '.join(wrong)}; "
-                              f"rebuild it, or ingest with the embedder")
+            raise CorpusError(
+                f"{self.index.folder}: the index's rows do not hold snippets {', '.join(wrong)}; "
+                f"rebuild it, or ingest with the embedder"
+            )
         return self.index.dense.reconstruct_n(first_row, len(snippets))
 
 
@@ -88,8 +90,17 @@ class Ingested:
     seconds: float
 
 
-def ingest(store: Store, source: CorpusSource, vectors: VectorSource, *, params: IndexParams = DEFAULT_PARAMS,
-           batch: int = 256, strict: bool = False, rebuild: bool = False, progress: Progress = no_progress) -> Ingested:
+def ingest(
+    store: Store,
+    source: CorpusSource,
+    vectors: VectorSource,
+    *,
+    params: IndexParams = DEFAULT_PARAMS,
+    batch: int = 256,
+    strict: bool = False,
+    rebuild: bool = False,
+    progress: Progress = no_progress,
+) -> Ingested:
     """Bring the corpus's snippets into the store's collection: nothing when they are there already, the rest when an
     earlier ingest stopped partway, everything (the old snippets dropped first) when the corpus changed."""
     started = time.perf_counter()
@@ -112,8 +123,15 @@ def _chunks(source: CorpusSource, chunker: Chunker, report: LoadReport, strict: 
         yield snippet, chunker.split(snippet)
 
 
-def _count(store: Store, source: CorpusSource, vectors: VectorSource, fp: str, params: IndexParams, strict: bool,
-           progress: Progress) -> CorpusRecord:
+def _count(
+    store: Store,
+    source: CorpusSource,
+    vectors: VectorSource,
+    fp: str,
+    params: IndexParams,
+    strict: bool,
+    progress: Progress,
+) -> CorpusRecord:
     """The first pass: BM25 statistics, the lines skipped, and the ids that chunks must not take."""
     report, chunker = LoadReport(), Chunker(params.chunks)
     frequencies: Counter[str] = Counter()
@@ -132,21 +150,44 @@ def _count(store: Store, source: CorpusSource, vectors: VectorSource, fp: str, p
     buckets = bucket_count(len(frequencies))
     stats = frequency_points(source.name, in_buckets(frequencies, buckets))
     for start in range(0, len(stats), _STATS_BATCH):
-        store.upsert(stats[start:start + _STATS_BATCH])
+        store.upsert(stats[start : start + _STATS_BATCH])
     record = CorpusRecord(
-        corpus=source.name, path=str(source.path), files=[str(f) for f in source.files], fingerprint=fp,
-        model=vectors.model, embed_precision=vectors.precision, tokenizer=TOKENIZER, bm25=params.bm25,
-        state="counted", snippets=snippets, tokens=tokens, buckets=buckets,
-        mean_idf=mean_idf(snippets, frequencies.values()), taken=taken, split_passages=chunker.split_passages,
-        skipped_count=len(report.skipped), skipped=[(p.file, p.line, p.reason) for p in report.skipped[:_KEPT_PROBLEMS]],
-        renamed_count=len(report.renamed), renamed=[(p.file, p.line, p.reason) for p in report.renamed[:_KEPT_PROBLEMS]],
-        meta=source.meta)
+        corpus=source.name,
+        path=str(source.path),
+        files=[str(f) for f in source.files],
+        fingerprint=fp,
+        model=vectors.model,
+        embed_precision=vectors.precision,
+        tokenizer=TOKENIZER,
+        bm25=params.bm25,
+        state="counted",
+        snippets=snippets,
+        tokens=tokens,
+        buckets=buckets,
+        mean_idf=mean_idf(snippets, frequencies.values()),
+        taken=taken,
+        split_passages=chunker.split_passages,
+        skipped_count=len(report.skipped),
+        skipped=[(p.file, p.line, p.reason) for p in report.skipped[:_KEPT_PROBLEMS]],
+        renamed_count=len(report.renamed),
+        renamed=[(p.file, p.line, p.reason) for p in report.renamed[:_KEPT_PROBLEMS]],
+        meta=source.meta,
+    )
     store.upsert([record.point()])
     return record
 
 
-def _write(store: Store, source: CorpusSource, record: CorpusRecord, vectors: VectorSource, params: IndexParams,
-           batch: int, strict: bool, progress: Progress, started: float) -> CorpusRecord:
+def _write(
+    store: Store,
+    source: CorpusSource,
+    record: CorpusRecord,
+    vectors: VectorSource,
+    params: IndexParams,
+    batch: int,
+    strict: bool,
+    progress: Progress,
+    started: float,
+) -> CorpusRecord:
     """The second pass: every snippet from ``record.done`` on, a batch at a time, the record updated after each."""
     stage = f"ingest {source.name}"
     earlier = record.ingest_seconds or 0.0
@@ -156,14 +197,22 @@ def _write(store: Store, source: CorpusSource, record: CorpusRecord, vectors: Ve
     def flush(rows: list[tuple[int, Snippet]]) -> None:
         nonlocal done
         dense = vectors.vectors(rows[0][0], [s for _, s in rows])
-        store.upsert([
-            Point(point_id(source.name, s.id), {CORPUS: source.name, "id": s.id, "title": s.title, "text": s.text,
-                                                "row": row},
-                  dense=dense[i], sparse=document_vector(tokenize(s.contents), record.average_length, params.bm25))
-            for i, (row, s) in enumerate(rows)])
+        store.upsert(
+            [
+                Point(
+                    point_id(source.name, s.id),
+                    {CORPUS: source.name, "id": s.id, "title": s.title, "text": s.text, "row": row},
+                    dense=dense[i],
+                    sparse=document_vector(tokenize(s.contents), record.average_length, params.bm25),
+                )
+                for i, (row, s) in enumerate(rows)
+            ]
+        )
         done = rows[-1][0] + 1
-        store.set_payload(record_id(source.name), {"state": "ingesting", "done": done,
-                                                   "ingest_seconds": round(earlier + time.perf_counter() - started, 1)})
+        store.set_payload(
+            record_id(source.name),
+            {"state": "ingesting", "done": done, "ingest_seconds": round(earlier + time.perf_counter() - started, 1)},
+        )
         progress(stage, done, record.snippets)
 
     pending: list[tuple[int, Snippet]] = []
@@ -179,12 +228,18 @@ def _write(store: Store, source: CorpusSource, record: CorpusRecord, vectors: Ve
     if pending:
         flush(pending)
     if row != record.snippets:
-        raise CorpusError(f"{source.path}: the files changed during the ingest ({row} snippets now, "
-                          f"{record.snippets} counted); ingest again")
+        raise CorpusError(
+            f"{source.path}: the files changed during the ingest ({row} snippets now, "
+            f"{record.snippets} counted); ingest again"
+        )
     progress(f"index {source.name}", 0, 1)
     store.finish()
     progress(f"index {source.name}", 1, 1)
-    final = {"state": "ready", "done": done, "ingest_seconds": round(earlier + time.perf_counter() - started, 1),
-             "built_at": time.strftime("%Y-%m-%d %H:%M:%S")}
+    final = {
+        "state": "ready",
+        "done": done,
+        "ingest_seconds": round(earlier + time.perf_counter() - started, 1),
+        "built_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     store.set_payload(record_id(source.name), final)
     return record.model_copy(update=final)

@@ -73,8 +73,9 @@ def mean_idf(snippets: int, frequencies: Iterable[int]) -> float:
     return float(raw.mean()) if raw.size else 0.0
 
 
-def scope_idf(frequencies: dict[str, int], snippets: int, mean: float | None,
-              epsilon: float = BM25Params.epsilon) -> dict[str, float]:
+def scope_idf(
+    frequencies: dict[str, int], snippets: int, mean: float | None, epsilon: float = BM25Params.epsilon
+) -> dict[str, float]:
     """Okapi idf (``core.retrieval.bm25.okapi_idf``) of words with their document frequencies over the corpora
     searched. ``mean`` is the mean idf over those corpora's whole vocabulary, needed only when a word is in more than
     half the snippets; without it such a word raises ``NeedsMean``."""

@@ -114,15 +114,21 @@ class Store(ABC):
 class ClientStore(Store):
     """A collection through ``qdrant-client``: ``location`` is a server's URL or a folder for the local mode."""
 
-    def __init__(self, location: str, api_key: str | None = None, options: CollectionOptions = DEFAULT_OPTIONS,
-                 collection: str = COLLECTION):
+    def __init__(
+        self,
+        location: str,
+        api_key: str | None = None,
+        options: CollectionOptions = DEFAULT_OPTIONS,
+        collection: str = COLLECTION,
+    ):
         from qdrant_client import QdrantClient
 
         self.remote = remote = location.startswith(("http://", "https://"))
         self.label = f"Qdrant at {location}" if remote else f"Qdrant local mode in {location}"
         try:
-            self.client = QdrantClient(url=location, api_key=api_key, timeout=60) if remote else QdrantClient(
-                path=location)
+            self.client = (
+                QdrantClient(url=location, api_key=api_key, timeout=60) if remote else QdrantClient(path=location)
+            )
         except RuntimeError as exc:  # the local mode's folder is open in another process
             raise SearchUnavailable(f"{self.label}: {exc}") from None
         self.collection = collection
@@ -157,20 +163,24 @@ class ClientStore(Store):
             o = self.options
             quantization = {
                 "none": None,
-                "int8": m.ScalarQuantization(scalar=m.ScalarQuantizationConfig(type=m.ScalarType.INT8, always_ram=True)),
+                "int8": m.ScalarQuantization(
+                    scalar=m.ScalarQuantizationConfig(type=m.ScalarType.INT8, always_ram=True)
+                ),
                 "binary": m.BinaryQuantization(binary=m.BinaryQuantizationConfig(always_ram=True)),
             }[o.quantization]
             self.client.create_collection(
                 self.collection,
                 vectors_config={DENSE: m.VectorParams(size=dim, distance=m.Distance.DOT, on_disk=o.on_disk)},
                 sparse_vectors_config={SPARSE: m.SparseVectorParams(index=m.SparseIndexParams(on_disk=o.on_disk))},
-                shard_number=o.shards, replication_factor=o.replicas,
+                shard_number=o.shards,
+                replication_factor=o.replicas,
                 hnsw_config=m.HnswConfigDiff(m=o.hnsw_m, ef_construct=o.hnsw_ef_construct),
                 quantization_config=quantization,
             )
             if self.remote:  # the local mode has no payload indexes (it scans)
-                self.client.create_payload_index(self.collection, CORPUS, m.KeywordIndexParams(
-                    type=m.KeywordIndexType.KEYWORD, is_tenant=True))
+                self.client.create_payload_index(
+                    self.collection, CORPUS, m.KeywordIndexParams(type=m.KeywordIndexType.KEYWORD, is_tenant=True)
+                )
             self._exists = True
 
     def upsert(self, points: list[Point]) -> None:
@@ -187,9 +197,17 @@ class ClientStore(Store):
     def query(self, queries: list[Query], fields: list[str]) -> list[list[Found]]:
         from qdrant_client import models as m
 
-        requests = [m.QueryRequest(query=_client_query(q.vector), using=q.using, filter=_client_filter(q),
-                                   limit=q.limit, with_payload=fields,
-                                   params=m.SearchParams(hnsw_ef=self.options.hnsw_ef)) for q in queries]
+        requests = [
+            m.QueryRequest(
+                query=_client_query(q.vector),
+                using=q.using,
+                filter=_client_filter(q),
+                limit=q.limit,
+                with_payload=fields,
+                params=m.SearchParams(hnsw_ef=self.options.hnsw_ef),
+            )
+            for q in queries
+        ]
         with self._calling():
             answers = self.client.query_batch_points(self.collection, requests)
         return [[Found(str(p.id), p.score, p.payload or {}) for p in a.points] for a in answers]
@@ -207,8 +225,14 @@ class ClientStore(Store):
         offset = None
         while True:
             with self._calling():
-                records, offset = self.client.scroll(self.collection, scroll_filter=_match_filter(match), limit=256,
-                                                     offset=offset, with_payload=True, with_vectors=False)
+                records, offset = self.client.scroll(
+                    self.collection,
+                    scroll_filter=_match_filter(match),
+                    limit=256,
+                    offset=offset,
+                    with_payload=True,
+                    with_vectors=False,
+                )
             yield from (Record(str(r.id), r.payload or {}) for r in records)
             if offset is None:
                 return
@@ -263,5 +287,9 @@ def record_from(point_id: str, payload: dict | None, vectors) -> Record:
         return Record(point_id, payload or {})
     dense = vectors.get(DENSE)
     sparse = vectors.get(SPARSE)
-    return Record(point_id, payload or {}, None if dense is None else np.asarray(dense, dtype=np.float32),
-                  None if sparse is None else dict(zip(sparse.indices, sparse.values, strict=True)))
+    return Record(
+        point_id,
+        payload or {},
+        None if dense is None else np.asarray(dense, dtype=np.float32),
+        None if sparse is None else dict(zip(sparse.indices, sparse.values, strict=True)),
+    )
