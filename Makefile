@@ -58,7 +58,8 @@ native: $(VENV)/.app
 test: setup-dev browser
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-# The checks CI runs before the tests: lint, and docs/results/ drawn from benchmarks/results/ as they stand.
+# The checks CI runs before the tests: lint, the format, and docs drawn from benchmarks/results/ as they stand.
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(PY) -m benchmarks.docs --check
