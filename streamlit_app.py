@@ -5,10 +5,12 @@ import streamlit as st
 from core.llm import ConfigError
 from core.llm.endpoint import check_environment
 from core.store.migrations import StoreError
-from ui import access, index_status, room_view
-from ui.chrome import ASSETS, frame
-from ui.pages import sections
-from ui.state import settings, store
+from ui.common import access
+from ui.common import index_status
+from ui.workshop import room as room_view
+from ui.common.chrome import ASSETS, frame
+from ui.navigation import sections
+from ui.common.state import settings, store
 
 # a narrow sidebar leaves Compare its three columns at 1024 px
 st.set_page_config(

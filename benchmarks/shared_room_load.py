@@ -156,56 +156,81 @@ def main() -> int:
     import_runs(RunStore(home / "studio.sqlite"), RunFile(kind="run", runs=[entry]), "benchmark")  # the label pool
     replay = Replay([run])
     steps = min(args.steps, replay.last)
-    env = {"MEDRAG_WORKSHOP_PACK": str(home / "pack"), "MEDRAG_MODE": "shared", "MEDRAG_OWNER_PASSCODE": PASSCODE,
-           "MEDRAG_CACHE": "off", "MEDRAG_BACKGROUND_INDEX": "0"}
+    env = {
+        "MEDRAG_WORKSHOP_PACK": str(home / "pack"),
+        "MEDRAG_MODE": "shared",
+        "MEDRAG_OWNER_PASSCODE": PASSCODE,
+        "MEDRAG_CACHE": "off",
+        "MEDRAG_BACKGROUND_INDEX": "0",
+    }
     spawn = multiprocessing.get_context("spawn")
     ready, stop, out = spawn.Event(), spawn.Event(), spawn.Queue()
     with serve_app(home, env) as (url, server):
         rooms = RoomStore(home / "studio.sqlite")
-        room, presenter = rooms.open_room(title="load test", source="pack", run_ids=[run.id], steps=len(replay),
-                                          case_id=case_id)
+        room, presenter = rooms.open_room(
+            title="load test", source="pack", run_ids=[run.id], steps=len(replay), case_id=case_id
+        )
         tokens = [rooms.join(room.code, f"participant {i + 1}")[1] for i in range(args.participants)]
         people = spawn.Process(target=browsers, args=(url, ready, stop, out), daemon=True)
         began = time.time()
         people.start()
-        print("owner signing in and starting the embedded model's first run; annotators opening Annotate …",
-              flush=True)
+        print("owner signing in and starting the embedded model's first run; annotators opening Annotate …", flush=True)
         if not ready.wait(900):
             print("error: the owner's first run never started", file=sys.stderr)
             return 1
-        print(f"ready after {time.time() - began:.0f} s: {args.participants} participants, {steps} steps, dwell "
-              f"{args.dwell:.1f} s, room {room.code}", flush=True)
+        print(
+            f"ready after {time.time() - began:.0f} s: {args.participants} participants, {steps} steps, dwell "
+            f"{args.dwell:.1f} s, room {room.code}",
+            flush=True,
+        )
         stream = url.replace("http://", "ws://") + "/_stcore/stream"
-        latencies, errors, cpu = asyncio.run(_drive(args, stream, room.code, presenter, tokens, rooms, steps,
-                                                    server.pid))
+        latencies, errors, cpu = asyncio.run(
+            _drive(args, stream, room.code, presenter, tokens, rooms, steps, server.pid)
+        )
         stop.set()
         found = out.get(timeout=300)
         people.join(60)
     saved, lost = lost_labels(home / "studio.sqlite", found["saves"])
     errors += found["errors"]
     figures = {
-        "participants": args.participants, "steps": steps, "dwell_s": args.dwell, "annotators": len(ANNOTATORS),
-        "step_to_screen_s": {"n": len(latencies), "expected": args.participants * steps,
-                             "p50": round(statistics.median(latencies), 2) if latencies else None,
-                             "p95": round(percentile(latencies, 95), 2) if latencies else None,
-                             "max": round(max(latencies), 2) if latencies else None},
-        "label_saves": saved, "label_saves_lost": lost, "errors": len(errors), "first_errors": errors[:10],
+        "participants": args.participants,
+        "steps": steps,
+        "dwell_s": args.dwell,
+        "annotators": len(ANNOTATORS),
+        "step_to_screen_s": {
+            "n": len(latencies),
+            "expected": args.participants * steps,
+            "p50": round(statistics.median(latencies), 2) if latencies else None,
+            "p95": round(percentile(latencies, 95), 2) if latencies else None,
+            "max": round(max(latencies), 2) if latencies else None,
+        },
+        "label_saves": saved,
+        "label_saves_lost": lost,
+        "errors": len(errors),
+        "first_errors": errors[:10],
         "owner_runs_finished": len(found["owner_runs_s"]),
         "owner_run_seconds": [round(s, 1) for s in found["owner_runs_s"]],
-        "server_cpu_percent": {"mean": round(statistics.mean(cpu)) if cpu else None,
-                               "p95": round(percentile(cpu, 95)) if cpu else None, "cores": psutil.cpu_count()},
+        "server_cpu_percent": {
+            "mean": round(statistics.mean(cpu)) if cpu else None,
+            "p95": round(percentile(cpu, 95)) if cpu else None,
+            "cores": psutil.cpu_count(),
+        },
         "machine": {"cpu": platform.processor() or platform.machine(), "cores": psutil.cpu_count()},
         "command": "flock /work/heavy.lock .venv/bin/python -m benchmarks.shared_room_load "
-                   f"--participants {args.participants} --steps {args.steps} --dwell {args.dwell}",
+        f"--participants {args.participants} --steps {args.steps} --dwell {args.dwell}",
         "when": time.strftime("%Y-%m-%d %H:%M"),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(figures, indent=1) + "\n")
     step = figures["step_to_screen_s"]
-    print(f"step-to-screen over {step['n']} of {step['expected']} participant-steps: p50 {step['p50']} s, "
-          f"p95 {step['p95']} s, max {step['max']} s (target p95 < 3 s)")
-    print(f"label saves: {saved} acknowledged, {lost} lost (target 0); owner's runs finished: "
-          f"{len(found['owner_runs_s'])}; server CPU mean {figures['server_cpu_percent']['mean']}% of one core")
+    print(
+        f"step-to-screen over {step['n']} of {step['expected']} participant-steps: p50 {step['p50']} s, "
+        f"p95 {step['p95']} s, max {step['max']} s (target p95 < 3 s)"
+    )
+    print(
+        f"label saves: {saved} acknowledged, {lost} lost (target 0); owner's runs finished: "
+        f"{len(found['owner_runs_s'])}; server CPU mean {figures['server_cpu_percent']['mean']}% of one core"
+    )
     print(f"errors: {len(errors)} (target 0)")
     for error in errors[:10]:
         print(f"  {error}")

@@ -57,22 +57,50 @@ def synthetic_run(steps: int) -> tuple[Run, str]:
             payload = Query(text=f"follow-up query {turn} on {case.title}", purpose="follow-up", round=turn // 3 + 1)
         elif kind == 1:
             chosen = [passages[(turn * 7 + i) % len(passages)] for i in range(16)]
-            payload = Retrieval(query=f"follow-up query {turn - 1}", round=turn // 3 + 1, hits=[
-                Hit(snippet_id=p.id, corpus="teaching_pack", title=p.title, text=p.content, rank=i + 1,
-                    score=1 / (i + 1), scores={"bm25": 10 - i / 2, "dense": 0.8 - i / 50}) for i, p in enumerate(chosen)])
+            payload = Retrieval(
+                query=f"follow-up query {turn - 1}",
+                round=turn // 3 + 1,
+                hits=[
+                    Hit(
+                        snippet_id=p.id,
+                        corpus="teaching_pack",
+                        title=p.title,
+                        text=p.content,
+                        rank=i + 1,
+                        score=1 / (i + 1),
+                        scores={"bm25": 10 - i / 2, "dense": 0.8 - i / 50},
+                    )
+                    for i, p in enumerate(chosen)
+                ],
+            )
         else:
-            payload = AgentMessage(role="explorer", text="Judging the evidence.", turn=turn // 3 + 1,
-                                   data={"sufficient": False, "gaps": ["dose", "timing"],
-                                         "reasoning": "The retrieved passages cover the ECG but not reperfusion. " * 3})
+            payload = AgentMessage(
+                role="explorer",
+                text="Judging the evidence.",
+                turn=turn // 3 + 1,
+                data={
+                    "sufficient": False,
+                    "gaps": ["dose", "timing"],
+                    "reasoning": "The retrieved passages cover the ECG but not reperfusion. " * 3,
+                },
+            )
         events.append((f"exploration turn {turn // 3 + 1}", "E-Agent", payload, Usage(calls=1, seconds=2.0)))
-    events.append(("answer selection", "A-Agent", AgentMessage(role="arbiter", text="B", data={"answer": "B"}),
-                   Usage(calls=1, seconds=2.0)))
-    events.append(("final answer", "Answer", Answer(choice="B", text=case.options["B"], rationale="From the key."),
-                   Usage()))
+    events.append(
+        (
+            "answer selection",
+            "A-Agent",
+            AgentMessage(role="arbiter", text="B", data={"answer": "B"}),
+            Usage(calls=1, seconds=2.0),
+        )
+    )
+    events.append(
+        ("final answer", "Answer", Answer(choice="B", text=case.options["B"], rationale="From the key."), Usage())
+    )
     for seq, (stage, agent, payload, usage) in enumerate(events):
         clock += 0.5
-        run.events.append(Event(run_id=run.id, seq=seq, stage=stage, agent=agent, payload=payload, usage=usage,
-                                time=clock))
+        run.events.append(
+            Event(run_id=run.id, seq=seq, stage=stage, agent=agent, payload=payload, usage=usage, time=clock)
+        )
     run.answer, run.status, run.finished = run.events[-1].payload, "ok", clock
     run.totals = run.compute_totals()
     return run, case.id
@@ -203,14 +231,18 @@ def main() -> int:
 
     with serve_app(home, {"MEDRAG_WORKSHOP_PACK": str(folder)}) as (url, server):
         rooms = RoomStore(home / "studio.sqlite")
-        room, presenter = rooms.open_room(title="load test", source="pack", run_ids=[e.run.id for e in chosen],
-                                          steps=len(replay), case_id=case_id)
+        room, presenter = rooms.open_room(
+            title="load test", source="pack", run_ids=[e.run.id for e in chosen], steps=len(replay), case_id=case_id
+        )
         tokens = [rooms.join(room.code, f"participant {i + 1}")[1] for i in range(args.participants)]
-        print(f"{args.participants} participants, {steps} steps of a {len(replay)}-step replay "
-              f"({', '.join(e.run.method for e in chosen)}), dwell {args.dwell:.1f} s, room {room.code}")
+        print(
+            f"{args.participants} participants, {steps} steps of a {len(replay)}-step replay "
+            f"({', '.join(e.run.method for e in chosen)}), dwell {args.dwell:.1f} s, room {room.code}"
+        )
         stream = url.replace("http://", "ws://") + "/_stcore/stream"
-        latencies, errors, cpu = asyncio.run(_drive(args, stream, room.code, presenter, tokens, rooms, steps,
-                                                    server.pid))
+        latencies, errors, cpu = asyncio.run(
+            _drive(args, stream, room.code, presenter, tokens, rooms, steps, server.pid)
+        )
     _report(latencies, errors, cpu, args.participants * steps)
     return 0 if not errors else 1
 
@@ -222,8 +254,11 @@ async def _drive(args, url, code, presenter, tokens, rooms, steps, pid):
     started = time.time()
     while time.time() - started < 120 and not all(0 in p.seen for p in people):
         await asyncio.sleep(0.2)
-    print(f"all on step 0 after {time.time() - started:.1f} s" if all(0 in p.seen for p in people)
-          else f"only {sum(0 in p.seen for p in people)} participants reached step 0")
+    print(
+        f"all on step 0 after {time.time() - started:.1f} s"
+        if all(0 in p.seen for p in people)
+        else f"only {sum(0 in p.seen for p in people)} participants reached step 0"
+    )
     sampler = CpuSampler(pid)
     sampler.start()
     latencies: list[float] = []
@@ -249,12 +284,16 @@ async def _drive(args, url, code, presenter, tokens, rooms, steps, pid):
 
 def _report(latencies: list[float], errors: list[str], cpu: list[float], expected: int) -> None:
     if latencies:
-        print(f"step-to-screen latency over {len(latencies)} of {expected} participant-steps: "
-              f"p50 {statistics.median(latencies):.2f} s, p95 {percentile(latencies, 95):.2f} s, "
-              f"max {max(latencies):.2f} s")
+        print(
+            f"step-to-screen latency over {len(latencies)} of {expected} participant-steps: "
+            f"p50 {statistics.median(latencies):.2f} s, p95 {percentile(latencies, 95):.2f} s, "
+            f"max {max(latencies):.2f} s"
+        )
     if cpu:
-        print(f"server CPU (100% = one core of {psutil.cpu_count()}): mean {statistics.mean(cpu):.0f}%, "
-              f"p95 {percentile(cpu, 95):.0f}%, peak {max(cpu):.0f}% over {len(cpu) / 2:.0f} s")
+        print(
+            f"server CPU (100% = one core of {psutil.cpu_count()}): mean {statistics.mean(cpu):.0f}%, "
+            f"p95 {percentile(cpu, 95):.0f}%, peak {max(cpu):.0f}% over {len(cpu) / 2:.0f} s"
+        )
     print(f"errors: {len(errors)}")
     for error in errors[:10]:
         print(f"  {error}")

@@ -2,7 +2,7 @@
 
 ``settings()`` reads them afresh at every call, so a test's ``monkeypatch.setenv`` counts at once and nothing needs
 resetting; the app passes the values of ``.streamlit/secrets.toml`` as overrides, which win over the environment
-(``ui.state.settings``). Every value is checked when they are read: one that cannot be used raises ``ConfigError``
+(``ui.common.state.settings``). Every value is checked when they are read: one that cannot be used raises ``ConfigError``
 naming the variable and what it takes. Keys are ``SecretStr``: their value is taken out only where it is sent, and a
 repr, a log line or an error shows ``**********``. ``docs/configuration.md``'s table is drawn from these declarations
 (``tables()``, written and checked by ``python -m benchmarks.docs``).

@@ -102,8 +102,12 @@ class FakeEndpoint:
             def do_GET(self):
                 with outer._lock:
                     outer.headers.append(dict(self.headers))
-                body = json.dumps({"object": "list", "data": [{"id": m, "object": "model", "created": 0,
-                                                               "owned_by": "fake"} for m in outer.models]}).encode()
+                body = json.dumps(
+                    {
+                        "object": "list",
+                        "data": [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in outer.models],
+                    }
+                ).encode()
                 self.send_response(200 if self.path.rstrip("/").endswith("/models") else 404)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))

@@ -182,7 +182,7 @@ def until_runs_end(at, timeout: float = 30.0):
     """Rerun an AppTest page once every run this server started has ended (a page no longer waits for its runs:
     a fragment redraws them, which AppTest does not tick)."""
     from core.live_run import LiveRun
-    from ui.jobs import runner
+    from ui.common.jobs import runner
 
     if not runner().running(LiveRun):
         return at  # nothing was started (the page refused the input): what it said is on screen

@@ -53,7 +53,7 @@ def test_a_failed_build_says_why_and_raises_nothing():
 SCRIPT = """
 import streamlit as st
 from core.methods import get
-from ui import index_status
+from ui.common import index_status
 index_status.sidebar()
 st.session_state["medrag"] = index_status.corpus_not_ready(get("medrag"))
 st.session_state["cot"] = index_status.corpus_not_ready(get("cot"))
@@ -61,7 +61,7 @@ st.session_state["cot"] = index_status.corpus_not_ready(get("cot"))
 
 
 def test_the_sidebar_shows_progress_and_corpus_methods_wait(monkeypatch):
-    from ui import index_status
+    from ui.common import index_status
 
     release = threading.Event()
     build = blocking_build(release)
@@ -79,7 +79,7 @@ def test_the_sidebar_shows_progress_and_corpus_methods_wait(monkeypatch):
 
 
 def test_loading_a_built_index_makes_runs_wait_instead_of_refusing(monkeypatch):
-    from ui import index_status
+    from ui.common import index_status
 
     release = threading.Event()
     loading = BackgroundBuild(lambda progress: release.wait(10)).start()  # no build stage: only loading
@@ -91,7 +91,7 @@ def test_loading_a_built_index_makes_runs_wait_instead_of_refusing(monkeypatch):
 
 
 def test_opening_a_built_index_says_opening_not_building(monkeypatch):
-    from ui import index_status
+    from ui.common import index_status
 
     release = threading.Event()
     opening = blocking_build(release, step=("load medquad", 0, 1))
@@ -111,8 +111,8 @@ def test_turned_off_the_app_opens_the_corpus_when_a_run_needs_it():
 
 
 def test_history_lists_the_build_while_it_runs_and_offers_no_stop(monkeypatch):
-    from ui import index_status
-    from ui.jobs import runner
+    from ui.common import index_status
+    from ui.common.jobs import runner
 
     release = threading.Event()
 
@@ -122,12 +122,12 @@ def test_history_lists_the_build_while_it_runs_and_offers_no_stop(monkeypatch):
             release.wait(10)
 
     monkeypatch.setenv("MEDRAG_BACKGROUND_INDEX", "1")
-    monkeypatch.setattr("ui.state.retriever_pool", Pool)
+    monkeypatch.setattr("ui.common.state.retriever_pool", Pool)
     runner.clear()
     build = index_status._build()  # as the first page view starts it, in the server's job runner
     assert index_status._build() is build and runner().get(index_status.JOB) is build
     try:
-        at = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=10).run()
+        at = AppTest.from_string("from ui.history.page import page\npage()", default_timeout=10).run()
         line = next(m.value for m in at.markdown if ":gray-badge[index build]" in m.value)
         assert "**Default corpus index**" in line and "embed hpo" in line
         assert "No runs yet" in at.info[0].value  # listed even before any run exists

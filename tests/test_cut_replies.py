@@ -67,7 +67,7 @@ def card(run: Run) -> AppTest:
     def script():
         import streamlit as st
 
-        from ui.trace_view import render_run
+        from ui.runs.trace_view import render_run
 
         render_run(st.session_state["run"], key="t")
 

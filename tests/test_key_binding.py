@@ -11,8 +11,8 @@ from core.llm.endpoint import Endpoint, server_key
 from core.settings import settings
 from core.store import RunStore
 from tests.fake_endpoint import FakeEndpoint, streams
-from tests.test_ui_ask import click_run, fill
-from ui.state import ENDPOINT, SESSION_KEY
+from tests.ui.explore.test_ui_ask import click_run, fill
+from ui.common.state import ENDPOINT, SESSION_KEY
 
 SECRET = "sk-server-owned-0123456789"
 VISITOR_KEY = "sk-visitor-own-key-987"
@@ -64,7 +64,7 @@ def auth(headers: dict[str, str]) -> str | None:
 
 
 def settings_at(url: str) -> AppTest:
-    at = AppTest.from_string("from ui.pages.settings import page\npage()", default_timeout=30).run()
+    at = AppTest.from_string("from ui.settings.page import page\npage()", default_timeout=30).run()
     at.radio(key="settings.mode").set_value("OpenAI-compatible endpoint").run()
     at.text_input(key="settings.base_url").input(url).run()
     return at.text_input(key="settings.model").input("m").run()
@@ -81,7 +81,7 @@ def test_no_page_sends_the_servers_key_to_a_url_a_session_typed(servers, monkeyp
     at.button(key="settings.list_models").click().run()
     assert at.selectbox(key="settings.model_pick").options == ["their-model"]
 
-    ask = AppTest.from_string("from ui.pages.ask import page\npage()", default_timeout=60)
+    ask = AppTest.from_string("from ui.explore.page import page\npage()", default_timeout=60)
     ask.session_state[ENDPOINT] = dict(at.session_state[ENDPOINT])
     click_run(fill(ask.run(), "Which hormone lowers blood glucose?", ["Insulin", "Glucagon"]))
     assert theirs.requests and not carried(theirs, SECRET)  # every page's calls went there, without the key

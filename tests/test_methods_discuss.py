@@ -329,7 +329,7 @@ def render(run, monkeypatch):
     def script():
         import streamlit as st
 
-        from ui.trace_view import render_run
+        from ui.runs.trace_view import render_run
 
         render_run(st.session_state["run"], key="t", show_question=True)
 

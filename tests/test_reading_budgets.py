@@ -148,7 +148,7 @@ def test_every_agent_that_reads_snippets_says_which_it_read(name):
     ],
 )
 def test_the_step_line_says_how_many_snippets_a_call_read(read, offered, said):
-    from ui.step_lines import reading_text
+    from ui.runs.step_lines import reading_text
 
     assert reading_text(AgentMessage(text="", read=read, offered=offered)) == said
 

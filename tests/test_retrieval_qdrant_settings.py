@@ -11,9 +11,9 @@ from core.retrieval.dense import default_embedder
 from core.retrieval.location import SEARCH_URL, Qdrant
 from core.retrieval.qdrant.ingest import Embedded, ingest
 from tests.test_retrieval_index import CARDIO, write_corpus
-from ui.corpora import ADDED
+from ui.common.corpora import ADDED
 
-SECTION = "from ui.corpora import corpora_section\ncorpora_section()"
+SECTION = "from ui.common.corpora import corpora_section\ncorpora_section()"
 
 
 def shown(at: AppTest) -> str:

@@ -120,7 +120,7 @@ def test_a_run_still_going_is_refused_and_history_leaves_it_out_of_the_download(
     done = cot_run(store)
     with pytest.raises(RunFileError, match=f"run {going.id} is still running: export it once it has ended"):
         export_runs(store, [done.id, going.id])
-    at = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=20).run()
+    at = AppTest.from_string("from ui.history.page import page\npage()", default_timeout=20).run()
     assert at.multiselect(key="history.files.runs").options == [f"CoT · Which drug treats disease 1? · {done.id}"]
     assert "Left out until it ends: 1 run still going." in [c.value for c in at.caption]
     assert at.get("download_button")[0].proto.disabled  # nothing chosen yet

@@ -5,7 +5,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from core.llm import embedded
-from ui import server_info
+from ui.settings import server_info
 
 RESULTS = {
     "runs": {"a": {"at": "2026-11-23 14:00:00"}},
@@ -41,7 +41,7 @@ def test_the_configuration_rows_say_what_the_server_does():
 
 def test_settings_shows_the_server_and_the_committed_benchmark():
     at = AppTest.from_string(
-        "from ui.server_info import benchmark_section, server_section\nserver_section()\nbenchmark_section()",
+        "from ui.settings.server_info import benchmark_section, server_section\nserver_section()\nbenchmark_section()",
         default_timeout=20,
     ).run()
     assert not at.exception

@@ -31,7 +31,10 @@ def test_only_the_settings_module_reads_the_environment():
     readers = [
         path.relative_to(REPO_ROOT).as_posix() for path in CODE if reads.search(path.read_text(encoding="utf-8"))
     ]
-    assert readers == ["core/settings.py", "ui/state.py"]  # the app reads .streamlit/secrets.toml, for core.settings
+    assert readers == [
+        "core/settings.py",
+        "ui/common/state.py",
+    ]  # the app reads .streamlit/secrets.toml, for core.settings
 
 
 def test_a_changed_variable_counts_at_once(monkeypatch, tmp_path):
@@ -83,7 +86,7 @@ def test_the_configuration_page_table_is_drawn_from_the_declarations():
 def test_in_the_app_the_secrets_file_wins_over_the_environment(monkeypatch):
     monkeypatch.setenv("MEDRAG_BASE_URL", "http://localhost:8000/v1")
     monkeypatch.setenv("MEDRAG_MODEL", "from-the-environment")
-    at = AppTest.from_string("from ui.pages.settings import page\npage()", default_timeout=30)
+    at = AppTest.from_string("from ui.settings.page import page\npage()", default_timeout=30)
     at.secrets["MEDRAG_MODEL"] = "from-the-secrets-file"
     at.secrets["MEDRAG_API_KEY"] = SECRET
     at.run()

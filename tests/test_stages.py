@@ -8,7 +8,7 @@ from pathlib import Path
 from core.methods import get, registry
 from core.stages import COMMON, by_common_stage, current_stage, stage_of
 from core.trace import Run
-from ui.method_map import map_dot
+from ui.runs.method_map import map_dot
 
 DATA = Path(__file__).resolve().parent / "data"
 

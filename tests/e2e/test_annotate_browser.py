@@ -29,11 +29,16 @@ def _seeded() -> tuple[list, dict[str, str]]:
     case = next(c for c in load_cases() if c.id == "stemi")
     retriever = open_retriever([PACK_DIR / "passages.jsonl"])
     medrag = ScriptedLLM().enqueue({"reasoning": "Inferior STEMI: reperfusion now.", "answer": "B", "cited_ids": []})
-    mass = (ScriptedLLM().on("You are the Summarizer.", {"summary": "Reperfusion is urgent.", "doc_ids": []})
-            .on("You are the Extractor.", {"spans": []})
-            .on("You are the Reasoner.", {"inference": "Primary PCI fits.", "doc_ids": []})
-            .on("You are the Synthesis Agent.", {"reasoning": "B.", "answer": "B", "cited_ids": [],
-                                                  "followed_view": "Reasoner"}))
+    mass = (
+        ScriptedLLM()
+        .on("You are the Summarizer.", {"summary": "Reperfusion is urgent.", "doc_ids": []})
+        .on("You are the Extractor.", {"spans": []})
+        .on("You are the Reasoner.", {"inference": "Primary PCI fits.", "doc_ids": []})
+        .on(
+            "You are the Synthesis Agent.",
+            {"reasoning": "B.", "answer": "B", "cited_ids": [], "followed_view": "Reasoner"},
+        )
+    )
     runs = []
     for method, llm, params in (("medrag", medrag, {"k": 5}), ("mass", mass, {"k": 4})):
         run = execute(method, case.to_question(), params, llm=llm, retriever=retriever)
@@ -42,8 +47,10 @@ def _seeded() -> tuple[list, dict[str, str]]:
     return runs, {p.contents: p.role if p.case_id == case.id else "other case" for p in load_passages()}
 
 
-GRADES = {"ann": {"key": 3, "near_miss": 1, "outdated": 2, "other case": 0},
-          "bob": {"key": 3, "near_miss": 0, "outdated": 2, "other case": 0}}
+GRADES = {
+    "ann": {"key": 3, "near_miss": 1, "outdated": 2, "other case": 0},
+    "bob": {"key": 3, "near_miss": 0, "outdated": 2, "other case": 0},
+}
 SEEDED = {}
 
 
@@ -79,8 +86,11 @@ def passage(page) -> tuple[int, int, str]:
 def labels_of(home: Path, who: str) -> dict[str, tuple[int, str]]:
     from core.labels import LabelStore
 
-    return {r["snippet_id"]: (r["grade"], r["note"]) for r in LabelStore(home / "studio.sqlite").labels()
-            if r["annotator"] == who}
+    return {
+        r["snippet_id"]: (r["grade"], r["note"])
+        for r in LabelStore(home / "studio.sqlite").labels()
+        if r["annotator"] == who
+    }
 
 
 def test_two_annotators_judge_blind_at_once_then_agreement_and_metrics_appear(app):

@@ -25,7 +25,7 @@ from core.teaching import load_cases
 from tests.e2e.conftest import CHROMIUM, choose as pick_in, open_page, settle, snap
 from tests.e2e.serve import REPO, serve_app
 from tests.fake_endpoint import FakeEndpoint, Step
-from ui.bench_results import compare_link, history_link
+from ui.benchmark.results import compare_link, history_link
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 MODEL = "gpt-4o-mini"

@@ -36,8 +36,13 @@ def shared_app(tmp_path_factory):
     home = tmp_path_factory.mktemp("shared-home")
     store = RunStore(home / "studio.sqlite")
     llm = ScriptedLLM().enqueue({"reasoning": "Doc 1 says so.", "answer": "B", "cited_ids": ["teaching-1"]})
-    run = execute("medrag", Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"}),
-                  llm=llm, retriever=ListRetriever(make_hits(3)), store=store)
+    run = execute(
+        "medrag",
+        Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"}),
+        llm=llm,
+        retriever=ListRetriever(make_hits(3)),
+        store=store,
+    )
     document = json.loads(export_runs(store, [run.id]).model_dump_json())
     document["runs"][0]["run"]["id"] = "letters"
     for event in document["runs"][0]["run"]["events"]:
@@ -114,8 +119,9 @@ def test_owner_and_visitors_on_one_shared_server(shared_app, timings):
         owner.get_by_text("Run files: download runs, or import a file").click()
         began = time.perf_counter()
         owner.locator('input[type="file"]').set_input_files(str(home / "letters.json.gz"))
-        expect(owner.get_by_text("is 10,000,000 characters long; a text in a run may be at most 100,000")
-               ).to_be_visible(timeout=60_000)
+        expect(
+            owner.get_by_text("is 10,000,000 characters long; a text in a run may be at most 100,000")
+        ).to_be_visible(timeout=60_000)
         timings["letters_refused_s"] = round(time.perf_counter() - began, 2)
         expect(owner.get_by_text("Nothing was imported.")).to_be_visible()
 
@@ -137,8 +143,9 @@ def test_owner_and_visitors_on_one_shared_server(shared_app, timings):
         expect(annotator.get_by_text("Only the studio's owner can export everyone's labels.")).to_be_visible()
         annotator.locator('input[type="file"]').set_input_files(str(home / "bobs.csv"))
         annotator.get_by_role("button", name="Import", exact=True).click()
-        expect(annotator.get_by_text("This file holds labels that are not Ana's: bob's labels (1 new, 0 changed)")
-               ).to_be_visible()
+        expect(
+            annotator.get_by_text("This file holds labels that are not Ana's: bob's labels (1 new, 0 changed)")
+        ).to_be_visible()
         from core.labels import LabelStore
 
         assert LabelStore(home / "studio.sqlite").labels() == []

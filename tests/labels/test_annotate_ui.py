@@ -22,13 +22,19 @@ START = "FormSubmitter:annotate.who-Start labelling"
 def runs():
     store = RunStore()
     medrag = save_run(store, "medrag", [hit("s1"), hit("s2"), hit("s3")], question=CASE.question, options=CASE.options)
-    medrgag = save_run(store, "medrgag", [hit("s3"), hit("s4")], generated=["Written background on the artery."],
-                       question=CASE.question, options=CASE.options)
+    medrgag = save_run(
+        store,
+        "medrgag",
+        [hit("s3"), hit("s4")],
+        generated=["Written background on the artery."],
+        question=CASE.question,
+        options=CASE.options,
+    )
     return medrag, medrgag
 
 
 def annotate_page(name: str | None = None) -> AppTest:
-    at = AppTest.from_string("from ui.pages.annotate import page\npage()", default_timeout=30).run()
+    at = AppTest.from_string("from ui.annotate.page import page\npage()", default_timeout=30).run()
     if name is not None:
         at.text_input(key=NAME_BOX).input(name)
         at.button(key=START).click().run()
@@ -119,7 +125,7 @@ def test_two_annotators_then_agreement_adjudication_and_metrics(runs):
 
 def test_the_history_trace_labels_snippets_in_place_and_warns_when_the_run_was_deleted(runs):
     medrag, _ = runs
-    at = AppTest.from_string("from ui.pages.history import page\npage()", default_timeout=30).run()
+    at = AppTest.from_string("from ui.history.page import page\npage()", default_timeout=30).run()
     at.selectbox(key="history.open").set_value(medrag.id).run()
     at.text_input(key="labels-history.name_input").input("cy")
     at.button(key="FormSubmitter:labels-history.who-Start labelling").click().run()
@@ -134,7 +140,7 @@ def test_the_history_trace_labels_snippets_in_place_and_warns_when_the_run_was_d
 
 
 def test_with_openid_login_the_logged_in_user_labels_and_a_logged_out_one_is_asked_to_log_in(runs):
-    at = AppTest.from_string("from ui.pages.annotate import page\npage()", default_timeout=30)
+    at = AppTest.from_string("from ui.annotate.page import page\npage()", default_timeout=30)
     at.user = {"is_logged_in": False}
     at.run()
     assert at.button(key="annotate.login").label == "Log in" and not at.text_input

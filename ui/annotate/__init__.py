@@ -1,0 +1,1 @@
+"""Annotate: blind pooled relevance judging, agreement and per-method metrics."""

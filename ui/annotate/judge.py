@@ -1,0 +1,178 @@
+"""Judging one question's pool, one passage at a time: blind by default (no method, rank, score, origin or other
+annotators' labels), open for adjudication. A grade is saved the moment it is given; keys 0-3 give it, N moves on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from core.labels import GRADES, LabelError, PoolItem, PoolQuestion, resolve
+from ui.common.annotator import label_store
+from ui.annotate.question_names import question_source
+from ui.common.text import esc, md
+
+POS = "annotate.pos"  # question id -> pool id shown
+ADVANCE = "annotate.advance"
+PROBLEM = "annotate.problem"
+
+
+def _position(question: PoolQuestion, order: list[PoolItem]) -> int:
+    wanted = st.session_state.setdefault(POS, {}).get(question.question_id)
+    ids = [i.pool_id for i in order]
+    return ids.index(wanted) if wanted in ids else 0
+
+
+def _move(question: PoolQuestion, pool_id: str | None) -> None:
+    if pool_id is not None:
+        st.session_state.setdefault(POS, {})[question.question_id] = pool_id
+
+
+def next_unjudged(order: list[PoolItem], mine: dict[str, int], after: int) -> str | None:
+    """The first passage without my grade after position ``after``, wrapping round; None when all are judged."""
+    for offset in range(1, len(order) + 1):
+        item = order[(after + offset) % len(order)]
+        if item.pool_id not in mine:
+            return item.pool_id
+    return None
+
+
+def _grade(
+    question: PoolQuestion,
+    item: PoolItem,
+    grade: int,
+    annotator: str,
+    note_key: str,
+    order: list[PoolItem],
+    mine: dict[str, int],
+) -> None:
+    try:
+        label_store().set_label(
+            question.ref, item.pool_id, annotator, grade, st.session_state.get(note_key) or None, source="annotate page"
+        )
+    except LabelError as exc:
+        st.session_state[PROBLEM] = str(exc)
+        return
+    if st.session_state.get(ADVANCE, True):
+        here = [i.pool_id for i in order].index(item.pool_id)
+        _move(question, next_unjudged(order, {**mine, item.pool_id: grade}, here))
+
+
+def _note(question: PoolQuestion, item: PoolItem, annotator: str, note_key: str, mine: dict[str, int]) -> None:
+    """A note typed after the grade is saved with it; before a grade, it waits for the grade."""
+    if item.pool_id in mine:
+        try:
+            label_store().set_label(
+                question.ref,
+                item.pool_id,
+                annotator,
+                mine[item.pool_id],
+                st.session_state.get(note_key) or "",
+                source="annotate page",
+            )
+        except LabelError as exc:
+            st.session_state[PROBLEM] = str(exc)
+
+
+def _passage(item: PoolItem, number: int, total: int, open_mode: bool, given: dict[str, dict[str, Any]]) -> None:
+    meta = ""
+    if open_mode:
+        seen = "; ".join(
+            f"{o.method} #{o.rank}"
+            + (
+                " · generated" + (f" for “{o.gap}”" if o.gap else "")
+                if o.generated
+                else f" · {o.corpus} · score {o.score:.3g}"
+            )
+            for o in item.occurrences
+        )
+        labels = (
+            "; ".join(
+                f"{who}: {row['grade']} {GRADES[row['grade']]}" + (f" ({row['note']})" if row["note"] else "")
+                for who, row in given.items()
+            )
+            or "no labels yet"
+        )
+        meta = (
+            f'<div class="snip-meta">{esc(", ".join(item.ids))} · shown by {esc(seen)}</div>'
+            f'<div class="snip-meta">labels: {esc(labels)}</div>'
+        )
+    st.markdown(
+        f'<div class="snip judge"><div class="snip-head"><span class="tag rank">Passage {number} of {total}'
+        f'</span></div>{meta}<div class="full">{esc(item.blind_text())}</div></div>',
+        unsafe_allow_html=True,
+    )
+
+
+def judge(question: PoolQuestion, annotator: str, open_mode: bool) -> None:
+    """The question, one passage, its grade buttons and note, and where the annotator is in the pool."""
+    labels, _ = resolve(question, label_store().labels([question.question_id]))
+    mine = {pid: given[annotator]["grade"] for pid, given in labels.items() if annotator in given}
+    order = question.blind_order(annotator) if not open_mode else question.items
+    if not order:
+        st.info("The runs of this question showed no documents (a method without retrieval).")
+        return
+    source = question_source(question.ref)
+    st.markdown(f"**Question**{' · ' + md(source) if source else ''}\n\n{md(question.ref.question)}")
+    if question.ref.options:
+        st.markdown("\n".join(f"- {md(k)}\\. {md(v)}" for k, v in question.ref.options.items()))
+    if open_mode and question.gold:
+        st.success(f"Gold answer: {question.gold}. {question.ref.options.get(question.gold, '')}")
+    here = _position(question, order)
+    item = order[here]
+    judged = sum(i.pool_id in mine for i in order)
+    st.progress(judged / len(order), text=f"{judged} of {len(order)} passages of this question judged by you")
+    _passage(item, here + 1, len(order), open_mode, labels.get(item.pool_id, {}))
+    note_key = f"annotate.note.{question.question_id}.{item.pool_id}"
+    if note_key not in st.session_state:
+        st.session_state[note_key] = labels.get(item.pool_id, {}).get(annotator, {}).get("note", "")
+    columns = st.columns(4)
+    for column, (grade, name) in zip(columns, GRADES.items()):
+        column.button(
+            f"{grade} · {name}",
+            key=f"annotate.grade.{grade}",
+            shortcut=str(grade),
+            width="stretch",
+            type="primary" if mine.get(item.pool_id) == grade else "secondary",
+            on_click=_grade,
+            args=(question, item, grade, annotator, note_key, order, mine),
+        )
+    st.text_input(
+        "Note (optional; saved with the grade)",
+        key=note_key,
+        on_change=_note,
+        args=(question, item, annotator, note_key, mine),
+    )
+    if problem := st.session_state.pop(PROBLEM, None):
+        st.error(problem)
+    back, nxt, unjudged, advance = st.columns([1, 1, 1.4, 2.2], vertical_alignment="center")
+    back.button(
+        "Previous",
+        icon=":material/arrow_back:",
+        key="annotate.prev",
+        width="stretch",
+        on_click=_move,
+        args=(question, order[(here - 1) % len(order)].pool_id),
+    )
+    nxt.button(
+        "Next",
+        icon=":material/arrow_forward:",
+        key="annotate.next",
+        width="stretch",
+        on_click=_move,
+        args=(question, order[(here + 1) % len(order)].pool_id),
+    )
+    target = next_unjudged(order, mine, here)
+    unjudged.button(
+        "Next unjudged",
+        icon=":material/skip_next:",
+        key="annotate.next_unjudged",
+        shortcut="N",
+        disabled=target is None,
+        width="stretch",
+        on_click=_move,
+        args=(question, target),
+    )
+    advance.toggle("Move on after a grade", key=ADVANCE, value=True)
+    if target is None:
+        st.success("You have judged every passage of this question. Pick another question above.")

@@ -1,0 +1,1 @@
+"""Benchmark: MIRAGE runs, their results and honest statistics."""

@@ -1,0 +1,1 @@
+"""Compare: several methods on one question."""

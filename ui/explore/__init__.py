@@ -1,0 +1,1 @@
+"""Ask: one method on one question, live."""

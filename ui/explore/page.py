@@ -1,0 +1,97 @@
+"""Ask: one method on one question; its steps appear live, then the whole trace.
+
+The run shown is named in the URL (``/ask?run=<id>``), so a reload or a link re-attaches to it: live while it
+goes on in this server, else its saved trace. A run shown has its own method, knobs and question at the top,
+read-only; "Ask again" opens the form filled with them.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.access import Action
+from core.methods import registry
+from core.trace import Run
+from ui.common import access
+from ui.common import jobs
+from ui.common import state
+from ui.common.chrome import header
+from ui.common.knobs import knob_inputs, method_picker, preset_knobs
+from ui.runs.launch import start
+from ui.common.links import linked
+from ui.runs.method_map import method_map
+from ui.runs.question_form import preset_question, question_form
+from ui.runs.display import load, show_run
+from ui.runs.header import again_buttons, method_block, question_block
+
+SHOWN = "ask.run"  # the id of the run this tab shows
+
+
+def _new() -> None:
+    """Back to the form; the run shown stays in History."""
+    st.session_state.pop(SHOWN, None)
+    st.query_params.pop("run", None)
+
+
+def _again(run: Run) -> None:
+    """The form with the run's method, knobs and question, to change and run."""
+    spec = registry().get(run.method)
+    if spec is not None:
+        state.preset("ask.method", run.method)
+        preset_knobs(spec, key="ask.knobs", defaults=state.knob_defaults(spec.name), values=run.params)
+    preset_question("ask", run.question, run.options)
+    _new()
+
+
+def _form() -> None:
+    setup, ask = st.columns([1, 2], gap="large")
+    with setup:
+        spec = method_picker("ask.method")
+        with st.expander("Knobs", expanded=False):
+            values = knob_inputs(spec, key="ask.knobs", defaults=state.knob_defaults(spec.name))
+        with st.expander("Method map", expanded=True, icon=":material/account_tree:"):
+            method_map(spec, [])
+    may_run = access.current().may(Action.LIVE_RUN)
+    with ask:
+        text, options = question_form("ask")
+        st.caption(f"Runs on {state.runs_go_to()}.")
+        clicked = st.button(
+            "Run", type="primary", icon=":material/play_arrow:", width="stretch", key="ask.go", disabled=not may_run
+        )
+        access.notice(Action.LIVE_RUN)
+    if clicked:
+        started = start([(spec, values)], text, options)
+        if started:  # the new run replaces the form, and the page redraws with its Stop button
+            st.session_state[SHOWN] = started[0].id
+            st.query_params["run"] = started[0].id
+            st.rerun()
+
+
+def _shown(run: Run) -> None:
+    """The run's own method and question, read-only, with Stop while it goes; then the run itself."""
+    live = jobs.live(run.id)
+    running = live is not None and not live.done
+    setup, ask = st.columns([1, 2], gap="large")
+    with setup:
+        method_block(run)
+    with ask:
+        question_block(run.question, run.options, key="ask")
+        again_buttons(key="ask", again=lambda: _again(run), new=_new)
+        jobs.stop_button([live] if running else [], key="ask.stop")
+    show_run(run.id, key="ask")
+
+
+def page() -> None:
+    header("Ask", "Pick a method and ask a question: each step appears as it happens, then the whole trace.")
+    run_id = linked("run", SHOWN)  # the run named in the URL, else the one this tab last started
+    if run_id is None:
+        _form()
+        return
+    live = jobs.live(run_id)
+    run = live.run if live is not None and live.run is not None else load(run_id)
+    if run is None:
+        st.warning(f"No saved run has the id “{run_id}”. It may have been deleted; History lists every saved run.")
+        _new()
+        _form()
+        return
+    _shown(run)

@@ -1,0 +1,1 @@
+"""History: saved runs, comparisons, what is running, run files."""

@@ -1,0 +1,1 @@
+"""Settings: the endpoint, the embedded model, prices, corpora and method defaults."""

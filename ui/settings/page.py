@@ -1,0 +1,100 @@
+"""Settings: the model endpoint, the embedded model, model prices, the corpora and each method's default knobs.
+
+They are this browser session's settings (``st.session_state``); API keys are never shown or saved (see
+``ui.settings.endpoint``).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.llm import embedded
+from ui.common import state
+from ui.common.chrome import header
+from ui.common.corpora import corpora_section
+from ui.settings.endpoint import endpoint_section
+from ui.common.knobs import check_knobs, knob_inputs, method_picker
+from ui.runs.launch import embedded_server, start_model
+from ui.settings.prices import prices_section
+from ui.settings.server_info import benchmark_section, server_section
+
+
+def model_section() -> None:
+    path = embedded.model_path()
+    stamp = path.with_suffix(".verified")
+    assembled = path.is_file()
+    verified = assembled and stamp.is_file() and stamp.read_text().strip() == embedded.MODEL_SHA256
+    server = embedded_server()
+    st.markdown(
+        f"**{embedded.MODEL_NAME}** · {embedded.MODEL_BYTES / 2**30:.2f} GiB · "
+        f"{embedded.SLOT_CONTEXT:,} tokens of context per call"
+    )
+    st.markdown(
+        " ".join(
+            [
+                ":green-badge[assembled]" if assembled else ":orange-badge[not assembled]",
+                ":green-badge[sha256 verified]" if verified else ":orange-badge[not verified]",
+                ":green-badge[server running]" if server else ":gray-badge[server not started]",
+            ]
+        )
+    )
+    st.caption(
+        f"File: {path}"
+        + (
+            f" · serving at {server.base_url} (loaded in {server.load_seconds:.0f} s)"
+            if server
+            else " · it starts with the first run, or now:"
+        )
+    )
+    if server is None and st.button("Start the embedded model", icon=":material/memory:", key="settings.start"):
+        if start_model():
+            st.rerun()
+    server_section()
+
+
+def defaults_section() -> None:
+    st.caption(
+        "Each method starts from its paper's defaults; what you change here becomes the starting point "
+        "on Ask and Compare for this session."
+    )
+    spec = method_picker("settings.method", label="Method")
+    saved = state.knob_defaults(spec.name)
+    values = knob_inputs(spec, key="settings.knobs", defaults=saved, keep=False)  # saved as defaults instead
+    checked, problem = check_knobs(spec, values)
+    if problem:
+        st.error(problem)
+        return
+    paper = spec.params().model_dump()
+    changed = {k: v for k, v in checked.model_dump().items() if v != paper[k]}
+    st.session_state.setdefault(state.KNOB_DEFAULTS, {})[spec.name] = changed
+    if changed:
+        st.markdown("Changed from the paper: " + ", ".join(f"`{k}={v}`" for k, v in changed.items()))
+        st.button("Back to the paper's defaults", key="settings.reset", on_click=_reset, args=(spec.name,))
+    else:
+        st.caption("All knobs are at the paper's defaults.")
+
+
+def _reset(method: str) -> None:
+    st.session_state[state.KNOB_DEFAULTS].pop(method, None)
+    for key in [k for k in st.session_state if str(k).startswith(f"settings.knobs.{method}.")]:
+        del st.session_state[key]
+
+
+def page() -> None:
+    header("Settings", "Where answers come from, what the methods read, and how they start.")
+    model, money, corpora, knobs = st.tabs(["Model", "Model prices", "Corpora", "Method defaults"])
+    with model:
+        left, right = st.columns(2, gap="large")
+        with left:
+            st.subheader("Endpoint")
+            endpoint_section()
+        with right:
+            st.subheader("Embedded model")
+            model_section()
+        benchmark_section()
+    with money:
+        prices_section()
+    with corpora:
+        corpora_section()
+    with knobs:
+        defaults_section()

@@ -1,0 +1,1 @@
+"""Workshop: the recorded pack, replays, rooms, predictions and what-if re-runs."""
