@@ -15,6 +15,7 @@ from ui.text import esc, md
 POS = "annotate.pos"  # question id -> pool id shown
 ADVANCE = "annotate.advance"
 PROBLEM = "annotate.problem"
+SAVED = "annotate.saved"  # question id -> (passage number, grade) last saved, said under the buttons
 
 
 def _position(question: PoolQuestion, order: list[PoolItem]) -> int:
@@ -37,16 +38,25 @@ def next_unjudged(order: list[PoolItem], mine: dict[str, int], after: int) -> st
     return None
 
 
-def _grade(question: PoolQuestion, item: PoolItem, grade: int, annotator: str, note_key: str,
-           order: list[PoolItem], mine: dict[str, int]) -> None:
+def _grade(
+    question: PoolQuestion,
+    item: PoolItem,
+    grade: int,
+    annotator: str,
+    note_key: str,
+    order: list[PoolItem],
+    mine: dict[str, int],
+) -> None:
     try:
-        label_store().set_label(question.ref, item.pool_id, annotator, grade, st.session_state.get(note_key) or None,
-                                source="annotate page")
+        label_store().set_label(
+            question.ref, item.pool_id, annotator, grade, st.session_state.get(note_key) or None, source="annotate page"
+        )
     except LabelError as exc:
         st.session_state[PROBLEM] = str(exc)
         return
+    here = [i.pool_id for i in order].index(item.pool_id)
+    st.session_state.setdefault(SAVED, {})[question.question_id] = (here + 1, grade)
     if st.session_state.get(ADVANCE, True):
-        here = [i.pool_id for i in order].index(item.pool_id)
         _move(question, next_unjudged(order, {**mine, item.pool_id: grade}, here))
 
 
@@ -54,8 +64,14 @@ def _note(question: PoolQuestion, item: PoolItem, annotator: str, note_key: str,
     """A note typed after the grade is saved with it; before a grade, it waits for the grade."""
     if item.pool_id in mine:
         try:
-            label_store().set_label(question.ref, item.pool_id, annotator, mine[item.pool_id],
-                                    st.session_state.get(note_key) or "", source="annotate page")
+            label_store().set_label(
+                question.ref,
+                item.pool_id,
+                annotator,
+                mine[item.pool_id],
+                st.session_state.get(note_key) or "",
+                source="annotate page",
+            )
         except LabelError as exc:
             st.session_state[PROBLEM] = str(exc)
 
@@ -63,16 +79,31 @@ def _note(question: PoolQuestion, item: PoolItem, annotator: str, note_key: str,
 def _passage(item: PoolItem, number: int, total: int, open_mode: bool, given: dict[str, dict[str, Any]]) -> None:
     meta = ""
     if open_mode:
-        seen = "; ".join(f"{o.method} #{o.rank}" + (" · generated" + (f" for “{o.gap}”" if o.gap else "")
-                                                     if o.generated else f" · {o.corpus} · score {o.score:.3g}")
-                         for o in item.occurrences)
-        labels = "; ".join(f"{who}: {row['grade']} {GRADES[row['grade']]}" + (f" ({row['note']})" if row["note"]
-                                                                                else "")
-                           for who, row in given.items()) or "no labels yet"
-        meta = (f'<div class="snip-meta">{esc(", ".join(item.ids))} · shown by {esc(seen)}</div>'
-                f'<div class="snip-meta">labels: {esc(labels)}</div>')
-    st.markdown(f'<div class="snip judge"><div class="snip-head"><span class="tag rank">Passage {number} of {total}'
-                f'</span></div>{meta}<div class="full">{esc(item.blind_text())}</div></div>', unsafe_allow_html=True)
+        seen = "; ".join(
+            f"{o.method} #{o.rank}"
+            + (
+                " · generated" + (f" for “{o.gap}”" if o.gap else "")
+                if o.generated
+                else f" · {o.corpus} · score {o.score:.3g}"
+            )
+            for o in item.occurrences
+        )
+        labels = (
+            "; ".join(
+                f"{who}: {row['grade']} {GRADES[row['grade']]}" + (f" ({row['note']})" if row["note"] else "")
+                for who, row in given.items()
+            )
+            or "no labels yet"
+        )
+        meta = (
+            f'<div class="snip-meta">{esc(", ".join(item.ids))} · shown by {esc(seen)}</div>'
+            f'<div class="snip-meta">labels: {esc(labels)}</div>'
+        )
+    st.markdown(
+        f'<div class="snip judge"><div class="snip-head"><span class="tag rank">Passage {number} of {total}'
+        f'</span></div>{meta}<div class="full">{esc(item.blind_text())}</div></div>',
+        unsafe_allow_html=True,
+    )
 
 
 def judge(question: PoolQuestion, annotator: str, open_mode: bool) -> None:
@@ -99,21 +130,55 @@ def judge(question: PoolQuestion, annotator: str, open_mode: bool) -> None:
         st.session_state[note_key] = labels.get(item.pool_id, {}).get(annotator, {}).get("note", "")
     columns = st.columns(4)
     for column, (grade, name) in zip(columns, GRADES.items()):
-        column.button(f"{grade} · {name}", key=f"annotate.grade.{grade}", shortcut=str(grade), width="stretch",
-                      type="primary" if mine.get(item.pool_id) == grade else "secondary",
-                      on_click=_grade, args=(question, item, grade, annotator, note_key, order, mine))
-    st.text_input("Note (optional; saved with the grade)", key=note_key,
-                  on_change=_note, args=(question, item, annotator, note_key, mine))
+        # keyed by the passage: a click made while the page still shows the passage before grades that one or is
+        # dropped, never the passage the server has moved on to
+        column.button(
+            f"{grade} · {name}",
+            key=f"annotate.grade.{item.pool_id}.{grade}",
+            shortcut=str(grade),
+            width="stretch",
+            type="primary" if mine.get(item.pool_id) == grade else "secondary",
+            on_click=_grade,
+            args=(question, item, grade, annotator, note_key, order, mine),
+        )
+    if saved := st.session_state.get(SAVED, {}).get(question.question_id):
+        st.caption(f":material/check: Saved: passage {saved[0]} graded {saved[1]} · {GRADES[saved[1]]}")
+    st.text_input(
+        "Note (optional; saved with the grade)",
+        key=note_key,
+        on_change=_note,
+        args=(question, item, annotator, note_key, mine),
+    )
     if problem := st.session_state.pop(PROBLEM, None):
         st.error(problem)
     back, nxt, unjudged, advance = st.columns([1, 1, 1.4, 2.2], vertical_alignment="center")
-    back.button("Previous", icon=":material/arrow_back:", key="annotate.prev", width="stretch",
-                on_click=_move, args=(question, order[(here - 1) % len(order)].pool_id))
-    nxt.button("Next", icon=":material/arrow_forward:", key="annotate.next", width="stretch",
-               on_click=_move, args=(question, order[(here + 1) % len(order)].pool_id))
+    back.button(
+        "Previous",
+        icon=":material/arrow_back:",
+        key="annotate.prev",
+        width="stretch",
+        on_click=_move,
+        args=(question, order[(here - 1) % len(order)].pool_id),
+    )
+    nxt.button(
+        "Next",
+        icon=":material/arrow_forward:",
+        key="annotate.next",
+        width="stretch",
+        on_click=_move,
+        args=(question, order[(here + 1) % len(order)].pool_id),
+    )
     target = next_unjudged(order, mine, here)
-    unjudged.button("Next unjudged", icon=":material/skip_next:", key="annotate.next_unjudged", shortcut="N",
-                    disabled=target is None, width="stretch", on_click=_move, args=(question, target))
+    unjudged.button(
+        "Next unjudged",
+        icon=":material/skip_next:",
+        key="annotate.next_unjudged",
+        shortcut="N",
+        disabled=target is None,
+        width="stretch",
+        on_click=_move,
+        args=(question, target),
+    )
     advance.toggle("Move on after a grade", key=ADVANCE, value=True)
     if target is None:
         st.success("You have judged every passage of this question. Pick another question above.")
