@@ -1,5 +1,7 @@
 """Two annotators judge the same pool at once in headless chromium: two browser contexts, two names, blind mode
-(each sees only their own labels), one by keys 0-3 and one by clicks; then agreement and metrics appear.
+(each sees only their own labels), one by keys 0-3 and one by clicks; then agreement and metrics appear. And a grade
+given while the page still shows the passage before (the server's messages late, as on a loaded server) lands on the
+passage on screen.
 
 The store is seeded with real saved runs: MedRAG and MASS-RAG over the real teaching-pack index, their replies
 scripted (the labels are the point here, not the model). Screenshots (1440 px wide) go to artifacts/screenshots/.
@@ -64,8 +66,13 @@ def snap(page, name: str) -> None:
     snap_page(page, name, width=WIDTH)
 
 
-def start(browser, url: str, name: str):
-    page = browser.new_context(viewport={"width": WIDTH, "height": 900}).new_page()
+def start(browser, url: str, name: str, stream=None):
+    """Annotate, labelling as ``name``; ``stream`` (a Playwright WebSocketRoute handler) sits between the page and
+    the server."""
+    context = browser.new_context(viewport={"width": WIDTH, "height": 900})
+    if stream is not None:
+        context.route_web_socket("**/_stcore/stream", stream)
+    page = context.new_page()
     page.set_default_timeout(30_000)
     page.goto(f"{url}/annotate")
     page.get_by_role("heading", name="Annotate", level=1).wait_for()
@@ -154,4 +161,71 @@ def test_two_annotators_judge_blind_at_once_then_agreement_and_metrics_appear(ap
         expect(ann.get_by_text("documents judged by someone")).to_be_visible()
         expect(ann.get_by_text("2× 3 key").first).to_be_visible()  # both annotators' labels, counted per grade
         snap(ann, "annotate_06_trace_labels")
+        browser.close()
+
+
+class Held:
+    """The server's messages to the page, held back while ``holding`` (a server slow to deliver); the page's own go
+    through at once."""
+
+    def __init__(self):
+        self.holding, self.messages, self.page = False, [], None
+
+    def __call__(self, page_side) -> None:
+        server = page_side.connect_to_server()
+        page_side.on_message(server.send)
+        server.on_message(lambda m: self.messages.append(m) if self.holding else page_side.send(m))
+        self.page = page_side
+
+    def finished_runs(self) -> int:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        return sum(
+            ForwardMsg.FromString(m).WhichOneof("type") == "script_finished"
+            for m in self.messages
+            if isinstance(m, bytes)
+        )
+
+    def release(self) -> None:
+        self.holding = False
+        for message in self.messages:
+            self.page.send(message)
+        self.messages.clear()
+
+
+def test_a_grade_given_before_the_page_has_caught_up_lands_on_the_passage_on_screen(app):
+    from playwright.sync_api import sync_playwright
+
+    from core.labels import collect
+
+    url, home = app
+    held = Held()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        page = start(browser, url, "cy", stream=held)
+        number, _, shown = passage(page)
+        page.locator(".snip.judge").click()
+        held.holding = True
+        page.keyboard.press("2")
+        for _ in range(100):  # the server has saved the 2 and drawn the next passage; the page has not heard yet
+            if held.finished_runs():
+                break
+            page.wait_for_timeout(100)
+        assert passage(page)[2] == shown
+        page.keyboard.press("3")  # the annotator changes their mind on the passage they see
+        for _ in range(100):
+            if 3 in {grade for grade, _ in labels_of(home, "cy").values()}:
+                break
+            page.wait_for_timeout(100)
+        held.release()
+        settle(page)
+        texts = {
+            item.pool_id: " ".join(item.blind_text().split())
+            for q in collect(home / "studio.sqlite")
+            for item in q.items
+        }
+        assert {texts[snippet]: grade for snippet, (grade, _) in labels_of(home, "cy").items()} == {
+            " ".join(shown.split()): 3
+        }
+        expect(page.get_by_text(f"Saved: passage {number} graded 3 · key")).to_be_visible()
         browser.close()

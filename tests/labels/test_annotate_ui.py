@@ -45,6 +45,11 @@ def table(at: AppTest, column: str):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
+def grade_button(at: AppTest, grade: int):
+    """The grade button of the passage on screen (its key names the passage)."""
+    return next(b for b in at.button if b.key.startswith("annotate.grade.") and b.key.endswith(f".{grade}"))
+
+
 def text_of(at: AppTest) -> str:
     return "\n".join(m.value for m in at.markdown).replace("\\", "")  # Markdown escapes dropped
 
@@ -66,13 +71,14 @@ def test_blind_judging_hides_origin_saves_at_once_and_moves_to_the_next_unjudged
         assert hidden not in passage, hidden
     assert "medrag" not in text.lower() and "Gold answer" not in " ".join(s.value for s in at.success)
     next(t for t in at.text_input if t.label.startswith("Note")).input("names the artery")
-    at.button(key="annotate.grade.3").click().run()
+    grade_button(at, 3).click().run()
     [label] = LabelStore().labels()
     assert (label["annotator"], label["grade"], label["note"]) == ("ann", 3, "names the artery")
-    assert "Passage 2 of 5" in text_of(at)  # moved on by itself
+    assert "Passage 2 of 5" in text_of(at)  # moved on by itself, saying what it saved
+    assert ":material/check: Saved: passage 1 graded 3 · key" in [c.value for c in at.caption]
     assert "1/5 snippets judged" in at.caption[1].value
     for _ in range(4):
-        at.button(key="annotate.grade.0").click().run()
+        grade_button(at, 0).click().run()
     assert len(LabelStore().labels()) == 5 and at.button(key="annotate.next_unjudged").disabled
     assert "judged every passage of this question" in at.success[0].value
 
@@ -95,7 +101,7 @@ def test_open_mode_shows_methods_ranks_labels_and_the_gold_answer(runs):
     at = annotate_page("ann")
     at.toggle(key="annotate.open").set_value(True).run()
     at.toggle(key="annotate.advance").set_value(False).run()
-    at.button(key="annotate.grade.2").click().run()
+    grade_button(at, 2).click().run()
     text = text_of(at)
     assert "shown by medrag #1" in text and "labels: ann: 2 relevant" in text
     assert f"Gold answer: {CASE.answer}" in at.success[0].value
@@ -147,7 +153,7 @@ def test_with_openid_login_the_logged_in_user_labels_and_a_logged_out_one_is_ask
     at.user = {"is_logged_in": True, "email": "dr.rahman@example.org", "name": "A. Rahman"}
     at.run()
     assert "Labelling as **dr.rahman@example.org** (logged in)" in [c.value for c in at.caption]
-    at.button(key="annotate.grade.2").click().run()
+    grade_button(at, 2).click().run()
     assert [r["annotator"] for r in LabelStore().labels()] == ["dr.rahman@example.org"]
 
 

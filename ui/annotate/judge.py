@@ -15,6 +15,7 @@ from ui.common.text import esc, md
 POS = "annotate.pos"  # question id -> pool id shown
 ADVANCE = "annotate.advance"
 PROBLEM = "annotate.problem"
+SAVED = "annotate.saved"  # question id -> (passage number, grade) last saved, said under the buttons
 
 
 def _position(question: PoolQuestion, order: list[PoolItem]) -> int:
@@ -53,8 +54,9 @@ def _grade(
     except LabelError as exc:
         st.session_state[PROBLEM] = str(exc)
         return
+    here = [i.pool_id for i in order].index(item.pool_id)
+    st.session_state.setdefault(SAVED, {})[question.question_id] = (here + 1, grade)
     if st.session_state.get(ADVANCE, True):
-        here = [i.pool_id for i in order].index(item.pool_id)
         _move(question, next_unjudged(order, {**mine, item.pool_id: grade}, here))
 
 
@@ -128,15 +130,19 @@ def judge(question: PoolQuestion, annotator: str, open_mode: bool) -> None:
         st.session_state[note_key] = labels.get(item.pool_id, {}).get(annotator, {}).get("note", "")
     columns = st.columns(4)
     for column, (grade, name) in zip(columns, GRADES.items()):
+        # keyed by the passage: a click made while the page still shows the passage before grades that one or is
+        # dropped, never the passage the server has moved on to
         column.button(
             f"{grade} · {name}",
-            key=f"annotate.grade.{grade}",
+            key=f"annotate.grade.{item.pool_id}.{grade}",
             shortcut=str(grade),
             width="stretch",
             type="primary" if mine.get(item.pool_id) == grade else "secondary",
             on_click=_grade,
             args=(question, item, grade, annotator, note_key, order, mine),
         )
+    if saved := st.session_state.get(SAVED, {}).get(question.question_id):
+        st.caption(f":material/check: Saved: passage {saved[0]} graded {saved[1]} · {GRADES[saved[1]]}")
     st.text_input(
         "Note (optional; saved with the grade)",
         key=note_key,
