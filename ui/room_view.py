@@ -12,6 +12,7 @@ screen shows the room and nothing else, and wrong room codes are limited per com
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -31,6 +32,7 @@ ROOM, MEMBER = "room", "member"
 OLD_PRESENTER = "presenter"  # links made before the token left the address: moved into the session, then dropped
 PRESENTING = "room.presenting"  # room code -> the presenter's token, in this browser session only
 SHOWN = "room.shown"  # (code, step) this participant's page last drew
+PAGE_RUNS = "room.page_runs"  # whole-page runs of this participant's page: each names its polling fragment anew
 CODE_TRIES, CODE_WINDOW = 10, 300.0
 
 
@@ -97,8 +99,13 @@ def _present(code: str, token: str) -> None:
 def open_room(chosen: Chosen, replay: Replay, title: str) -> None:
     if not access.allowed(Action.PRESENT):
         return
-    room, token = rooms().open_room(title=title, source=chosen.source, run_ids=chosen.ids, steps=len(replay),
-                                    case_id=chosen.case.id if chosen.case else None)
+    room, token = rooms().open_room(
+        title=title,
+        source=chosen.source,
+        run_ids=chosen.ids,
+        steps=len(replay),
+        case_id=chosen.case.id if chosen.case else None,
+    )
     _present(room.code, token)
     st.query_params.update({ROOM: room.code})
     st.rerun()
@@ -141,9 +148,14 @@ def view() -> None:
     member = rooms().member(room.code, member_token) if member_token else None
     if member is None:
         if access.current().may(Action.PRESENT):
-            st.button(f"Present room {room.code} from this browser", icon=":material/co_present:",
-                      key="room.take_over", on_click=_take_over, args=(room.code,),
-                      help="The presenter's screen moves here; the browser that presented it stops presenting")
+            st.button(
+                f"Present room {room.code} from this browser",
+                icon=":material/co_present:",
+                key="room.take_over",
+                on_click=_take_over,
+                args=(room.code,),
+                help="The presenter's screen moves here; the browser that presented it stops presenting",
+            )
         join_form(room.code)
         return
     participant_view(room, member)
@@ -177,8 +189,11 @@ def join_form(code: str = "") -> None:
 
 def join_address(code: str) -> str:
     """Where participants join: the address ``make serve`` found on the network, else the one this browser used."""
-    used = st.context.url if isinstance(st.context.url, str) and st.context.url.startswith("http") else \
-        f"http://localhost:{st.get_option('server.port')}"
+    used = (
+        st.context.url
+        if isinstance(st.context.url, str) and st.context.url.startswith("http")
+        else f"http://localhost:{st.get_option('server.port')}"
+    )
     return join_url(os.environ.get("MEDRAG_JOIN_URL") or used, code)
 
 
@@ -233,11 +248,25 @@ def _follow(code: str) -> None:
     st.caption(f"Following the presenter · room {code} · updated every second")
 
 
+def _poll(code: str) -> Callable[[], None]:
+    """The polling fragment under a name of its own for this whole-page run, so a poll the browser sent before it
+    heard of this run is refused. Streamlit (1.67) otherwise runs such a poll in a new script runner when it arrives
+    after this run ended but before the server sent this run's messages, and drops those messages: the page keeps the
+    step before and, its timer gone with them, stops following the room (under load, a few in every sixty)."""
+    run = st.session_state[PAGE_RUNS] = st.session_state.get(PAGE_RUNS, 0) + 1
+
+    def follow() -> None:
+        _follow(code)
+
+    follow.__qualname__ = f"follow.{run}"  # the fragment's id is made from its name and place
+    return follow
+
+
 def participant_view(room: Room, member: Member) -> None:
     chosen, replay = room_replay(room)
     st.session_state[SHOWN] = (room.code, room.step)
     st.markdown(f"**{md(room.title)}** · you are **{md(member.name)}** in room **{room.code}**")
-    st.fragment(_follow, run_every=POLL_SECONDS)(room.code)
+    st.fragment(_poll(room.code), run_every=POLL_SECONDS)()
     progress_line(replay, room.step)
     picks, trusted = rooms().my_votes(room.code, member.id)
     seen = f"room.{room.code}.revealed"  # once revealed, this participant's predictions stay closed
@@ -245,11 +274,16 @@ def participant_view(room: Room, member: Member) -> None:
         predict.reveal(replay, chosen.case, picks=picks, tally=rooms().tally(room.code), once_key=seen)
     else:
         with st.container(border=True):
-            predict.predictions(replay, room.step, key=f"room.{room.code}", picks=picks,
-                                trusted={i for i, yes in trusted.items() if yes},
-                                on_pick=lambda run_id, option: _vote(room, member, run_id, option),
-                                on_trust=lambda chosen_ids: _trust(room, member, trusted, chosen_ids),
-                                locked=bool(st.session_state.get(seen)))
+            predict.predictions(
+                replay,
+                room.step,
+                key=f"room.{room.code}",
+                picks=picks,
+                trusted={i for i, yes in trusted.items() if yes},
+                on_pick=lambda run_id, option: _vote(room, member, run_id, option),
+                on_trust=lambda chosen_ids: _trust(room, member, trusted, chosen_ids),
+                locked=bool(st.session_state.get(seen)),
+            )
     show(replay, room.step, key=f"room-{room.code}")
 
 
