@@ -26,7 +26,8 @@ STYLE = """<style>
 [class*="st-key-ws-new-"] { border-left: 4px solid #0f766e; background: #f3fbf9; padding: 0.4rem 0.7rem;
   border-radius: 0.4rem; }
 [class*="st-key-ws-wait-"] { color: #6b7b88; }
-.room-code { font-size: 1.4rem; } .room-code b { font-size: 2.4rem; letter-spacing: 0.25em; color: #0f3d3a; }
+.room-code { font-size: 1.4rem; }
+.room-code b { font-size: clamp(1.5rem, 2.3vw, 2.4rem); letter-spacing: 0.15em; white-space: nowrap; color: #0f3d3a; }
 </style>"""
 
 
@@ -97,28 +98,56 @@ def controls(replay: Replay, p: Player, key: str) -> None:
     # two rows, so the labels fit beside a room panel and at 1024 px
     back, play, forward = st.columns([1, 1, 1.4], vertical_alignment="bottom")
     speed, jump = st.columns([1, 1], vertical_alignment="bottom")
-    back.button("Previous", icon=":material/skip_previous:", key=f"{key}.prev", disabled=p.step == 0,
-                on_click=_go, args=(p, p.step - 1, replay), width="stretch")
-    if play.button("Pause" if p.playing else "Play", icon=":material/pause:" if p.playing else ":material/play_arrow:",
-                   key=f"{key}.play", on_click=_toggle, args=(p, replay), width="stretch",
-                   help="Autoplay at the original pacing; it stops before the reveal"):
+    back.button(
+        "Previous",
+        icon=":material/skip_previous:",
+        key=f"{key}.prev",
+        disabled=p.step == 0,
+        on_click=_go,
+        args=(p, p.step - 1, replay),
+        width="stretch",
+    )
+    if play.button(
+        "Pause" if p.playing else "Play",
+        icon=":material/pause:" if p.playing else ":material/play_arrow:",
+        key=f"{key}.play",
+        on_click=_toggle,
+        args=(p, replay),
+        width="stretch",
+        help="Autoplay at the original pacing; it stops before the reveal",
+    ):
         st.rerun()
     reveal_next = p.step == replay.last - 1
-    forward.button("Reveal the answer" if reveal_next else "Next", key=f"{key}.next",
-                   icon=":material/visibility:" if reveal_next else ":material/skip_next:",
-                   type="primary" if reveal_next else "secondary", disabled=p.step >= replay.last,
-                   on_click=_go, args=(p, p.step + 1, replay), width="stretch")
+    forward.button(
+        "Reveal the answer" if reveal_next else "Next",
+        key=f"{key}.next",
+        icon=":material/visibility:" if reveal_next else ":material/skip_next:",
+        type="primary" if reveal_next else "secondary",
+        disabled=p.step >= replay.last,
+        on_click=_go,
+        args=(p, p.step + 1, replay),
+        width="stretch",
+    )
     st.session_state.setdefault(f"{key}.speed", p.speed)
     speed.segmented_control("Speed", list(SPEEDS), key=f"{key}.speed", on_change=_speed, args=(key, p))
-    jump.selectbox("Jump to stage", [label for label, _ in replay.stage_starts()], index=None, key=f"{key}.jump",
-                   placeholder="Jump to stage…", on_change=_jump, args=(key, p, replay))
+    jump.selectbox(
+        "Jump to stage",
+        [label for label, _ in replay.stage_starts()],
+        index=None,
+        key=f"{key}.jump",
+        placeholder="Jump to stage…",
+        on_change=_jump,
+        args=(key, p, replay),
+    )
     progress_line(replay, p.step)
 
 
 def progress_line(replay: Replay, step: int) -> None:
     here = replay.steps[step]
-    st.progress(step / max(replay.last, 1), text=f"Step {step} of {replay.last} · {here.label}"
-                + (" · revealed" if here.reveal else ""))
+    st.progress(
+        step / max(replay.last, 1),
+        text=f"Step {step} of {replay.last} · {here.label}" + (" · revealed" if here.reveal else ""),
+    )
 
 
 def _column(replay: Replay, step: int, index: int, key: str) -> None:
@@ -153,8 +182,10 @@ def show(replay: Replay, step: int, key: str) -> None:
     if run.options:
         st.markdown("\n".join(f"- {md(k)}\\. {md(v)}" for k, v in run.options.items()))
     if step == 0:
-        st.info("Step 0: only the question. Predict what the method will answer, then step through its work.",
-                icon=":material/psychology_alt:")
+        st.info(
+            "Step 0: only the question. Predict what the method will answer, then step through its work.",
+            icon=":material/psychology_alt:",
+        )
     columns = st.columns(len(replay.runs), gap="medium") if len(replay.runs) > 1 else [st.container()]
     for index, column in enumerate(columns):
         with column:

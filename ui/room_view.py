@@ -213,7 +213,13 @@ def presenter_view(room: Room, token: str) -> None:
     top, side = st.columns([3, 1], gap="large")
     with side:
         _banner(room)
-        st.button("Close and leave the room", key="room.leave", on_click=leave)
+        st.button(
+            "Leave the room",
+            key="room.leave",
+            on_click=leave,
+            icon=":material/logout:",
+            help="This browser stops presenting; the room stays open and the owner can present it again",
+        )
         st.fragment(_live_tally, run_every=POLL_SECONDS)(room.code, replay)
     with top:
         st.fragment(_presenter_stage, run_every=TICK_SECONDS if p.playing else None)(room, token, replay, chosen)
