@@ -39,12 +39,13 @@ def passcode_throttle() -> Throttle:
 
 def check() -> None:
     """Every access setting checked at start (a ``ConfigError`` names the one that cannot be used)."""
-    serving_mode(st.get_option("server.address"), config())
-    OwnerSignIn.from_config(config())
+    settings = config()  # read once: every page of every visitor runs this
+    serving_mode(st.get_option("server.address"), settings)
+    OwnerSignIn.from_config(settings)
 
 
-def mode() -> Mode:
-    return serving_mode(st.get_option("server.address"), config())
+def mode(settings: dict[str, str] | None = None) -> Mode:
+    return serving_mode(st.get_option("server.address"), config() if settings is None else settings)
 
 
 def _login_email() -> str | None:
@@ -58,10 +59,11 @@ def _login_email() -> str | None:
 
 def current() -> Access:
     """This session's access, read afresh on every run (the owner can change the allowances at any moment)."""
-    now = mode()
+    settings = config()
+    now = mode(settings)
     if now is Mode.SINGLE:
         return Access(now, Role.OWNER)
-    owner = bool(st.session_state.get(SIGNED_IN)) or OwnerSignIn.from_config(config()).email_is_owner(_login_email())
+    owner = bool(st.session_state.get(SIGNED_IN)) or OwnerSignIn.from_config(settings).email_is_owner(_login_email())
     return Access(now, Role.OWNER if owner else Role.VISITOR, load_allowances(paths.db_path()))
 
 
@@ -90,8 +92,10 @@ def may_manage(run_id: str, *, say: bool = True) -> bool:
     if current().may(Action.MANAGE_RUNS) or mine(run_id):
         return True
     if say:
-        st.error(f"Only the studio's owner can delete or export run {run_id}: it is not one you started.",
-                 icon=":material/lock:")
+        st.error(
+            f"Only the studio's owner can delete or export run {run_id}: it is not one you started.",
+            icon=":material/lock:",
+        )
     return False
 
 
@@ -145,8 +149,10 @@ def _sign_in_form(sign_in: OwnerSignIn) -> None:
             if email := _login_email():
                 st.caption(f"Logged in as {email}, which is not on the owner list.")
         if not sign_in.configured:
-            st.caption("No owner sign-in is set up: start the studio with `make serve`, or set "
-                       "MEDRAG_OWNER_PASSCODE (or MEDRAG_OWNER_EMAILS with an [auth] login) in .streamlit/secrets.toml.")
+            st.caption(
+                "No owner sign-in is set up: start the studio with `make serve`, or set "
+                "MEDRAG_OWNER_PASSCODE (or MEDRAG_OWNER_EMAILS with an [auth] login) in .streamlit/secrets.toml."
+            )
     if problem := st.session_state.get(PROBLEM):
         st.error(problem)
 
@@ -163,12 +169,21 @@ VISITOR_WORDS = {
 
 def _allowances(access: Access) -> None:
     with st.expander("What visitors may do", icon=":material/tune:"):
-        live = st.toggle("Live runs", value=access.allowances.live_runs, key="access.allow_live",
-                         help="Visitors run methods live (Ask, Compare, What if) on the embedded model, never on "
-                              "your endpoint")
-        each = st.number_input("At once, each", 1, MAX_LIVE_RUNS_EACH, access.allowances.live_runs_each,
-                               key="access.allow_each", disabled=not live,
-                               help="Live runs one visitor's computer may have going together")
+        live = st.toggle(
+            "Live runs",
+            value=access.allowances.live_runs,
+            key="access.allow_live",
+            help="Visitors run methods live (Ask, Compare, What if) on the embedded model, never on your endpoint",
+        )
+        each = st.number_input(
+            "At once, each",
+            1,
+            MAX_LIVE_RUNS_EACH,
+            access.allowances.live_runs_each,
+            key="access.allow_each",
+            disabled=not live,
+            help="Live runs one visitor's computer may have going together",
+        )
         wanted = Allowances(live_runs=live, live_runs_each=int(each))
         if wanted != access.allowances:
             save_allowances(paths.db_path(), wanted, current())
@@ -179,8 +194,10 @@ def sidebar(access: Access) -> None:
     """Who you are and what you may do, in two lines; the owner's sign-in and allowances."""
     with st.sidebar:
         if access.mode is Mode.SINGLE:
-            st.caption(":material/computer: Only this computer can open this studio, so everything here is yours. "
-                       "`make serve` shares it with a room.")
+            st.caption(
+                ":material/computer: Only this computer can open this studio, so everything here is yours. "
+                "`make serve` shares it with a room."
+            )
             return
         if access.owner:
             how = f"logged in as {_login_email()}" if _login_email() else "signed in with the passcode"
