@@ -4,9 +4,11 @@
 
 The real app is started (``streamlit run``) on a fresh state folder. Each participant is a client speaking
 Streamlit's own websocket protocol, as a browser tab does: it opens the Workshop page with its room token in the
-address, runs the page, and re-runs the page's polling fragment at the interval the server asks for (the browser's
-timer for ``st.fragment(run_every=...)``). The presenter moves the room one step at a time, writing the step to the
-store as the presenter's page does, and waits ``--dwell`` seconds on each step.
+address, runs the page, and re-runs the page's polling fragment at the interval the server asks for, as the browser's
+timer for ``st.fragment(run_every=...)`` does (a ``setInterval`` that fires whether or not a run is still going; the
+server folds requests that arrive during a run into one), listing the large messages it already holds as the
+browser's cache does. The presenter moves the room one step at a time, writing
+the step to the store as the presenter's page does, and waits ``--dwell`` seconds on each step.
 
 Step-to-screen latency is the time from the presenter's step change to the moment a participant has received
 the redrawn page for that step (its "Step N of M" line); the browser's own drawing is not included. Server CPU
@@ -57,25 +59,56 @@ def synthetic_run(steps: int) -> tuple[Run, str]:
             payload = Query(text=f"follow-up query {turn} on {case.title}", purpose="follow-up", round=turn // 3 + 1)
         elif kind == 1:
             chosen = [passages[(turn * 7 + i) % len(passages)] for i in range(16)]
-            payload = Retrieval(query=f"follow-up query {turn - 1}", round=turn // 3 + 1, hits=[
-                Hit(snippet_id=p.id, corpus="teaching_pack", title=p.title, text=p.content, rank=i + 1,
-                    score=1 / (i + 1), scores={"bm25": 10 - i / 2, "dense": 0.8 - i / 50}) for i, p in enumerate(chosen)])
+            payload = Retrieval(
+                query=f"follow-up query {turn - 1}",
+                round=turn // 3 + 1,
+                hits=[
+                    Hit(
+                        snippet_id=p.id,
+                        corpus="teaching_pack",
+                        title=p.title,
+                        text=p.content,
+                        rank=i + 1,
+                        score=1 / (i + 1),
+                        scores={"bm25": 10 - i / 2, "dense": 0.8 - i / 50},
+                    )
+                    for i, p in enumerate(chosen)
+                ],
+            )
         else:
-            payload = AgentMessage(role="explorer", text="Judging the evidence.", turn=turn // 3 + 1,
-                                   data={"sufficient": False, "gaps": ["dose", "timing"],
-                                         "reasoning": "The retrieved passages cover the ECG but not reperfusion. " * 3})
+            payload = AgentMessage(
+                role="explorer",
+                text="Judging the evidence.",
+                turn=turn // 3 + 1,
+                data={
+                    "sufficient": False,
+                    "gaps": ["dose", "timing"],
+                    "reasoning": "The retrieved passages cover the ECG but not reperfusion. " * 3,
+                },
+            )
         events.append((f"exploration turn {turn // 3 + 1}", "E-Agent", payload, Usage(calls=1, seconds=2.0)))
-    events.append(("answer selection", "A-Agent", AgentMessage(role="arbiter", text="B", data={"answer": "B"}),
-                   Usage(calls=1, seconds=2.0)))
-    events.append(("final answer", "Answer", Answer(choice="B", text=case.options["B"], rationale="From the key."),
-                   Usage()))
+    events.append(
+        (
+            "answer selection",
+            "A-Agent",
+            AgentMessage(role="arbiter", text="B", data={"answer": "B"}),
+            Usage(calls=1, seconds=2.0),
+        )
+    )
+    events.append(
+        ("final answer", "Answer", Answer(choice="B", text=case.options["B"], rationale="From the key."), Usage())
+    )
     for seq, (stage, agent, payload, usage) in enumerate(events):
         clock += 0.5
-        run.events.append(Event(run_id=run.id, seq=seq, stage=stage, agent=agent, payload=payload, usage=usage,
-                                time=clock))
+        run.events.append(
+            Event(run_id=run.id, seq=seq, stage=stage, agent=agent, payload=payload, usage=usage, time=clock)
+        )
     run.answer, run.status, run.finished = run.events[-1].payload, "ok", clock
     run.totals = run.compute_totals()
     return run, case.id
+
+
+CACHED_RUNS = 2  # Streamlit's global.maxCachedMessageAge: the browser keeps a large message this many runs
 
 
 class Participant:
@@ -85,9 +118,12 @@ class Participant:
         self.url, self.query, self.deadline = url, query, deadline
         self.seen: dict[int, float] = {}  # step -> when its page arrived
         self.errors: list[str] = []
-        self.fragments: dict[str, float] = {}  # fragment id -> interval
+        self.timers: dict[str, tuple[float, float]] = {}  # fragment id -> (interval, when it fires next)
+        # The browser's cache of large messages, whose hashes each rerun request lists so that the server sends a
+        # reference instead: hash -> the whole-page run it last came in (kept for CACHED_RUNS runs).
+        self.cached: dict[str, int] = {}
+        self.page_runs = 0
         self.page_hash = ""
-        self.running = False
         self.stopped = False
 
     def _rerun(self, fragment_id: str = "") -> bytes:
@@ -95,6 +131,7 @@ class Participant:
         msg.rerun_script.query_string = self.query
         msg.rerun_script.page_name = "workshop"
         msg.rerun_script.page_script_hash = self.page_hash
+        msg.rerun_script.cached_message_hashes.extend(self.cached)
         if fragment_id:
             msg.rerun_script.fragment_id = fragment_id
             msg.rerun_script.is_auto_rerun = True
@@ -103,7 +140,6 @@ class Participant:
     async def run(self, steps: int) -> None:
         try:
             async with websockets.connect(self.url, subprotocols=["streamlit"], max_size=2**26) as ws:
-                self.running = True
                 await ws.send(self._rerun())
                 timer = asyncio.create_task(self._timer(ws))
                 try:
@@ -123,17 +159,22 @@ class Participant:
         msg = ForwardMsg()
         msg.ParseFromString(raw)
         kind = msg.WhichOneof("type")
-        if kind == "new_session" and not msg.metadata.run.fragment_ids:
-            self.fragments.clear()  # a whole-page run: as in the browser, only the fragments it registers go on
+        if msg.metadata.cacheable or kind == "ref_hash":
+            self.cached[msg.ref_hash if kind == "ref_hash" else msg.hash] = self.page_runs
+        if kind == "script_finished" and msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+            self.page_runs += 1
+            self.cached = {h: run for h, run in self.cached.items() if self.page_runs - run <= CACHED_RUNS}
+        elif kind == "new_session" and not msg.metadata.run.fragment_ids:
+            self.timers.clear()  # a whole-page run: as in the browser, only the fragments it registers go on
         elif kind == "navigation" and msg.navigation.page_script_hash:
             self.page_hash = msg.navigation.page_script_hash
         elif kind == "auto_rerun":
-            self.fragments[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
+            fragment_id, interval = msg.auto_rerun.fragment_id, msg.auto_rerun.interval
+            if self.timers.get(fragment_id, (None, 0.0))[0] != interval:  # the browser keeps a timer it has
+                self.timers[fragment_id] = (interval, now + interval)
         elif kind == "stop_auto_rerun":
             for fragment_id in msg.stop_auto_rerun.fragment_ids:
-                self.fragments.pop(fragment_id, None)
-        elif kind == "script_finished":
-            self.running = False
+                self.timers.pop(fragment_id, None)
         elif kind == "delta":
             element = msg.delta.new_element
             if element.WhichOneof("type") == "exception":
@@ -145,16 +186,13 @@ class Participant:
                         self.seen[step] = now
 
     async def _timer(self, ws) -> None:
-        """The browser's timer for fragments with run_every: a re-run when due, once the page is idle."""
-        due: dict[str, float] = {}
+        """The browser's ``setInterval`` for each fragment with run_every: a re-run every interval, idle or not."""
         while True:
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.05)
             now = time.time()
-            for fragment_id, interval in list(self.fragments.items()):
-                when = due.setdefault(fragment_id, now + interval)
-                if now >= when and not self.running:
-                    self.running = True
-                    due[fragment_id] = now + interval
+            for fragment_id, (interval, due) in list(self.timers.items()):
+                if now >= due:
+                    self.timers[fragment_id] = (interval, due + interval if due + interval > now else now + interval)
                     await ws.send(self._rerun(fragment_id))
 
 
@@ -203,14 +241,18 @@ def main() -> int:
 
     with serve_app(home, {"MEDRAG_WORKSHOP_PACK": str(folder)}) as (url, server):
         rooms = RoomStore(home / "studio.sqlite")
-        room, presenter = rooms.open_room(title="load test", source="pack", run_ids=[e.run.id for e in chosen],
-                                          steps=len(replay), case_id=case_id)
+        room, presenter = rooms.open_room(
+            title="load test", source="pack", run_ids=[e.run.id for e in chosen], steps=len(replay), case_id=case_id
+        )
         tokens = [rooms.join(room.code, f"participant {i + 1}")[1] for i in range(args.participants)]
-        print(f"{args.participants} participants, {steps} steps of a {len(replay)}-step replay "
-              f"({', '.join(e.run.method for e in chosen)}), dwell {args.dwell:.1f} s, room {room.code}")
+        print(
+            f"{args.participants} participants, {steps} steps of a {len(replay)}-step replay "
+            f"({', '.join(e.run.method for e in chosen)}), dwell {args.dwell:.1f} s, room {room.code}"
+        )
         stream = url.replace("http://", "ws://") + "/_stcore/stream"
-        latencies, errors, cpu = asyncio.run(_drive(args, stream, room.code, presenter, tokens, rooms, steps,
-                                                    server.pid))
+        latencies, errors, cpu = asyncio.run(
+            _drive(args, stream, room.code, presenter, tokens, rooms, steps, server.pid)
+        )
     _report(latencies, errors, cpu, args.participants * steps)
     return 0 if not errors else 1
 
@@ -222,8 +264,11 @@ async def _drive(args, url, code, presenter, tokens, rooms, steps, pid):
     started = time.time()
     while time.time() - started < 120 and not all(0 in p.seen for p in people):
         await asyncio.sleep(0.2)
-    print(f"all on step 0 after {time.time() - started:.1f} s" if all(0 in p.seen for p in people)
-          else f"only {sum(0 in p.seen for p in people)} participants reached step 0")
+    print(
+        f"all on step 0 after {time.time() - started:.1f} s"
+        if all(0 in p.seen for p in people)
+        else f"only {sum(0 in p.seen for p in people)} participants reached step 0"
+    )
     sampler = CpuSampler(pid)
     sampler.start()
     latencies: list[float] = []
@@ -249,12 +294,16 @@ async def _drive(args, url, code, presenter, tokens, rooms, steps, pid):
 
 def _report(latencies: list[float], errors: list[str], cpu: list[float], expected: int) -> None:
     if latencies:
-        print(f"step-to-screen latency over {len(latencies)} of {expected} participant-steps: "
-              f"p50 {statistics.median(latencies):.2f} s, p95 {percentile(latencies, 95):.2f} s, "
-              f"max {max(latencies):.2f} s")
+        print(
+            f"step-to-screen latency over {len(latencies)} of {expected} participant-steps: "
+            f"p50 {statistics.median(latencies):.2f} s, p95 {percentile(latencies, 95):.2f} s, "
+            f"max {max(latencies):.2f} s"
+        )
     if cpu:
-        print(f"server CPU (100% = one core of {psutil.cpu_count()}): mean {statistics.mean(cpu):.0f}%, "
-              f"p95 {percentile(cpu, 95):.0f}%, peak {max(cpu):.0f}% over {len(cpu) / 2:.0f} s")
+        print(
+            f"server CPU (100% = one core of {psutil.cpu_count()}): mean {statistics.mean(cpu):.0f}%, "
+            f"p95 {percentile(cpu, 95):.0f}%, peak {max(cpu):.0f}% over {len(cpu) / 2:.0f} s"
+        )
     print(f"errors: {len(errors)}")
     for error in errors[:10]:
         print(f"  {error}")

@@ -21,6 +21,7 @@ from core.access import Access, Action
 from core.rooms import Member, Room, RoomError, RoomStore
 from core.serving import join_url, qr_png
 from core.throttle import Throttle
+from core.turns import Turns
 from core.workshop.replay import Replay
 from ui import access, predict
 from ui.replay import TICK_SECONDS, controls, player, progress_line, show, tick
@@ -268,7 +269,17 @@ def _poll(code: str) -> Callable[[], None]:
     return follow
 
 
+@st.cache_resource(show_spinner=False)
+def redraws() -> Turns:
+    return Turns()
+
+
 def participant_view(room: Room, member: Member) -> None:
+    with redraws().turn():
+        _participant_view(room, member)
+
+
+def _participant_view(room: Room, member: Member) -> None:
     chosen, replay = room_replay(room)
     st.session_state[SHOWN] = (room.code, room.step)
     st.markdown(f"**{md(room.title)}** · you are **{md(member.name)}** in room **{room.code}**")

@@ -18,8 +18,15 @@ from tests.e2e.serve import serve_app
 REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "artifacts" / "screenshots"
 CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 MODEL_SECONDS = 1_200_000  # ms: a whole run when other work shares the two cores
 WIDTH = 1400
 
@@ -116,17 +123,22 @@ def choose(page, box, option: str | None = None) -> None:
             break
         except PlaywrightTimeout:
             continue
-    (page.get_by_role("option").first if option is None else page.get_by_role("option", name=option, exact=True)).click()
+    (
+        page.get_by_role("option").first if option is None else page.get_by_role("option", name=option, exact=True)
+    ).click()
     if listbox.is_visible():  # a multiselect keeps its list open
         page.keyboard.press("Escape")
     settle(page)
 
 
+# An element not marked stale. When a widget's key changes between reruns, Streamlit keeps the old one, marked stale,
+# beside the new for the moment the rerun takes; a user sees it fade, a strict locator sees two.
+FRESH = 'xpath=self::*[not(ancestor::*[@data-stale="true"])]'
+
+
 def button(page, name: str):
-    """The button named ``name`` now on screen. When a widget's key changes between reruns, Streamlit keeps the old
-    one, marked stale, beside the new for the moment the rerun takes; a user sees it fade, a strict locator sees two."""
-    return page.get_by_role("button", name=name, exact=True).locator(
-        'xpath=self::*[not(ancestor::*[@data-stale="true"])]')
+    """The button named ``name`` now on screen (not the stale one a rerun is replacing)."""
+    return page.get_by_role("button", name=name, exact=True).locator(FRESH)
 
 
 def set_number(scope, label: str, value: int) -> None:
