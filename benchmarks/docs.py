@@ -26,6 +26,7 @@ SOURCES = {
     "first_answer": ("benchmarks.first_answer", "From a fresh clone to the first answer"),
     "embed_bench": ("benchmarks.embed_bench", "Embedding the default corpus in bfloat16"),
     "oracle_bench": ("benchmarks.oracle_bench", "How much the right evidence lifts the answer"),
+    "shared_room_load": ("benchmarks.shared_room_load", "A served studio under a room's load"),
 }
 
 
@@ -33,6 +34,7 @@ SOURCES = {
 TABLES_IN = {
     REPO_ROOT / "docs" / "retrieval-at-scale.md": "benchmarks.qdrant_docs",
     REPO_ROOT / "docs" / "configuration.md": "core.settings",
+    REPO_ROOT / "docs" / "serving.md": "benchmarks.shared_room_load",
 }
 # whole prose page -> (its results file stem, the module whose ``page(data)`` draws all of it)
 WHOLE = {REPO_ROOT / "docs" / "providers.md": ("provider_matrix", "benchmarks.provider_matrix")}

@@ -4,9 +4,11 @@
 
 The real app is started (``streamlit run``) on a fresh state folder. Each participant is a client speaking
 Streamlit's own websocket protocol, as a browser tab does: it opens the Workshop page with its room token in the
-address, runs the page, and re-runs the page's polling fragment at the interval the server asks for (the browser's
-timer for ``st.fragment(run_every=...)``). The presenter moves the room one step at a time, writing the step to the
-store as the presenter's page does, and waits ``--dwell`` seconds on each step.
+address, runs the page, and re-runs the page's polling fragment at the interval the server asks for, as the browser's
+timer for ``st.fragment(run_every=...)`` does (a ``setInterval`` that fires whether or not a run is still going; the
+server folds requests that arrive during a run into one), listing the large messages it already holds as the
+browser's cache does. The presenter moves the room one step at a time, writing
+the step to the store as the presenter's page does, and waits ``--dwell`` seconds on each step.
 
 Step-to-screen latency is the time from the presenter's step change to the moment a participant has received
 the redrawn page for that step (its "Step N of M" line); the browser's own drawing is not included. Server CPU
@@ -106,6 +108,9 @@ def synthetic_run(steps: int) -> tuple[Run, str]:
     return run, case.id
 
 
+CACHED_RUNS = 2  # Streamlit's global.maxCachedMessageAge: the browser keeps a large message this many runs
+
+
 class Participant:
     """One browser tab, spoken as Streamlit's websocket protocol."""
 
@@ -113,9 +118,12 @@ class Participant:
         self.url, self.query, self.deadline = url, query, deadline
         self.seen: dict[int, float] = {}  # step -> when its page arrived
         self.errors: list[str] = []
-        self.fragments: dict[str, float] = {}  # fragment id -> interval
+        self.timers: dict[str, tuple[float, float]] = {}  # fragment id -> (interval, when it fires next)
+        # The browser's cache of large messages, whose hashes each rerun request lists so that the server sends a
+        # reference instead: hash -> the whole-page run it last came in (kept for CACHED_RUNS runs).
+        self.cached: dict[str, int] = {}
+        self.page_runs = 0
         self.page_hash = ""
-        self.running = False
         self.stopped = False
 
     def _rerun(self, fragment_id: str = "") -> bytes:
@@ -123,6 +131,7 @@ class Participant:
         msg.rerun_script.query_string = self.query
         msg.rerun_script.page_name = "workshop"
         msg.rerun_script.page_script_hash = self.page_hash
+        msg.rerun_script.cached_message_hashes.extend(self.cached)
         if fragment_id:
             msg.rerun_script.fragment_id = fragment_id
             msg.rerun_script.is_auto_rerun = True
@@ -131,7 +140,6 @@ class Participant:
     async def run(self, steps: int) -> None:
         try:
             async with websockets.connect(self.url, subprotocols=["streamlit"], max_size=2**26) as ws:
-                self.running = True
                 await ws.send(self._rerun())
                 timer = asyncio.create_task(self._timer(ws))
                 try:
@@ -151,17 +159,22 @@ class Participant:
         msg = ForwardMsg()
         msg.ParseFromString(raw)
         kind = msg.WhichOneof("type")
-        if kind == "new_session" and not msg.metadata.run.fragment_ids:
-            self.fragments.clear()  # a whole-page run: as in the browser, only the fragments it registers go on
+        if msg.metadata.cacheable or kind == "ref_hash":
+            self.cached[msg.ref_hash if kind == "ref_hash" else msg.hash] = self.page_runs
+        if kind == "script_finished" and msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+            self.page_runs += 1
+            self.cached = {h: run for h, run in self.cached.items() if self.page_runs - run <= CACHED_RUNS}
+        elif kind == "new_session" and not msg.metadata.run.fragment_ids:
+            self.timers.clear()  # a whole-page run: as in the browser, only the fragments it registers go on
         elif kind == "navigation" and msg.navigation.page_script_hash:
             self.page_hash = msg.navigation.page_script_hash
         elif kind == "auto_rerun":
-            self.fragments[msg.auto_rerun.fragment_id] = msg.auto_rerun.interval
+            fragment_id, interval = msg.auto_rerun.fragment_id, msg.auto_rerun.interval
+            if self.timers.get(fragment_id, (None, 0.0))[0] != interval:  # the browser keeps a timer it has
+                self.timers[fragment_id] = (interval, now + interval)
         elif kind == "stop_auto_rerun":
             for fragment_id in msg.stop_auto_rerun.fragment_ids:
-                self.fragments.pop(fragment_id, None)
-        elif kind == "script_finished":
-            self.running = False
+                self.timers.pop(fragment_id, None)
         elif kind == "delta":
             element = msg.delta.new_element
             if element.WhichOneof("type") == "exception":
@@ -173,16 +186,13 @@ class Participant:
                         self.seen[step] = now
 
     async def _timer(self, ws) -> None:
-        """The browser's timer for fragments with run_every: a re-run when due, once the page is idle."""
-        due: dict[str, float] = {}
+        """The browser's ``setInterval`` for each fragment with run_every: a re-run every interval, idle or not."""
         while True:
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.05)
             now = time.time()
-            for fragment_id, interval in list(self.fragments.items()):
-                when = due.setdefault(fragment_id, now + interval)
-                if now >= when and not self.running:
-                    self.running = True
-                    due[fragment_id] = now + interval
+            for fragment_id, (interval, due) in list(self.timers.items()):
+                if now >= due:
+                    self.timers[fragment_id] = (interval, due + interval if due + interval > now else now + interval)
                     await ws.send(self._rerun(fragment_id))
 
 

@@ -89,6 +89,7 @@ class FakeEndpoint:
         self.script = script
         self.requests: list[dict] = []
         self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []  # each request's path and query
         self.disconnects = 0
         self._lock = threading.Lock()
         outer = self
@@ -102,6 +103,7 @@ class FakeEndpoint:
             def do_GET(self):
                 with outer._lock:
                     outer.headers.append(dict(self.headers))
+                    outer.paths.append(self.path)
                 body = json.dumps(
                     {
                         "object": "list",
@@ -120,6 +122,7 @@ class FakeEndpoint:
                 with outer._lock:
                     outer.requests.append(request)
                     outer.headers.append(dict(self.headers))
+                    outer.paths.append(self.path)
                     step = (
                         outer.script(request)
                         if outer.script

@@ -1,5 +1,8 @@
 """The real embedded model: assembly checks and one structured answer."""
 
+import os
+import threading
+
 import pytest
 
 from core.llm import embedded
@@ -58,11 +61,36 @@ def test_one_structured_answer_from_the_embedded_server(embedded_llm):
     assert again.usage.cached and again.parsed == reply.parsed
 
 
+def test_the_models_threads_give_way_and_the_callers_do_not():
+    started, go = threading.Event(), threading.Event()
+    found = {}
+
+    def worker():
+        found["tid"] = threading.get_native_id()
+        started.set()
+        go.wait(10)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    started.wait(10)
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    try:
+        embedded._give_way({found["tid"]})
+        assert os.getpriority(os.PRIO_PROCESS, found["tid"]) == min(19, mine + embedded.MODEL_NICENESS)
+        assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine
+    finally:
+        go.set()
+        thread.join()
+
+
 @pytest.mark.model
 def test_server_is_shared_within_the_process(embedded_llm):
     embedded_llm.complete([{"role": "user", "content": "Say OK."}], max_tokens=4)
-    assert embedded.EmbeddedServer.get() is embedded.EmbeddedServer.get()
-    assert embedded.EmbeddedServer.get().load_seconds > 0
+    server = embedded.EmbeddedServer.get()
+    assert server is embedded.EmbeddedServer.get() and server.load_seconds > 0
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    alive = server.threads & embedded._threads()
+    assert alive and all(os.getpriority(os.PRIO_PROCESS, t) > mine for t in alive)  # the model's run behind the app's
 
 
 @pytest.mark.model

@@ -19,3 +19,41 @@ def test_a_grade_the_page_acknowledged_is_lost_unless_the_database_holds_the_las
     assert lost_labels(store.path, saves) == (2, 0)
     saves.append(("Annotator B", f"  {texts['s2']} ", 1, 3.0))  # acknowledged, never written
     assert lost_labels(store.path, saves) == (3, 1)
+
+
+def test_the_page_says_what_failed_by_kind():
+    from benchmarks.shared_room_load import _kind, markdown
+
+    errors = ["participant 3 never saw step 9", "participant 4: ConnectionClosedError: 1011", "Annotator A: Timeout"]
+    assert [_kind(e) for e in errors] == [
+        "a step never seen",
+        "a participant's connection or page",
+        "an annotator's page",
+    ]
+    spread = {"n": 10, "p50": 1.0, "p95": 2.0, "max": 2.5}
+    data = {
+        "participants": 2,
+        "steps": 5,
+        "dwell_s": 3.0,
+        "annotators": 2,
+        "machine": {"cores": 2, "cpu": "x86_64"},
+        "when": "today",
+        "command": "python -m benchmarks.shared_room_load",
+        "step_to_screen_s": {**spread, "expected": 10},
+        "label_saves": 4,
+        "label_saves_lost": 1,
+        "label_saved_s": spread,
+        "errors": 3,
+        "errors_by_kind": {_kind(e): 1 for e in errors},
+        "first_errors": errors,
+        "owner_runs_finished": 1,
+        "owner_run_seconds": [20.0],
+        "cpu_percent_of_one_core": {k: {"mean": 1, "p95": 2} for k in ("server", "benchmark", "others")},
+    }
+    page = markdown(data)
+    assert "| label saves lost | 1 of 4 the pages said they saved | 0 |" in page
+    assert (
+        "| errors | 3; a step never seen: 1; a participant's connection or page: 1; an annotator's page: 1 | 0 |"
+        in page
+    )
+    assert "- participant 3 never saw step 9" in page

@@ -8,6 +8,7 @@ The server is started once per process, shared by every caller, and stopped at e
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import importlib
 import json
@@ -214,6 +215,26 @@ def verify(path: Path, progress: Progress | None = None, model: ModelFile = MAIN
 # -- serving --------------------------------------------------------------------------------------
 
 
+MODEL_NICENESS = 10  # how far the model's threads step back for the app's own (Linux nice steps)
+
+
+def _threads() -> set[int]:
+    """This process's threads (Linux); none where /proc is not."""
+    try:
+        return {int(tid) for tid in os.listdir("/proc/self/task")}
+    except OSError:
+        return set()
+
+
+def _give_way(threads: set[int]) -> None:
+    """The model's threads (llama.cpp makes them all when it starts) run behind the app's: while pages are drawn
+    (sixty participants redrawing a room at once), the pages go first; with nothing else to do the model has every
+    core, as before. Linux sets niceness per thread; elsewhere this does nothing."""
+    for tid in threads:
+        with contextlib.suppress(OSError):  # the thread ended, or the system refuses: the model runs as it is
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + MODEL_NICENESS))
+
+
 class EmbeddedServer:
     """llama.cpp's OpenAI-compatible server, in-process."""
 
@@ -234,7 +255,11 @@ class EmbeddedServer:
         self._slot_dir = Path(tempfile.mkdtemp(prefix="medrag-slots-")) if config.copies_prefixes else None
         config.apply(params, path, threads or os.cpu_count() or 2, self._slot_dir)
         started = time.perf_counter()
+        before = _threads()
         self._server = xllamacpp.Server(params)
+        # llama.cpp's own (those that compute among them): new, and not Python's (other sessions start threads too)
+        self.threads = _threads() - before - {t.native_id for t in threading.enumerate()}
+        _give_way(self.threads)
         self.root_url = self._server.listening_address.rstrip("/")
         self.base_url = f"{self.root_url}/v1"
         self._wait_ready()

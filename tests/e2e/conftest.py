@@ -131,12 +131,14 @@ def choose(page, box, option: str | None = None) -> None:
     settle(page)
 
 
+# An element not marked stale. When a widget's key changes between reruns, Streamlit keeps the old one, marked stale,
+# beside the new for the moment the rerun takes; a user sees it fade, a strict locator sees two.
+FRESH = 'xpath=self::*[not(ancestor::*[@data-stale="true"])]'
+
+
 def button(page, name: str):
-    """The button named ``name`` now on screen. When a widget's key changes between reruns, Streamlit keeps the old
-    one, marked stale, beside the new for the moment the rerun takes; a user sees it fade, a strict locator sees two."""
-    return page.get_by_role("button", name=name, exact=True).locator(
-        'xpath=self::*[not(ancestor::*[@data-stale="true"])]'
-    )
+    """The button named ``name`` now on screen (not the stale one a rerun is replacing)."""
+    return page.get_by_role("button", name=name, exact=True).locator(FRESH)
 
 
 def set_number(scope, label: str, value: int) -> None:

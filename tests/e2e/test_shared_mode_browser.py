@@ -1,7 +1,9 @@
 """The studio served in shared mode, driven in headless chromium by the owner and two visitors at once (three browser
 contexts, one real server, one real SQLite file): what each is offered, the owner's sign-in and allowance, a run file
 of 10 MB of letters refused at once, a label file naming another annotator refused, and a live room whose presenter
-token never reaches the address bar while a participant sees only the room.
+token never reaches the address bar while a participant sees only the room. And the key-leak probe: the server is
+configured with an endpoint and its key (a fake server on one loopback port); a fake server on another port receives
+requests from the owner's Settings and Ask and from every page a visitor can reach, and none carries that key.
 
 Screenshots of the owner's and a visitor's views at 1440 and 1024 px go to artifacts/screenshots/serve-*.png.
 """
@@ -21,6 +23,8 @@ from tests.e2e.serve import serve_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 PASSCODE = "correct-horse-battery"
+SECRET = "sk-server-owned-0123456789"  # the server's MEDRAG_API_KEY, for its own endpoint only
+PAGES = ("ask", "compare", "workshop", "history", "annotate", "benchmark", "settings", "workshop?room=ABCDEF")
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +35,7 @@ def shared_app(tmp_path_factory):
     from core.runfiles import export_runs
     from core.runner import execute
     from core.store import RunStore
+    from tests.fake_endpoint import FakeEndpoint, streams
     from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
     home = tmp_path_factory.mktemp("shared-home")
@@ -50,9 +55,23 @@ def shared_app(tmp_path_factory):
     document["runs"][0]["run"]["events"][-1]["payload"]["rationale"] = "a" * 10_000_000
     (home / "letters.json.gz").write_bytes(gzip.compress(json.dumps(document).encode()))
     (home / "bobs.csv").write_text("question_id,snippet_id,annotator,grade\nq/x,s1,Ana,2\nq/x,s2,bob,3\n")
-    env = {"MEDRAG_MODE": "shared", "MEDRAG_OWNER_PASSCODE": PASSCODE, "MEDRAG_BACKGROUND_INDEX": "0"}
-    with serve_app(home, env) as (url, _):
-        yield url, home
+    ours = FakeEndpoint(streams('{"ready": "yes", "model": "ours"}'), models=("ours-model",))
+    theirs = FakeEndpoint(streams('{"ready": "yes", "model": "theirs"}'), models=("their-model",))
+    env = {
+        "MEDRAG_MODE": "shared",
+        "MEDRAG_OWNER_PASSCODE": PASSCODE,
+        "MEDRAG_BACKGROUND_INDEX": "0",
+        "MEDRAG_BASE_URL": ours.url,
+        "MEDRAG_MODEL": "ours-model",
+        "MEDRAG_API_KEY": SECRET,
+        "MEDRAG_MAX_RETRIES": "0",
+    }
+    try:
+        with serve_app(home, env) as (url, _):
+            yield url, home, ours, theirs
+    finally:
+        ours.close()
+        theirs.close()
 
 
 def snap(page, name: str, width: int) -> None:
@@ -93,7 +112,7 @@ def go(page, title: str) -> None:
 def test_owner_and_visitors_on_one_shared_server(shared_app, timings):
     from playwright.sync_api import sync_playwright
 
-    url, home = shared_app
+    url, home, _, _ = shared_app
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         visitor = open_page(browser, url, "ask", "Ask")
@@ -176,3 +195,55 @@ def test_owner_and_visitors_on_one_shared_server(shared_app, timings):
         for width in (1440, 1024):
             snap(owner, "owner-history", width)
         browser.close()
+
+
+def carries(server, secret: str) -> bool:
+    """Whether any request the fake server received held ``secret``: in a header, its body, or its path."""
+    return (
+        any(secret in f"{h}" for h in server.headers)
+        or any(secret in json.dumps(r) for r in server.requests)
+        or any(secret in path for path in server.paths)
+    )
+
+
+def test_no_page_sends_the_servers_key_to_another_server(shared_app):
+    from playwright.sync_api import sync_playwright
+
+    from tests.e2e.conftest import button, pick
+
+    url, _, ours, theirs = shared_app
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        owner = open_page(browser, url, "history", "History")
+        sign_in(owner, PASSCODE)
+        go(owner, "Settings")
+        owner.get_by_role("button", name="Test the connection").click()
+        expect(owner.get_by_text("answered a structured reply")).to_be_visible()
+        assert carries(ours, SECRET)  # the probe sees the key where it belongs: it would see it anywhere else
+
+        base = owner.get_by_role("textbox", name="Base URL")
+        base.fill(theirs.url)
+        base.press("Enter")
+        settle(owner)
+        expect(
+            owner.get_by_role("textbox", name="API key for this endpoint")
+        ).to_be_visible()  # the server's key is not offered
+        owner.get_by_role("button", name="List the endpoint's models").click()
+        settle(owner)
+        owner.get_by_role("button", name="Test the connection").click()
+        expect(owner.get_by_text("answered a structured reply")).to_be_visible()
+        go(owner, "Ask")
+        pick(owner, "Start from a teaching case", "Cardiology · Acute inferior ST-elevation myocardial infarction")
+        button(owner, "Run").click()
+        owner.get_by_text("CoT:").first.wait_for()
+        settle(owner)
+        assert len(theirs.paths) >= 3 and any(path.endswith("/chat/completions") for path in theirs.paths)
+
+        visitor = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
+        for path in PAGES:  # every page a visitor can reach, the owner's by their address too
+            visitor.goto(f"{url}/{path}")
+            visitor.locator('[data-testid="stMain"]').wait_for()
+            settle(visitor)
+            assert not visitor.locator('[data-testid="stException"]').count(), path
+        browser.close()
+    assert not carries(theirs, SECRET)

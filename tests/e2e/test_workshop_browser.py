@@ -224,3 +224,81 @@ def test_what_if_drop_a_snippet_side_by_side(app, browser):
     page.get_by_text("What changed", exact=False).wait_for()
     expect(page.get_by_text("Answer changed", exact=False)).to_be_visible()
     snap_page(page, "workshop_whatif_side_by_side_1024", width=1024)
+
+
+class Tab:
+    """A participant's browser tab as Streamlit's websocket protocol: whole-page runs and polls of a fragment."""
+
+    def __init__(self, url: str, query: str):
+        from websockets.sync.client import connect
+
+        self.ws = connect(
+            url.replace("http://", "ws://") + "/_stcore/stream", subprotocols=["streamlit"], max_size=2**26
+        )
+        self.query, self.page_hash = query, ""
+
+    def send(self, fragment_id: str = "") -> None:
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        msg = BackMsg()
+        msg.rerun_script.query_string, msg.rerun_script.page_name = self.query, "workshop"
+        msg.rerun_script.page_script_hash = self.page_hash
+        if fragment_id:
+            msg.rerun_script.fragment_id, msg.rerun_script.is_auto_rerun = fragment_id, True
+        self.ws.send(msg.SerializeToString())
+
+    def messages(self, seconds: float):
+        """What the server sends within ``seconds``, as ForwardMsgs, until a run has finished (not one cut short to
+        run again)."""
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        deadline = time.time() + seconds
+        while (left := deadline - time.time()) > 0:
+            try:
+                msg = ForwardMsg.FromString(self.ws.recv(timeout=left))
+            except TimeoutError:
+                return
+            if msg.WhichOneof("type") == "navigation":
+                self.page_hash = msg.navigation.page_script_hash
+            yield msg
+            if msg.WhichOneof("type") == "script_finished" and msg.script_finished in (
+                ForwardMsg.FINISHED_SUCCESSFULLY,
+                ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
+            ):
+                return
+
+    def poll_id(self, seconds: float = 30) -> str:
+        """The polling fragment of the whole-page run that finishes next (a run cut short to run again registers
+        one too)."""
+        found = [m.auto_rerun.fragment_id for m in self.messages(seconds) if m.WhichOneof("type") == "auto_rerun"]
+        assert found
+        return found[-1]
+
+
+def test_a_poll_sent_before_a_whole_page_run_starts_nothing_after_it(app):
+    """A participant's page polls the room every second and redraws whole when the presenter has moved. Each
+    whole-page run names its polling fragment anew, so a poll the browser sent before it heard of that run is refused
+    (Streamlit would otherwise run it in a new script runner and drop the whole-page run's messages under load,
+    leaving that page on the old step with no timer; ui/workshop/room.py, _poll)."""
+    from core.rooms import RoomStore
+    from core.workshop.pack import load_pack
+    from core.workshop.replay import Replay
+
+    url, home = app
+    run = next(c for c in load_pack(PACK_DIR)[0] if c.case.id == "stemi").runs["medrag"].run
+    rooms = RoomStore(home / "studio.sqlite")
+    room, presenter = rooms.open_room(
+        title="polls", source="pack", run_ids=[run.id], steps=len(Replay([run])), case_id="stemi"
+    )
+    tab = Tab(url, f"room={room.code}&member={rooms.join(room.code, 'Ada')[1]}")
+    tab.send()
+    before = tab.poll_id()
+    rooms.set_step(room.code, presenter, 1)
+    tab.send(before)  # the poll sees the move and redraws the whole page
+    after = tab.poll_id()
+    assert after != before
+    tab.send(before)  # a poll the browser sent before it heard of that run
+    assert "new_session" not in [m.WhichOneof("type") for m in tab.messages(2)]  # no run starts
+    tab.send(after)
+    assert "new_session" in [m.WhichOneof("type") for m in tab.messages(10)]
+    tab.ws.close()

@@ -22,6 +22,7 @@ from core.access import (
     save_allowances,
     serving_mode,
 )
+from core.settings import Settings
 from core.throttle import Throttle
 from ui.common.state import settings
 
@@ -37,8 +38,8 @@ def passcode_throttle() -> Throttle:
     return Throttle(PASSCODE_TRIES, PASSCODE_WINDOW)
 
 
-def mode() -> Mode:
-    return serving_mode(st.get_option("server.address"), settings())
+def mode(read: Settings | None = None) -> Mode:
+    return serving_mode(st.get_option("server.address"), read or settings())
 
 
 def _login_email() -> str | None:
@@ -52,12 +53,11 @@ def _login_email() -> str | None:
 
 def current() -> Access:
     """This session's access, read afresh on every run (the owner can change the allowances at any moment)."""
-    now = mode()
+    read = settings()  # once: every page of every visitor runs this
+    now = mode(read)
     if now is Mode.SINGLE:
         return Access(now, Role.OWNER)
-    owner = bool(st.session_state.get(SIGNED_IN)) or OwnerSignIn.from_settings(settings()).email_is_owner(
-        _login_email()
-    )
+    owner = bool(st.session_state.get(SIGNED_IN)) or OwnerSignIn.from_settings(read).email_is_owner(_login_email())
     return Access(now, Role.OWNER if owner else Role.VISITOR, load_allowances(paths.db_path()))
 
 

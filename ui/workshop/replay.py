@@ -26,7 +26,8 @@ STYLE = """<style>
 [class*="st-key-ws-new-"] { border-left: 4px solid #0f766e; background: #f3fbf9; padding: 0.4rem 0.7rem;
   border-radius: 0.4rem; }
 [class*="st-key-ws-wait-"] { color: #6b7b88; }
-.room-code { font-size: 1.4rem; } .room-code b { font-size: 2.4rem; letter-spacing: 0.25em; color: #0f3d3a; }
+.room-code { font-size: 1.4rem; }
+.room-code b { font-size: clamp(1.5rem, 2.3vw, 2.4rem); letter-spacing: 0.15em; white-space: nowrap; color: #0f3d3a; }
 </style>"""
 
 

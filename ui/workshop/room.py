@@ -11,6 +11,8 @@ screen shows the room and nothing else, and wrong room codes are limited per com
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from core import paths
@@ -18,6 +20,7 @@ from core.access import Access, Action
 from core.rooms import Member, Room, RoomError, RoomStore
 from core.serving import join_url, qr_png
 from core.throttle import Throttle
+from core.turns import Turns
 from core.workshop.replay import Replay
 from ui.common import access
 from ui.workshop import predict
@@ -31,6 +34,7 @@ ROOM, MEMBER = "room", "member"
 OLD_PRESENTER = "presenter"  # links made before the token left the address: moved into the session, then dropped
 PRESENTING = "room.presenting"  # room code -> the presenter's token, in this browser session only
 SHOWN = "room.shown"  # (code, step) this participant's page last drew
+PAGE_RUNS = "room.page_runs"  # whole-page runs of this participant's page: each names its polling fragment anew
 CODE_TRIES, CODE_WINDOW = 10, 300.0
 
 
@@ -211,7 +215,13 @@ def presenter_view(room: Room, token: str) -> None:
     top, side = st.columns([3, 1], gap="large")
     with side:
         _banner(room)
-        st.button("Close and leave the room", key="room.leave", on_click=leave)
+        st.button(
+            "Leave the room",
+            key="room.leave",
+            on_click=leave,
+            icon=":material/logout:",
+            help="This browser stops presenting; the room stays open and the owner can present it again",
+        )
         st.fragment(_live_tally, run_every=POLL_SECONDS)(room.code, replay)
     with top:
         st.fragment(_presenter_stage, run_every=TICK_SECONDS if p.playing else None)(room, token, replay, chosen)
@@ -246,11 +256,35 @@ def _follow(code: str) -> None:
     st.caption(f"Following the presenter · room {code} · updated every second")
 
 
+def _poll(code: str) -> Callable[[], None]:
+    """The polling fragment under a name of its own for this whole-page run, so a poll the browser sent before it
+    heard of this run is refused. Streamlit (1.67) otherwise runs such a poll in a new script runner when it arrives
+    after this run ended but before the server sent this run's messages, and drops those messages: the page keeps the
+    step before and, its timer gone with them, stops following the room (under load, a few in every sixty)."""
+    run = st.session_state[PAGE_RUNS] = st.session_state.get(PAGE_RUNS, 0) + 1
+
+    def follow() -> None:
+        _follow(code)
+
+    follow.__qualname__ = f"follow.{run}"  # the fragment's id is made from its name and place
+    return follow
+
+
+@st.cache_resource(show_spinner=False)
+def redraws() -> Turns:
+    return Turns()
+
+
 def participant_view(room: Room, member: Member) -> None:
+    with redraws().turn():
+        _participant_view(room, member)
+
+
+def _participant_view(room: Room, member: Member) -> None:
     chosen, replay = room_replay(room)
     st.session_state[SHOWN] = (room.code, room.step)
     st.markdown(f"**{md(room.title)}** · you are **{md(member.name)}** in room **{room.code}**")
-    st.fragment(_follow, run_every=POLL_SECONDS)(room.code)
+    st.fragment(_poll(room.code), run_every=POLL_SECONDS)()
     progress_line(replay, room.step)
     picks, trusted = rooms().my_votes(room.code, member.id)
     seen = f"room.{room.code}.revealed"  # once revealed, this participant's predictions stay closed
