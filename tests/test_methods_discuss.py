@@ -360,10 +360,13 @@ def test_smoke_on_the_embedded_model(embedded_llm):
     from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
 
     case = next(c for c in load_cases() if c.id == "paracetamol")
+    # Small knobs that still run every agent: two experts (their turns run together), one review round, and the
+    # least reading; the reader (or the CoT fallback) writes the answer alone, as its reasoning is what costs time on
+    # two cores (tests/test_answer_format.py parses each format on the real model).
     run = execute(
         "discuss",
         case.to_question(),
-        {"n_experts": 2, "turns": 1, "k": 3, "max_doc_chars": 900},
+        {"n_experts": 2, "turns": 1, "k": 3, "max_doc_chars": 500, "answer_format": "answer only"},
         llm=embedded_llm,
         retriever=open_retriever(),
     )

@@ -282,8 +282,9 @@ def test_smoke_on_the_embedded_model(embedded_llm):
         "n_generated": 2,
         "n_selected": 2,
         "max_doc_chars": 300,
-        "generate_tokens": 48,
+        "generate_tokens": 32,
         "agent_temperature": 0.0,
+        "answer_format": "answer only",  # the reasoning is what the reader's time goes to (tests/test_answer_format.py)
     }
     run = execute("medrgag", case.to_question(), params, llm=embedded_llm, retriever=open_retriever())
 
