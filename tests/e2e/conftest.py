@@ -79,14 +79,36 @@ def page(app):
         browser.close()
 
 
+# True once the page's layout (its main block's height and each chart's width) has stayed the same for ``frames``
+# animation frames in a row: a resized page has redrawn, charts included, however long that took.
+LAID_OUT = """frames => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const charts = [...document.querySelectorAll('.js-plotly-plot .main-svg')].map(c => c.getBoundingClientRect().width);
+    const now = [main ? main.scrollHeight : 0, ...charts].join();
+    window.__sameLayout = now === window.__layout ? window.__sameLayout + 1 : 0;
+    window.__layout = now;
+    return window.__sameLayout >= frames;
+}"""
+
+
+def laid_out(page, frames: int = 15, most_ms: int = 1_000) -> None:
+    """Wait for the page to redraw after a resize (about a quarter of a second of unchanged frames), or ``most_ms``
+    on a page that keeps changing (a run streaming into it): it is shot as it is then."""
+    page.evaluate("() => { window.__layout = null; window.__sameLayout = 0; }")
+    try:
+        page.wait_for_function(LAID_OUT, arg=frames, polling="raf", timeout=most_ms)
+    except PlaywrightTimeout:
+        pass
+
+
 def snap(page, name: str, width: int = WIDTH) -> None:
     """The whole page: Streamlit scrolls inside its main block, so the viewport grows to fit it first."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.set_viewport_size({"width": width, "height": 1000})
-    page.wait_for_timeout(300)
+    laid_out(page)
     height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
     page.set_viewport_size({"width": width, "height": max(1000, min(height, 12000))})
-    page.wait_for_timeout(800)
+    laid_out(page)
     page.screenshot(path=str(SHOTS / f"{name}.png"))
     page.set_viewport_size({"width": width, "height": 1000})
 
