@@ -235,6 +235,12 @@ def _spread(seconds: list[float]) -> dict[str, float | int | None]:
     }
 
 
+def _seconds(runs: list[float]) -> str:
+    """How long the owner's runs took: "36 s", or "27 to 53 s each"."""
+    low, high = round(min(runs)), round(max(runs))
+    return f"{low} s" if low == high else f"{low} to {high} s each"
+
+
 def _kind(error: str) -> str:
     """What an error is about, to count them by kind."""
     if " never saw step " in error:
@@ -268,7 +274,7 @@ def _summary(data: dict) -> str:
             + "".join(f"; {kind}: {n}" for kind, n in data["errors_by_kind"].items())
             + " | 0 |",
             f"| the owner's live runs finished | {data['owner_runs_finished']}"
-            + (f" ({min(runs):.0f} to {max(runs):.0f} s each)" if runs else "")
+            + (f" ({_seconds(runs)})" if runs else "")
             + " | |",
             f"| CPU, % of one core, mean / p95 | {cpu} | |",
         ]
