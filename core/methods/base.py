@@ -27,7 +27,7 @@ from core.llm.profiles import Lengths
 from core.llm.tokens import CHARS_PER_TOKEN
 from core.settings import ASSUMED_WINDOW
 from core.question import Question
-from core.stages import Stage
+from core.stages import Stage, StageNames
 from core.trace import AgentMessage, Answer, Event, Hit, Partial, Payload, Retrieval, Run, Usage
 
 T = TypeVar("T")
@@ -72,6 +72,7 @@ class MethodSpec:
     run: Method
     uses_retrieval: bool = True
     stages: tuple[Stage, ...] = ()  # the pipeline as the paper draws it, for the method map and Compare
+    stage_names: type[StageNames] = StageNames  # every stage name its events carry (``stages`` match them)
 
 
 class Retriever(Protocol):

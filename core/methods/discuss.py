@@ -24,10 +24,22 @@ from core.methods.base import budget_knob
 from core.methods.base import MethodSpec, ReaderLengths, RunContext, at_most, bounded, in_at_most
 from core.methods.base import messages, one_of, prompt, read_docs, reading_knob, sample_seed
 from core.methods import cot
+from core.methods import reader
 from core.methods.reader import medrag_prompt, read_and_answer
 from core.question import Question
-from core.stages import Stage
+from core.stages import RETRIEVAL, Numbered, Stage, StageNames
 from core.trace import Answer, Hit, Query, Verdict, VerdictItem
+
+
+class Names(StageNames):
+    RECRUITMENT = "recruitment"
+    BRAINSTORM = Numbered("brainstorm turn {n}")  # the experts' insights or reviews and the summary that folds them
+    SUMMARY_VERIFICATION = "summary verification"
+    RETRIEVAL = RETRIEVAL
+    VERIFICATION = "verification"  # the decision-maker's
+    ANSWER = reader.ANSWER
+    COT_FALLBACK = "CoT fallback"
+
 
 NO_SUMMARY = "(none yet)"
 READ_BY_BOTH = "read by the decision-maker and the reader"  # "read by": the screens tag it as read, not judged
@@ -221,7 +233,7 @@ def sampling(temperature: float, params: DiscussParams) -> dict[str, Any]:
 def recruit(question: Question, params: DiscussParams, lengths: DiscussLengths, ctx: RunContext) -> list[BaseModel]:
     reply = ctx.ask(
         messages(prompt("discuss_system"), prompt("discuss_recruit", question=question.text, n=params.n_experts)),
-        stage="recruitment",
+        stage=Names.RECRUITMENT,
         agent="Recruiter",
         role="recruiter",
         schema=recruitment_schema(params.n_experts, lengths),
@@ -263,7 +275,7 @@ def speak(
     )
     reply = ctx.ask(
         messages(prompt("discuss_system"), text),
-        stage=f"brainstorm turn {turn}",
+        stage=Names.BRAINSTORM(turn),
         agent=expert.role,
         role="expert",
         schema=insight_schema(lengths) if first else review_schema(lengths),
@@ -292,7 +304,7 @@ def summarize(
     )
     return ctx.ask(
         messages(prompt("discuss_system"), text),
-        stage=f"brainstorm turn {turn}",
+        stage=Names.BRAINSTORM(turn),
         agent="Summarizer",
         role="summarizer",
         schema=summary_schema(lengths),
@@ -323,7 +335,7 @@ def discuss(question: Question, params: DiscussParams, lengths: DiscussLengths, 
     return (
         ctx.ask(
             messages(prompt("discuss_system"), text),
-            stage="summary verification",
+            stage=Names.SUMMARY_VERIFICATION,
             agent="Verifier",
             role="verifier",
             schema=summary_schema(lengths),
@@ -342,7 +354,7 @@ def decide(
 ) -> tuple[bool, list[str], str]:
     """The authors' decision: one yes/no over the snippets (those within the reading budget), given the stem.
     Returns whether it accepted, the ids it read, and why."""
-    stage, agent = "verification", "Decision-maker"
+    stage, agent = Names.VERIFICATION, "Decision-maker"
     documents, shown = read_docs(hits, budget)
     if not shown:
         reason = "retrieval returned no snippets"
@@ -381,7 +393,7 @@ def decide_each(
     question: Question, hits: list[Hit], budget: int, params: DiscussParams, lengths: DiscussLengths, ctx: RunContext
 ) -> tuple[list[Hit], str]:
     """The per-snippet variant: the kept snippets when it accepts, none when it rejects, and why."""
-    stage, agent = "verification", "Decision-maker"
+    stage, agent = Names.VERIFICATION, "Decision-maker"
     documents, shown = read_docs(hits, budget)
     if not shown:
         reason = "retrieval returned no snippets"
@@ -421,7 +433,7 @@ def fall_back(
     answer = cot.reason(
         question,
         ctx,
-        stage="CoT fallback",
+        stage=Names.COT_FALLBACK,
         reader=lengths.reader,
         order=params.answer_format,
         max_tokens=params.max_tokens,
@@ -436,11 +448,11 @@ def run(question: Question, params: DiscussParams, ctx: RunContext) -> Answer:
     summary = discuss(question, params, lengths, ctx) if params.brainstorm else ""
     query = f"{question.text}\n{summary}" if summary else question.text
     ctx.emit(
-        "retrieval",
+        Names.RETRIEVAL,
         "Retriever",
         Query(text=query, purpose="question + distilled summary D" if summary else "question (no discussion)"),
     )
-    hits = ctx.retrieve(query, params.k, stage="retrieval", agent="Retriever")
+    hits = ctx.retrieve(query, params.k, stage=Names.RETRIEVAL, agent="Retriever")
     # One budget for the decision-maker and the reader, so the reader reads exactly the snippets that were accepted;
     # it leaves room for the longest reply of the two (the per-snippet variant writes a line per snippet).
     reply = max(lengths.decision_tokens, max_tokens, judge_tokens(len(hits), lengths) if params.judge_each else 0)
@@ -480,20 +492,21 @@ SPEC = MethodSpec(
     params=DiscussParams,
     run=run,
     stages=(
-        Stage("Recruiter picks expert roles", "understand", ("recruitment",)),
-        Stage("Experts brainstorm", "understand", ("brainstorm turn",), many="× n experts", kinds=("agent_message",)),
+        Stage("Recruiter picks expert roles", "understand", (Names.RECRUITMENT,)),
+        Stage("Experts brainstorm", "understand", (Names.BRAINSTORM,), many="× n experts", kinds=("agent_message",)),
         Stage(
             "Summarizer folds the turn",
             "understand",
-            ("brainstorm turn",),
+            (Names.BRAINSTORM,),
             agents=("Summarizer",),
             loop_to="Experts brainstorm",
             loop_label="experts review the summary (up to turns + 1 summaries)",
         ),
-        Stage("Verifier distils the summary", "understand", ("summary verification",)),
-        Stage("Retrieve with question + summary", "retrieve", ("retrieval",)),
-        Stage("Decision-maker accepts or rejects the snippets", "judge", ("verification",)),
-        Stage("Reader answers from the snippets", "answer", ("answer",)),
-        Stage("CoT fallback (snippets rejected)", "answer", ("CoT fallback",), branch=True),
+        Stage("Verifier distils the summary", "understand", (Names.SUMMARY_VERIFICATION,)),
+        Stage("Retrieve with question + summary", "retrieve", (Names.RETRIEVAL,)),
+        Stage("Decision-maker accepts or rejects the snippets", "judge", (Names.VERIFICATION,)),
+        Stage("Reader answers from the snippets", "answer", (Names.ANSWER,)),
+        Stage("CoT fallback (snippets rejected)", "answer", (Names.COT_FALLBACK,), branch=True),
     ),
+    stage_names=Names,
 )

@@ -25,10 +25,23 @@ from core.llm.tokens import tokens_of
 from core.methods.base import OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, MethodParams, budget_knob, MethodSpec
 from core.methods.base import ReaderLengths
 from core.methods.base import RunContext, at_most, bounded, in_at_most, messages, one_of, prompt, read_docs, sample_seed
+from core.methods import reader
 from core.methods.reader import medrag_prompt, read_and_answer
 from core.question import Question
-from core.stages import Stage
+from core.stages import RETRIEVAL, Stage, StageNames
 from core.trace import Answer, GeneratedDoc, Hit, Query, Verdict, VerdictItem
+
+
+class Names(StageNames):
+    RETRIEVAL = RETRIEVAL
+    SUMMARIZE = "KGCC: summarize"
+    EXPLORE = "KGCC: explore"
+    GENERATE = "KGCC: generate"
+    GENERATION = "generation"  # the background documents without KGCC
+    SELECT = "KADS: select"
+    SELECTION = "selection"  # the re-scoring without KADS
+    ANSWER = reader.ANSWER
+
 
 GENERATED = "generated"  # the corpus name of generated documents; their ids are gen-1, gen-2, ...
 FROM_QUESTION = "(none: written from the question alone)"
@@ -175,7 +188,7 @@ def retrieve(question: Question, params: MedRGAGParams, ctx: RunContext) -> list
     query = with_options(question)
     n_corpora = len(ctx.retriever.corpora) if ctx.retriever else 1
     ctx.emit(
-        "retrieval",
+        Names.RETRIEVAL,
         "Retriever",
         Query(
             text=query,
@@ -186,7 +199,12 @@ def retrieve(question: Question, params: MedRGAGParams, ctx: RunContext) -> list
         ),
     )
     return ctx.retrieve(
-        query, params.n_retrieved, stage="retrieval", agent="Retriever", balanced=True, per_corpus=params.per_source_k
+        query,
+        params.n_retrieved,
+        stage=Names.RETRIEVAL,
+        agent="Retriever",
+        balanced=True,
+        per_corpus=params.per_source_k,
     )
 
 
@@ -248,7 +266,7 @@ def summarize(
     text = prompt("medrgag_summarize", question=question.render(), document=document, within=limit)
     return ctx.ask(
         messages(prompt("medrgag_system"), text),
-        stage="KGCC: summarize",
+        stage=Names.SUMMARIZE,
         agent="Summarizer",
         role="summarizer",
         schema=summary_schema(hit.snippet_id, lengths),
@@ -277,7 +295,7 @@ def explore(
     )
     reply = ctx.ask(
         messages(prompt("medrgag_system"), text),
-        stage="KGCC: explore",
+        stage=Names.EXPLORE,
         agent="Explorer",
         role="explorer",
         schema=missing_schema(n, lengths),
@@ -331,10 +349,10 @@ def complete_context(
     if not params.n_generated:
         return []
     if not params.kgcc:
-        return generate(question, [], "generation", params, ctx)
+        return generate(question, [], Names.GENERATION, params, ctx)
     summaries = ctx.parallel(partial(summarize, question, params, lengths, ctx), retrieved)
     points = explore(question, summaries, n_points(question, params), params, lengths, ctx)
-    return generate(question, points, "KGCC: generate", params, ctx)
+    return generate(question, points, Names.GENERATE, params, ctx)
 
 
 # -- stage 3: knowledge-aware document selection ---------------------------------------------
@@ -393,7 +411,7 @@ def select(
 ) -> list[Hit]:
     """KADS: requirements → candidate-to-requirement map → a compact, non-redundant selection, re-scored so the
     reader reads the best first."""
-    stage, agent = "KADS: select", "Integrator"
+    stage, agent = Names.SELECT, "Integrator"
     neutral = anonymous(candidates)
     real = {n.snippet_id: h for n, h in zip(neutral, candidates)}
     documents, shown = _documents(
@@ -457,7 +475,7 @@ def rank(question: Question, candidates: list[Hit], params: MedRGAGParams, ctx: 
         )
         for n, h in zip(anonymous(candidates), candidates)
     ]
-    ctx.emit("selection", "Reranker", Verdict(items=items, reason=f"{_mix(selected, candidates)}; KADS off"))
+    ctx.emit(Names.SELECTION, "Reranker", Verdict(items=items, reason=f"{_mix(selected, candidates)}; KADS off"))
     return selected
 
 
@@ -518,13 +536,14 @@ SPEC = MethodSpec(
     params=MedRGAGParams,
     run=run,
     stages=(
-        Stage("Source-balanced retrieval", "retrieve", ("retrieval",)),
-        Stage("KGCC: summarize each document", "judge", ("KGCC: summarize",), many="× k"),
-        Stage("KGCC: explorer names missing knowledge", "query", ("KGCC: explore",)),
+        Stage("Source-balanced retrieval", "retrieve", (Names.RETRIEVAL,)),
+        Stage("KGCC: summarize each document", "judge", (Names.SUMMARIZE,), many="× k"),
+        Stage("KGCC: explorer names missing knowledge", "query", (Names.EXPLORE,)),
         Stage(
-            "KGCC: generate background documents", "retrieve", ("KGCC: generate", "generation"), many="× n_generated"
+            "KGCC: generate background documents", "retrieve", (Names.GENERATE, Names.GENERATION), many="× n_generated"
         ),
-        Stage("KADS: integrator selects documents, re-scored for reading", "judge", ("KADS: select", "selection")),
-        Stage("Reader answers", "answer", ("answer",)),
+        Stage("KADS: integrator selects documents, re-scored for reading", "judge", (Names.SELECT, Names.SELECTION)),
+        Stage("Reader answers", "answer", (Names.ANSWER,)),
     ),
+    stage_names=Names,
 )
