@@ -104,7 +104,7 @@ def test_a_studio_database_from_the_release_upgrades_and_every_row_reads_back(re
     assert [(g["id"], g["run_ids"]) for g in list_groups(store)] == [(wrote["group"], [r.id for r in runs])]
     assert provenance.entry_for(store, runs[0]).corpora[0].fingerprint == "fp1"
     [row] = EvalResults(store).rows(wrote["eval"]["config"], {("medqa", "q1", wrote["eval"]["asked"])})
-    assert (row["run_id"], row["predicted"], row["correct"]) == (runs[1].id, "B", 1)
+    assert (row.run_id, row.predicted, row.correct) == (runs[1].id, "B", 1)
     assert [(p["model"], p["input_per_m"], p["currency"]) for p in price_rows(store)] == [("scripted", 0.15, "EUR")]
 
     labels = LabelStore(path)
