@@ -34,22 +34,10 @@ def test_exact_mcnemar():
 
 
 def _row(arm, qid, predicted, gold="A", status="ok", dataset="medqa"):
+    answer = {"gold": gold, "predicted": predicted, "correct": int(status == "ok" and predicted == gold)}
+    error = "" if status == "ok" else "LLMError"
     return item_result(
-        arm=arm,
-        method=arm,
-        dataset=dataset,
-        qid=qid,
-        asked=f"k{qid}",
-        gold=gold,
-        predicted=predicted,
-        correct=int(status == "ok" and predicted == gold),
-        status=status,
-        error_type="" if status == "ok" else "LLMError",
-        calls=1,
-        retrievals=0,
-        prompt_tokens=10,
-        completion_tokens=5,
-        seconds=1.0,
+        arm=arm, method=arm, dataset=dataset, qid=qid, asked=f"k{qid}", status=status, error_type=error, **answer
     )
 
 

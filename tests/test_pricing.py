@@ -127,23 +127,9 @@ def test_figures_carry_their_currency_and_enough_digits():
 
 
 def test_benchmark_arms_get_a_mean_cost_with_its_interval_or_say_why_not():
+    unspent = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}  # the totals a row keeps for a deleted run
     rows = [
-        item_result(
-            arm="cot",
-            dataset=d,
-            qid=str(i),
-            run_id=f"c{i}",
-            model="scripted",
-            prompt_tokens=0,
-            completion_tokens=0,
-            calls=0,
-            correct=1,
-            status="ok",
-            error_type="",
-            method="cot",
-            retrievals=0,
-            seconds=1.0,
-        )
+        item_result(arm="cot", dataset=d, qid=str(i), run_id=f"c{i}", model="scripted", **unspent)
         for i, d in enumerate(["a", "a", "b"])
     ]
     rows += [replace(r, arm="medrag", method="medrag", run_id=f"m{i}", model="gpt-4o") for i, r in enumerate(rows)]

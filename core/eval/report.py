@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from core.eval.answers import answer_shares
-from core.eval.results import ItemResult
+from core.eval.results import COSTS, ItemResult
 from core.eval.stats import LEVEL, Paired, overall_reading, pairs, wilson
 
-COSTS = ("calls", "retrievals", "prompt_tokens", "completion_tokens", "seconds")
 ALL = "all"
 ACCURACY_NOTE = (
     f"accuracy = correct answers over all questions asked; a run that ended in error counts as not "

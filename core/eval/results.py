@@ -15,6 +15,7 @@ from core.store.sqlite import database, transaction
 from core.trace import Run
 
 Key = tuple[str, str, str]  # (dataset, question id, asked key)
+COSTS = ("calls", "retrievals", "prompt_tokens", "completion_tokens", "seconds")  # a result's costs: its run's totals
 
 # A run that failed for a reason outside the method (endpoint down, timeout) is tried again on resume;
 # one whose reply never parsed is the method's result and is kept.
@@ -95,14 +96,11 @@ class EvalResults:
     def record(self, config: str, item: BenchItem, run: Run, preset: str = "") -> ItemResult:
         error = next((e.payload for e in reversed(run.events) if e.kind == "error"), None)
         predicted = run.answer.choice if run.answer else None
-        t = run.totals
         row = ItemResult(
             config=config,
             method=run.method,
-            preset=preset,
             dataset=item.dataset,
             qid=item.qid,
-            asked=item.asked,
             run_id=run.id,
             model=run.model,
             params=json.dumps(run.params, sort_keys=True),
@@ -112,12 +110,10 @@ class EvalResults:
             correct=int(run.status == "ok" and predicted == item.answer),
             status=run.status,
             error_type=error.error_type if error else "",
-            calls=t.calls,
-            retrievals=t.retrievals,
-            prompt_tokens=t.prompt_tokens,
-            completion_tokens=t.completion_tokens,
-            seconds=t.seconds,
+            **run.totals.model_dump(include=set(COSTS)),
             finished=run.finished,
+            asked=item.asked,
+            preset=preset,
         )
         with self._lock, transaction(self.db.conn):
             self.table.upsert(row.stored(), pk=("config", "dataset", "qid", "asked"))
