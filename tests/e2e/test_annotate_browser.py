@@ -94,9 +94,7 @@ def labels_of(home: Path, who: str) -> dict[str, tuple[int, str]]:
     from core.labels import LabelStore
 
     return {
-        r["snippet_id"]: (r["grade"], r["note"])
-        for r in LabelStore(home / "studio.sqlite").labels()
-        if r["annotator"] == who
+        r.snippet_id: (r.grade, r.note) for r in LabelStore(home / "studio.sqlite").labels() if r["annotator"] == who
     }
 
 
