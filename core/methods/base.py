@@ -311,6 +311,11 @@ def sample_seed(temperature: float, seed: int, offset: int = 0) -> int | None:
     return seed * 1000 + offset if temperature > 0 else None
 
 
+def sampling(temperature: float, seed: int, offset: int = 0) -> dict[str, Any]:
+    """A call's temperature, with the run's seed when it samples (``sample_seed``)."""
+    return {"temperature": temperature, "seed": sample_seed(temperature, seed, offset)}
+
+
 def prompt(name: str, **values: Any) -> str:
     """Fill ``prompts/<name>.txt`` ($placeholders, so JSON braces need no escaping)."""
     return _template(name).substitute(**{k: str(v) for k, v in values.items()})
@@ -368,6 +373,17 @@ def budget_knob(what: str, compact: int, paper: int, *, least: int = 64, tail: s
         le=4096,
         description=f"budget for {what}; empty = the backend's ({compact:,} on the embedded model, {paper:,} on an "
         f"endpoint{tail})",
+    )
+
+
+def seed_knob(draws: str = "replies", each: str = "") -> Any:
+    """A method's ``seed`` knob, where some of its agents sample: ``draws`` names what another seed draws anew,
+    ``each`` what else has a seed of its own."""
+    return Field(
+        0,
+        ge=0,
+        description=f"sampling seed of the agents above temperature 0{each}: the same seed replays a saved run from "
+        f"the response cache; another seed draws new {draws}",
     )
 
 

@@ -22,7 +22,7 @@ from core.llm.tokens import tokens_of
 from core.methods.base import DEFINITE_ANSWER, NUMBERS, OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, MethodParams
 from core.methods.base import budget_knob
 from core.methods.base import MethodSpec, ReaderLengths, RunContext, at_most, bounded, in_at_most
-from core.methods.base import messages, one_of, prompt, read_docs, reading_knob, sample_seed
+from core.methods.base import messages, one_of, prompt, read_docs, reading_knob, sampling, seed_knob
 from core.methods import cot
 from core.methods import reader
 from core.methods.reader import medrag_prompt, read_and_answer
@@ -130,12 +130,7 @@ class DiscussParams(MethodParams):
         1.0, ge=0.0, le=2.0, description="decision-maker (the authors set none: the API default)"
     )
     temperature_reader: float = Field(0.0, ge=0.0, le=2.0, description="reader and its CoT fallback")
-    seed: int = Field(
-        0,
-        ge=0,
-        description="sampling seed for agents above temperature 0: the same seed replays the "
-        "same replies from the response cache; another seed draws new ones",
-    )
+    seed: int = seed_knob()
     max_doc_chars: int | None = reading_knob("the decision-maker and the reader each")
     max_tokens: int | None = budget_knob(
         "the final answer", LENGTHS["compact"].reader.tokens, LENGTHS["paper"].reader.tokens
@@ -222,11 +217,6 @@ def judge_tokens(n: int, lengths: DiscussLengths) -> int:
     return lengths.judge_tokens + JUDGE_TOKENS_EACH * n
 
 
-def sampling(temperature: float, params: DiscussParams) -> dict[str, Any]:
-    """A call's temperature, with the run's seed when it samples (so the response cache can replay it)."""
-    return {"temperature": temperature, "seed": sample_seed(temperature, params.seed)}
-
-
 # -- brainstorming: every agent reads the question stem, as in the authors' code ---------
 
 
@@ -238,7 +228,7 @@ def recruit(question: Question, params: DiscussParams, lengths: DiscussLengths, 
         role="recruiter",
         schema=recruitment_schema(params.n_experts, lengths),
         max_tokens=lengths.recruit_tokens + lengths.recruit_tokens_each * params.n_experts,
-        **sampling(params.temperature_discussion, params),
+        **sampling(params.temperature_discussion, params.seed),
     )
     experts, seen = [], set()
     for i, expert in enumerate(reply.parsed.experts, 1):
@@ -281,7 +271,7 @@ def speak(
         schema=insight_schema(lengths) if first else review_schema(lengths),
         max_tokens=lengths.insight_tokens,
         turn=turn,
-        **sampling(params.temperature_discussion, params),
+        **sampling(params.temperature_discussion, params.seed),
     ).parsed
     return "" if not first and reply.nothing_to_add else reply.insight.strip()
 
@@ -310,7 +300,7 @@ def summarize(
         schema=summary_schema(lengths),
         max_tokens=lengths.summary_tokens,
         turn=turn,
-        **sampling(params.temperature_discussion, params),
+        **sampling(params.temperature_discussion, params.seed),
     ).parsed.summary.strip()
 
 
@@ -340,7 +330,7 @@ def discuss(question: Question, params: DiscussParams, lengths: DiscussLengths, 
             role="verifier",
             schema=summary_schema(lengths),
             max_tokens=lengths.summary_tokens,
-            **sampling(params.temperature_verifier, params),
+            **sampling(params.temperature_verifier, params.seed),
         ).parsed.summary.strip()
         or summary
     )
@@ -372,7 +362,7 @@ def decide(
         max_tokens=lengths.decision_tokens,
         read=shown,
         offered=len(hits),
-        **sampling(params.temperature_decision, params),
+        **sampling(params.temperature_decision, params.seed),
     )
     accepted = reply.parsed.answer == "yes"
     read = READ_BY_BOTH if accepted else "the decision-maker rejected the snippets as a whole"
@@ -409,7 +399,7 @@ def decide_each(
         max_tokens=judge_tokens(len(shown), lengths),
         read=shown,
         offered=len(hits),
-        **sampling(params.temperature_decision, params),
+        **sampling(params.temperature_decision, params.seed),
     )
     judged: dict[str, Any] = {}
     for j in reply.parsed.judgments:
@@ -437,7 +427,7 @@ def fall_back(
         reader=lengths.reader,
         order=params.answer_format,
         max_tokens=params.max_tokens,
-        **sampling(params.temperature_reader, params),
+        **sampling(params.temperature_reader, params.seed),
     )
     return answer.model_copy(update={"note": f"CoT fallback: the decision-maker rejected the snippets ({reason})"})
 
@@ -466,7 +456,7 @@ def run(question: Question, params: DiscussParams, ctx: RunContext) -> Answer:
         reader=lengths.reader,
         order=params.answer_format,
         max_tokens=max_tokens,
-        **sampling(params.temperature_reader, params),
+        **sampling(params.temperature_reader, params.seed),
     )
     if not params.verify:
         return read(hits, note=f"verification off: answered from all {len(hits)} snippets")

@@ -24,7 +24,18 @@ from core.llm.profiles import Lengths
 from core.llm.tokens import tokens_of
 from core.methods.base import OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, MethodParams, budget_knob, MethodSpec
 from core.methods.base import ReaderLengths
-from core.methods.base import RunContext, at_most, bounded, in_at_most, messages, one_of, prompt, read_docs, sample_seed
+from core.methods.base import (
+    RunContext,
+    at_most,
+    bounded,
+    in_at_most,
+    messages,
+    one_of,
+    prompt,
+    read_docs,
+    sampling,
+    seed_knob,
+)
 from core.methods import reader
 from core.methods.reader import medrag_prompt, read_and_answer
 from core.question import Question
@@ -133,13 +144,7 @@ class MedRGAGParams(MethodParams):
         LENGTHS["paper"].reader.tokens,
         tail=", the authors' reader",
     )
-    seed: int = Field(
-        0,
-        ge=0,
-        description="sampling seed of the agents above temperature 0 (each document from the "
-        "question alone its own): the same seed replays a saved run from the "
-        "response cache, another draws new documents",
-    )
+    seed: int = seed_knob("documents", " (each document from the question alone its own)")
 
 
 def _reading(hits: list[Hit], cut: int | None, ctx: RunContext, reserved_tokens: int) -> tuple[list[Hit], int]:
@@ -270,8 +275,7 @@ def summarize(
         agent="Summarizer",
         role="summarizer",
         schema=summary_schema(hit.snippet_id, lengths),
-        temperature=params.agent_temperature,
-        seed=sample_seed(params.agent_temperature, params.seed),
+        **sampling(params.agent_temperature, params.seed),
         max_tokens=lengths.summary_tokens,
         read=shown,
         offered=1,
@@ -299,8 +303,7 @@ def explore(
         agent="Explorer",
         role="explorer",
         schema=missing_schema(n, lengths),
-        temperature=params.agent_temperature,
-        seed=sample_seed(params.agent_temperature, params.seed),
+        **sampling(params.agent_temperature, params.seed),
         max_tokens=lengths.explore_tokens + lengths.explore_tokens_each * n,
     )
     return [m.strip() for m in reply.parsed.missing if m.strip()]
@@ -321,11 +324,10 @@ def write_background(
         stage=stage,
         agent="Generator",
         role="generator",
-        temperature=params.generate_temperature,
         top_p=params.generate_top_p,
         presence_penalty=params.generate_presence_penalty,
         max_tokens=params.generate_tokens,
-        seed=sample_seed(params.generate_temperature, params.seed, index),
+        **sampling(params.generate_temperature, params.seed, index),
     )
     return " ".join(reply.text.split())
 
@@ -424,8 +426,7 @@ def select(
         agent=agent,
         role="integrator",
         schema=selection_schema(shown, params.n_selected, lengths),
-        temperature=params.agent_temperature,
-        seed=sample_seed(params.agent_temperature, params.seed),
+        **sampling(params.agent_temperature, params.seed),
         max_tokens=select_tokens(len(shown), lengths),
         read=[real[i].snippet_id for i in shown],
         offered=len(candidates),

@@ -21,7 +21,17 @@ from core.llm.profiles import Lengths
 from core.llm.tokens import tokens_of
 from core.methods.base import PAPER_REPLY_TOKENS, READER, MethodParams, budget_knob, MethodSpec, ReaderLengths
 from core.methods.base import RunContext
-from core.methods.base import answer_schema, bounded, messages, one_of, prompt, read_docs, reading_knob, sample_seed
+from core.methods.base import (
+    answer_schema,
+    bounded,
+    messages,
+    one_of,
+    prompt,
+    read_docs,
+    reading_knob,
+    sampling,
+    seed_knob,
+)
 from core.methods.base import to_answer
 from core.methods import reader
 from core.methods.reader import read_and_answer
@@ -100,12 +110,7 @@ class SemaParams(MethodParams):
     temperature_i: float = Field(1.0, ge=0.0, le=2.0, description="I-Agent (interpreter) temperature")
     temperature_e: float = Field(1.0, ge=0.0, le=2.0, description="E-Agent (explorer) temperature")
     temperature_a: float = Field(0.0, ge=0.0, le=2.0, description="A-Agent (arbiter) temperature")
-    seed: int = Field(
-        0,
-        ge=0,
-        description="sampling seed of the agents above temperature 0: the same seed replays a "
-        "saved run from the response cache; another seed draws new replies",
-    )
+    seed: int = seed_knob()
     use_i_agent: bool = Field(True, description="off: retrieve with the raw question (ablation w/o I-Agent)")
     use_e_agent: bool = Field(True, description="off: one retrieval, no sufficiency loop (ablation w/o E-Agent)")
     use_a_agent: bool = Field(True, description="off: answer straight from the evidence (ablation w/o A-Agent)")
@@ -238,8 +243,7 @@ def interpret(question: Question, params: SemaParams, lengths: SemaLengths, ctx:
         agent="I-Agent",
         role="interpreter",
         schema=clinical_schema(lengths),
-        temperature=params.temperature_i,
-        seed=sample_seed(params.temperature_i, params.seed),
+        **sampling(params.temperature_i, params.seed),
         max_tokens=reply_tokens(params, lengths),
     )
     return reply.parsed
@@ -283,8 +287,7 @@ def explore(
             agent="E-Agent",
             role="explorer",
             schema=judgment_schema(0 if last else params.m, lengths),
-            temperature=params.temperature_e,
-            seed=sample_seed(params.temperature_e, params.seed),
+            **sampling(params.temperature_e, params.seed),
             max_tokens=reply_tokens(params, lengths),
             turn=turn,
             read=shown,
