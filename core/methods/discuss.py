@@ -42,6 +42,8 @@ class Names(StageNames):
 
 
 NO_SUMMARY = "(none yet)"
+DECIDER = "Decision-maker"
+NO_SNIPPETS = "retrieval returned no snippets"
 READ_BY_BOTH = "read by the decision-maker and the reader"  # "read by": the screens tag it as read, not judged
 JUDGE_TOKENS_EACH = 60  # the per-snippet variant's line per snippet: its id, a few words and keep or drop
 
@@ -339,24 +341,27 @@ def discuss(question: Question, params: DiscussParams, lengths: DiscussLengths, 
 # -- after retrieval ---------------------------------------------------------------------
 
 
+def record_verdict(ctx: RunContext, items: list[VerdictItem], accepted: bool, reason: str) -> None:
+    """The decision-maker's verdict on the snippets, in the trace."""
+    ctx.emit(Names.VERIFICATION, DECIDER, Verdict(items=items, accepted=accepted, reason=reason))
+
+
 def decide(
     question: Question, hits: list[Hit], budget: int, params: DiscussParams, lengths: DiscussLengths, ctx: RunContext
 ) -> tuple[bool, list[str], str]:
     """The authors' decision: one yes/no over the snippets (those within the reading budget), given the stem.
     Returns whether it accepted, the ids it read, and why."""
-    stage, agent = Names.VERIFICATION, "Decision-maker"
     documents, shown = read_docs(hits, budget)
     if not shown:
-        reason = "retrieval returned no snippets"
-        ctx.emit(stage, agent, Verdict(items=[], accepted=False, reason=reason))
-        return False, [], reason
+        record_verdict(ctx, [], False, NO_SNIPPETS)
+        return False, [], NO_SNIPPETS
     text = prompt(
         "discuss_decide", documents=documents, question=question.text, within=in_at_most(lengths.decision_sentences)
     )
     reply = ctx.ask(
         messages(prompt("discuss_system"), text),
-        stage=stage,
-        agent=agent,
+        stage=Names.VERIFICATION,
+        agent=DECIDER,
         role="decision-maker",
         schema=decision_schema(lengths),
         max_tokens=lengths.decision_tokens,
@@ -375,7 +380,7 @@ def decide(
         for h in hits
     ]
     reason = reply.parsed.reasoning.strip()
-    ctx.emit(stage, agent, Verdict(items=items, accepted=accepted, reason=reason))
+    record_verdict(ctx, items, accepted, reason)
     return accepted, shown, reason
 
 
@@ -383,17 +388,15 @@ def decide_each(
     question: Question, hits: list[Hit], budget: int, params: DiscussParams, lengths: DiscussLengths, ctx: RunContext
 ) -> tuple[list[Hit], str]:
     """The per-snippet variant: the kept snippets when it accepts, none when it rejects, and why."""
-    stage, agent = Names.VERIFICATION, "Decision-maker"
     documents, shown = read_docs(hits, budget)
     if not shown:
-        reason = "retrieval returned no snippets"
-        ctx.emit(stage, agent, Verdict(items=[], accepted=False, reason=reason))
-        return [], reason
+        record_verdict(ctx, [], False, NO_SNIPPETS)
+        return [], NO_SNIPPETS
     text = prompt("discuss_decide_each", documents=documents, question=question.text)
     reply = ctx.ask(
         messages(prompt("discuss_system"), text),
-        stage=stage,
-        agent=agent,
+        stage=Names.VERIFICATION,
+        agent=DECIDER,
         role="decision-maker",
         schema=verification_schema(shown, lengths),
         max_tokens=judge_tokens(len(shown), lengths),
@@ -412,7 +415,7 @@ def decide_each(
     kept = [h for h, item in zip(hits, items) if item.keep]
     accepted = reply.parsed.accept and bool(kept)
     reason = reply.parsed.reason if kept or not reply.parsed.accept else "accepted, but kept no snippet"
-    ctx.emit(stage, agent, Verdict(items=items, accepted=accepted, reason=reason))
+    record_verdict(ctx, items, accepted, reason)
     return (kept if accepted else []), reason
 
 
