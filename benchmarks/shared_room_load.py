@@ -177,7 +177,7 @@ def lost_labels(db: Path, saves: list[tuple[str, str, int, float]]) -> tuple[int
         given, _ = resolve(question, labels)
         for item in question.items:
             for name, row in given.get(item.pool_id, {}).items():
-                held[(name, " ".join(item.blind_text().split()))] = row["grade"]
+                held[(name, " ".join(item.blind_text().split()))] = row.grade
     return len(saves), sum(held.get(key) != grade for key, grade in last.items())
 
 

@@ -29,6 +29,7 @@ from core.eval import (
 )
 from core.eval.answers import answer_shares, format_answers
 from core.eval.report import ALL, format_pairs, format_table, pairwise
+from core.eval.results import ItemResult
 from core.llm import LLM
 from core.methods import get, registry
 from core.store import RunStore
@@ -187,13 +188,13 @@ def handle(args) -> int:
         if skipped:
             bar.write(f"resuming: {skipped} finished run(s) skipped")
 
-    failed: list[dict[str, Any]] = []
+    failed: list[ItemResult] = []
 
-    def progressed(row: dict[str, Any]) -> None:
-        if row["status"] != "ok":
+    def progressed(row: ItemResult) -> None:
+        if row.status != "ok":
             failed.append(row)
-        mark = "ok" if row["correct"] else ("error" if row["status"] != "ok" else "wrong")
-        bar.set_postfix_str(f"{row['arm']} {row['dataset']}/{row['qid']}: {mark}")
+        mark = "ok" if row.correct else ("error" if row.status != "ok" else "wrong")
+        bar.set_postfix_str(f"{row.arm} {row.dataset}/{row.qid}: {mark}")
         bar.update()
 
     began = time.perf_counter()
@@ -244,7 +245,7 @@ def handle(args) -> int:
         print("interrupted: run the same command again to resume", file=sys.stderr)
         return stop.exit_code
     if outcome.ran and len(failed) == outcome.ran:
-        first = store.load_run(failed[0]["run_id"]).events[-1].payload
+        first = store.load_run(failed[0].run_id).events[-1].payload
         print(
             f"error: all {outcome.ran} run(s) ended in an error, so nothing was scored; the first: "
             f"{getattr(first, 'message', first.kind)}",

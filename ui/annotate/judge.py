@@ -3,11 +3,9 @@ annotators' labels), open for adjudication. A grade is saved the moment it is gi
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
-from core.labels import GRADES, LabelError, PoolItem, PoolQuestion, resolve
+from core.labels import GRADES, Label, LabelError, PoolItem, PoolQuestion, resolve
 from ui.common.annotator import label_store
 from ui.annotate.question_names import question_source
 from ui.common.text import esc, md
@@ -76,7 +74,7 @@ def _note(question: PoolQuestion, item: PoolItem, annotator: str, note_key: str,
             st.session_state[PROBLEM] = str(exc)
 
 
-def _passage(item: PoolItem, number: int, total: int, open_mode: bool, given: dict[str, dict[str, Any]]) -> None:
+def _passage(item: PoolItem, number: int, total: int, open_mode: bool, given: dict[str, Label]) -> None:
     meta = ""
     if open_mode:
         seen = "; ".join(
@@ -90,7 +88,7 @@ def _passage(item: PoolItem, number: int, total: int, open_mode: bool, given: di
         )
         labels = (
             "; ".join(
-                f"{who}: {row['grade']} {GRADES[row['grade']]}" + (f" ({row['note']})" if row["note"] else "")
+                f"{who}: {row.grade} {GRADES[row.grade]}" + (f" ({row.note})" if row.note else "")
                 for who, row in given.items()
             )
             or "no labels yet"
@@ -109,7 +107,7 @@ def _passage(item: PoolItem, number: int, total: int, open_mode: bool, given: di
 def judge(question: PoolQuestion, annotator: str, open_mode: bool) -> None:
     """The question, one passage, its grade buttons and note, and where the annotator is in the pool."""
     labels, _ = resolve(question, label_store().labels([question.question_id]))
-    mine = {pid: given[annotator]["grade"] for pid, given in labels.items() if annotator in given}
+    mine = {pid: given[annotator].grade for pid, given in labels.items() if annotator in given}
     order = question.blind_order(annotator) if not open_mode else question.items
     if not order:
         st.info("The runs of this question showed no documents (a method without retrieval).")
@@ -127,7 +125,8 @@ def judge(question: PoolQuestion, annotator: str, open_mode: bool) -> None:
     _passage(item, here + 1, len(order), open_mode, labels.get(item.pool_id, {}))
     note_key = f"annotate.note.{question.question_id}.{item.pool_id}"
     if note_key not in st.session_state:
-        st.session_state[note_key] = labels.get(item.pool_id, {}).get(annotator, {}).get("note", "")
+        given = labels.get(item.pool_id, {}).get(annotator)
+        st.session_state[note_key] = given.note if given else ""
     columns = st.columns(4)
     for column, (grade, name) in zip(columns, GRADES.items()):
         # keyed by the passage: a click made while the page still shows the passage before grades that one or is

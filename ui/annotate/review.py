@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.access import Action
-from core.labels import GRADES, LabelError, PoolQuestion
+from core.labels import GRADES, Label, LabelError, PoolQuestion
 from core.labels.agreement import Agreement, alpha, fleiss, pairwise
 from core.labels.review import Conflict, conflicts, judged_items
 from ui.common import access
@@ -75,11 +75,11 @@ def _adjudicate(conflict: Conflict, widget: str, adjudicator: str) -> None:
         st.session_state[f"{widget}.problem"] = str(exc)
 
 
-def _side(row: dict) -> str:
-    note = f'<div class="why">“{esc(row["note"])}”</div>' if row["note"] else ""
+def _side(row: Label) -> str:
+    note = f'<div class="why">“{esc(row.note)}”</div>' if row.note else ""
     return (
-        f'<div class="side"><b>{esc(row["annotator"])}</b>: <span class="tag grade-{row["grade"]}">'
-        f"{row['grade']} {GRADES[row['grade']]}</span>{note}</div>"
+        f'<div class="side"><b>{esc(row.annotator)}</b>: <span class="tag grade-{row.grade}">'
+        f"{row.grade} {GRADES[row.grade]}</span>{note}</div>"
     )
 
 
@@ -103,7 +103,7 @@ def disagreement_list(questions: list[PoolQuestion], annotator: str | None, rele
                 unsafe_allow_html=True,
             )
             if widget not in st.session_state:
-                st.session_state[widget] = c.final["grade"] if c.final else None
+                st.session_state[widget] = c.final.grade if c.final else None
             if annotator:
                 st.segmented_control(
                     "Final label (adjudication)",
@@ -114,7 +114,7 @@ def disagreement_list(questions: list[PoolQuestion], annotator: str | None, rele
                     args=(c, widget, annotator),
                 )
             if c.final:
-                st.caption(f"Final: {c.final['grade']} {GRADES[c.final['grade']]} by {c.final['adjudicator']}")
+                st.caption(f"Final: {c.final.grade} {GRADES[c.final.grade]} by {c.final.adjudicator}")
             if problem := st.session_state.pop(f"{widget}.problem", None):
                 st.error(problem)
     if len(found) > SHOWN:

@@ -11,6 +11,7 @@ import streamlit as st
 
 from core.eval.money import ArmMoney, money_lines
 from core.eval.report import ALL
+from core.eval.results import ItemResult
 from core.pricing import billed_by_run, prices
 from ui.common import state
 from ui.benchmark.plots import front_figure
@@ -51,9 +52,9 @@ def _notes(shown: list[ArmMoney], left_out: list[ArmMoney], label: Label) -> lis
     return notes
 
 
-def money_plot(summary: list[dict[str, Any]], rows: list[dict[str, Any]], label: Label, dataset: str = ALL) -> None:
+def money_plot(summary: list[dict[str, Any]], rows: list[ItemResult], label: Label, dataset: str = ALL) -> None:
     store = state.store()
-    found = money_lines(summary, rows, billed_by_run(store, [r["run_id"] for r in rows]), prices(store))
+    found = money_lines(summary, rows, billed_by_run(store, [r.run_id for r in rows]), prices(store))
     here = [m for m in found if m.dataset == dataset] or found
     currency = next(iter(Counter(m.currency for m in here if m.currency).most_common(1)), (None,))[0]
     shown = [m for m in here if m.state == "free" or (m.state == "priced" and m.currency == currency)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.eval.plan import EvalPlan
-from core.eval.results import FINAL_ERRORS
+from core.eval.results import FINAL_ERRORS, ItemResult
 from core.eval.runner import finished_rows
 from core.llm import LLM, Endpoint
 from core.methods import get
@@ -45,12 +45,12 @@ def _labels(plan: EvalPlan):
     return lambda name: labels.get(name, name)
 
 
-def _controls(setup: Setup, rows: list[dict]) -> None:
+def _controls(setup: Setup, rows: list[ItemResult]) -> None:
     job = current_job()
     running = job is not None and job.running
     plan = setup.plan
     total = len(plan.items) * len(plan.arms)
-    final = sum(r["status"] == "ok" or r["error_type"] in FINAL_ERRORS for r in rows)
+    final = sum(r.status == "ok" or r.error_type in FINAL_ERRORS for r in rows)
     corpora = corpus_names() if any(get(arm.method).uses_retrieval for arm in plan.arms) else []
     searched = f" Corpora (from Settings): {', '.join(corpora)}." if corpora else ""
     st.markdown(
@@ -90,7 +90,7 @@ def page() -> None:
     )
     with st.container(border=True):
         setup = setup_form()
-    rows: list[dict] = []
+    rows: list[ItemResult] = []
     if setup.plan is not None:
         names = corpus_names()
         searching = list({a.method: get(a.method) for a in setup.plan.arms if get(a.method).uses_retrieval}.values())

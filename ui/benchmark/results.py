@@ -13,6 +13,7 @@ import streamlit as st
 from core.eval import BenchItem
 from core.eval.answers import answer_shares, leans_found
 from core.eval.report import ACCURACY_NOTE, ALL, pairwise, summarize
+from core.eval.results import ItemResult
 from core.eval.stats import overall_reading
 from ui.benchmark.money import MONEY, money_plot
 from ui.benchmark.plots import COSTS, accuracy_figure, cost_figure, mcnemar_figure
@@ -93,10 +94,10 @@ def _table(summary: list[dict[str, Any]], label: Label) -> dict[str, Any] | None
     return cells[picked] if picked else None
 
 
-def _questions(rows: list[dict[str, Any]], cell: dict[str, Any], items: dict[tuple, BenchItem], label: Label) -> None:
+def _questions(rows: list[ItemResult], cell: dict[str, Any], items: dict[tuple, BenchItem], label: Label) -> None:
     arm, dataset = cell["arm"], cell["dataset"]
-    mine = [r for r in rows if r["arm"] == arm and dataset in (ALL, r["dataset"])]
-    others = [a for a in dict.fromkeys(r["arm"] for r in rows) if a != arm]
+    mine = [r for r in rows if r.arm == arm and dataset in (ALL, r.dataset)]
+    others = [a for a in dict.fromkeys(r.arm for r in rows) if a != arm]
     st.markdown(
         f"**{label(arm)} · {dataset}**: {cell['correct']} of {cell['n']} correct, {cell['errors']} "
         "ended in error. A question's trace opens in History; with a second arm, both runs open in Compare."
@@ -107,28 +108,28 @@ def _questions(rows: list[dict[str, Any]], cell: dict[str, Any], items: dict[tup
         key="bench.compare_with",
         format_func=lambda a: ("no second arm" if a is None else label(a)),
     )
-    theirs = {(r["dataset"], r["qid"], r["asked"]): r for r in rows if r["arm"] == other}
+    theirs = {(r.dataset, r.qid, r.asked): r for r in rows if r.arm == other}
     table = []
     for r in mine:
-        key = (r["dataset"], r["qid"], r["asked"])
+        key = (r.dataset, r.qid, r.asked)
         item = items.get(key)
         line = {
-            "dataset": r["dataset"],
-            "id": r["qid"],
-            "trace": history_link(r["run_id"]),
+            "dataset": r.dataset,
+            "id": r.qid,
+            "trace": history_link(r.run_id),
             "question": short(item.question.text, 90) if item else "",
-            "gold": r["gold"],
-            "answer": r["predicted"] or "—",
-            "correct": bool(r["correct"]),
-            "status": r["status"] if not r["error_type"] else f"{r['status']} ({r['error_type']})",
-            "LLM calls": r["calls"],
-            "tokens": r["prompt_tokens"] + r["completion_tokens"],
-            "seconds": round(r["seconds"], 1),
+            "gold": r.gold,
+            "answer": r.predicted or "—",
+            "correct": bool(r.correct),
+            "status": r.status if not r.error_type else f"{r.status} ({r.error_type})",
+            "LLM calls": r.calls,
+            "tokens": r.prompt_tokens + r.completion_tokens,
+            "seconds": round(r.seconds, 1),
         }
         if other is not None:
             mate = theirs.get(key)
-            line[f"{label(other)} answer"] = (mate["predicted"] or "—") if mate else "not run"
-            line["compare"] = compare_link(r["run_id"], mate["run_id"]) if mate else None
+            line[f"{label(other)} answer"] = (mate.predicted or "—") if mate else "not run"
+            line["compare"] = compare_link(r.run_id, mate.run_id) if mate else None
         table.append(line)
     # the links come first and the question has a set width, so neither is cut off at 1440 or 1024 px
     st.dataframe(
@@ -144,7 +145,7 @@ def _questions(rows: list[dict[str, Any]], cell: dict[str, Any], items: dict[tup
     )
 
 
-def _options_chosen(rows: list[dict[str, Any]], label: Label) -> None:
+def _options_chosen(rows: list[ItemResult], label: Label) -> None:
     found = answer_shares(rows)
     options = sorted({o for a in found for o in a.options})
     st.dataframe(
@@ -169,7 +170,7 @@ def _options_chosen(rows: list[dict[str, Any]], label: Label) -> None:
     )
 
 
-def results(rows: list[dict[str, Any]], items: list[BenchItem], label: Label) -> None:
+def results(rows: list[ItemResult], items: list[BenchItem], label: Label) -> None:
     if not rows:
         st.info(
             "No question of this setup has finished yet: start the benchmark, or change the setup to one that "
@@ -177,7 +178,7 @@ def results(rows: list[dict[str, Any]], items: list[BenchItem], label: Label) ->
         )
         return
     summary = summarize(rows)
-    arms = list(dict.fromkeys(r["arm"] for r in rows))
+    arms = list(dict.fromkeys(r.arm for r in rows))
     cell = _table(summary, label)
     if cell is not None:
         _questions(rows, cell, {i.key: i for i in items}, label)

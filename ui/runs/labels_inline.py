@@ -7,7 +7,7 @@ from collections import Counter
 
 import streamlit as st
 
-from core.labels import GRADES, LabelError, derive_question, resolve
+from core.labels import GRADES, Label, LabelError, derive_question, resolve
 from core.labels.identity import generated_id
 from core.labels.pool import PoolQuestion, RunFilter, collect
 from core.trace import Run
@@ -18,8 +18,8 @@ from ui.runs.snippet_cards import Evidence, cards, snippet_card
 CHOICES = list(GRADES)
 
 
-def _counts(given: dict) -> str:
-    counts = Counter(row["grade"] for row in given.values())
+def _counts(given: dict[str, Label]) -> str:
+    counts = Counter(row.grade for row in given.values())
     if not counts:
         return "not judged yet"
     return " · ".join(f"{counts[g]}× {g} {GRADES[g]}" for g in sorted(counts, reverse=True))
@@ -79,7 +79,7 @@ def label_tab(run: Run, evidence: Evidence, key: str) -> None:
             st.caption(_counts(given))
             if annotator:
                 widget = f"labels-{key}-{run.id}-{snippet_id}"
-                mine = given.get(annotator, {}).get("grade")
+                mine = label.grade if (label := given.get(annotator)) else None
                 if widget not in st.session_state or st.session_state[widget] != mine:
                     st.session_state[widget] = mine
                 st.segmented_control(

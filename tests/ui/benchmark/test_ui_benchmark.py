@@ -181,7 +181,7 @@ def test_a_cell_opens_its_questions_with_links_to_history_and_compare(bench):
         path, answering("A"), **{"bench.methods": ["cot", "medrag"], RETRIEVER_OVERRIDE: ListRetriever(make_hits(4))}
     )
     at = finish(at.button(key="bench.start").click().run())
-    runs = {(r["arm"], r["qid"]): r["run_id"] for r in runner().latest(EvalJob).outcome.rows}
+    runs = {(r.arm, r.qid): r.run_id for r in runner().latest(EvalJob).outcome.rows}
     at.selectbox(key="bench.cell").set_value("cot|medqa").run()  # as a click on the table's first line does
     questions = table_with(at, "gold")
     assert list(questions["id"]) == ["q1", "q2", "q3"] and list(questions["gold"]) == ["B", "A", "A"]
