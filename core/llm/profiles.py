@@ -99,6 +99,12 @@ _OPENAI_MODELS = dict(
     reasoning_changes=_OPENAI_REASONING,
 )
 
+
+def _listening_on(port: int) -> dict[str, object]:
+    """A local server found by its default port, and the base URL it answers on there."""
+    return dict(ports=(port,), example_url=f"http://127.0.0.1:{port}/v1")
+
+
 PROFILES: dict[str, Profile] = {
     p.name: p
     for p in (
@@ -114,24 +120,21 @@ PROFILES: dict[str, Profile] = {
             "llamacpp",
             "llama.cpp server",
             "grammar",
-            ports=(8080,),
-            example_url="http://127.0.0.1:8080/v1",
+            **_listening_on(8080),
             doc="https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md",
         ),
         Profile(
             "ollama",
             "Ollama",
             "grammar",
-            ports=(11434,),
-            example_url="http://127.0.0.1:11434/v1",
+            **_listening_on(11434),
             doc="https://github.com/ollama/ollama/blob/main/docs/openai.md",
         ),
         Profile(
             "lmstudio",
             "LM Studio",
             "grammar",
-            ports=(1234,),
-            example_url="http://127.0.0.1:1234/v1",
+            **_listening_on(1234),
             doc="https://lmstudio.ai/docs/app/api/structured-output",
         ),
         Profile(
