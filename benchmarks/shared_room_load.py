@@ -24,7 +24,6 @@ docs/results/shared_room_load.md and docs/serving.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import multiprocessing
@@ -41,7 +40,7 @@ from pathlib import Path
 
 import psutil
 
-from benchmarks.workshop_room_load import _drive, percentile, synthetic_run
+from benchmarks.workshop_room_load import _drive, percentile, room_arguments, synthetic_run
 from core.labels import GRADES
 from core.rooms import RoomStore
 from core.runfiles import RunEntry, RunFile, import_runs, write
@@ -313,11 +312,7 @@ def tables() -> dict[str, str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--participants", type=int, default=60)
-    parser.add_argument("--steps", type=int, default=20, help="steps the presenter moves forward")
-    parser.add_argument("--dwell", type=float, default=3.0, help="seconds the presenter stays on each step")
-    parser.add_argument("--timeout", type=float, default=15.0, help="a step not seen within this is an error")
+    parser = room_arguments(__doc__, participants=60)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
 

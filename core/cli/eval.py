@@ -12,9 +12,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from core import paths
-from core.cli.ask import _key_value
 from core.cli.interrupt import stopping_on_signals
 from core.cli.knobs import knob_errors, param_value
+from core.cli.options import add_corpus_paths, add_knobs
 from core.eval import (
     PRESETS,
     BenchmarkError,
@@ -62,15 +62,7 @@ def register(commands) -> None:
         help="benchmark .json or .json.gz: {dataset: {id: {question, options, answer}}}",
     )
     p.add_argument("--ids", type=Path, help="question ids to run, {dataset: [id, ...]} (default: every question)")
-    p.add_argument(
-        "--corpus",
-        action="extend",
-        nargs="+",
-        type=Path,
-        default=[],
-        metavar="PATH",
-        help="corpus files or folders (several, or repeat); default: the embedded corpus",
-    )
+    add_corpus_paths(p)
     p.add_argument("--datasets", help="comma-separated datasets (default: all in the ids file or benchmark)")
     p.add_argument(
         "--sample",
@@ -81,13 +73,10 @@ def register(commands) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for --sample (default 0)")
     p.add_argument("--limit", type=int, help="first N questions of each dataset (of the sample, if any)")
     p.add_argument("--concurrency", type=int, default=2, help="questions in flight at once (default 2)")
-    p.add_argument(
-        "--param",
-        action="append",
-        type=_key_value,
-        default=[],
-        metavar="METHOD.KNOB=VALUE",
-        help="a method knob (JSON values), e.g. sema.t_max=1, for the method and its presets (repeat)",
+    add_knobs(
+        p,
+        "METHOD.KNOB=VALUE",
+        "a method knob (JSON values), e.g. sema.t_max=1, for the method and its presets (repeat)",
     )
     p.add_argument(
         "--report",
