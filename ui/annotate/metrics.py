@@ -18,6 +18,7 @@ from core.labels.metrics import (
 )
 from ui.common.annotator import label_store
 from ui.common.knobs import method_label
+from ui.common import keys
 
 CONSENSUS = "Adjudicated, else majority"
 
@@ -29,7 +30,7 @@ def settings_form(annotators: list[str]) -> MetricSettings:
         "Relevant from grade",
         [1, 2, 3],
         index=1,
-        key="annotate.relevant",
+        key=keys.ANNOTATE_RELEVANT,
         format_func=lambda g: f"{g} ({GRADES[g]}) and up",
     )
     who = source.selectbox("Labels", [CONSENSUS, *annotators], key="annotate.metric_labels")

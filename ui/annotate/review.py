@@ -12,6 +12,7 @@ from ui.common import access
 from ui.common.annotator import label_store
 from ui.annotate.question_names import question_name
 from ui.common.text import esc, md
+from ui.common import keys
 
 SHOWN = 25
 
@@ -72,7 +73,7 @@ def _adjudicate(conflict: Conflict, widget: str, adjudicator: str) -> None:
     try:
         label_store().set_final(conflict.question.ref, conflict.item.pool_id, grade, adjudicator)
     except LabelError as exc:
-        st.session_state[f"{widget}.problem"] = str(exc)
+        st.session_state[keys.problem_of(widget)] = str(exc)
 
 
 def _side(row: dict) -> str:
@@ -94,7 +95,7 @@ def disagreement_list(questions: list[PoolQuestion], annotator: str | None, rele
         f"or one relevant and one not); {settled} adjudicated."
     )
     for n, c in enumerate(found[:SHOWN]):
-        widget = f"annotate.final.{c.question.question_id}.{c.item.pool_id}"
+        widget = keys.final_grade(c.question.question_id, c.item.pool_id)
         with st.container(border=True, key=f"annotate-conflict-{n}"):
             st.markdown(md(question_name(c.question.ref, 140)))
             st.markdown(
@@ -115,7 +116,7 @@ def disagreement_list(questions: list[PoolQuestion], annotator: str | None, rele
                 )
             if c.final:
                 st.caption(f"Final: {c.final['grade']} {GRADES[c.final['grade']]} by {c.final['adjudicator']}")
-            if problem := st.session_state.pop(f"{widget}.problem", None):
+            if problem := st.session_state.pop(keys.problem_of(widget), None):
                 st.error(problem)
     if len(found) > SHOWN:
         st.caption(f"The first {SHOWN} of {len(found)} are shown, widest gaps first.")

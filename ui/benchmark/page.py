@@ -20,11 +20,12 @@ from ui.benchmark.results import results
 from ui.benchmark.run import current_job, progress_panel, start
 from ui.benchmark.setup import Setup, setup_form
 from ui.common.chrome import header
+from ui.common import keys
 
 
 def corpus_names() -> list[str]:
     """The names of the corpora a run would search (Settings' choice), without opening them."""
-    override = st.session_state.get(state.RETRIEVER_OVERRIDE)
+    override = st.session_state.get(keys.RETRIEVER_OVERRIDE)
     if override is not None:
         return list(override.corpora)
     selection = state.corpus_selection()

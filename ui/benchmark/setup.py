@@ -16,6 +16,7 @@ from core.methods import registry
 from core.paths import REPO_ROOT
 from ui.common import state
 from ui.common.knobs import check_knobs, knob_inputs
+from ui.common import keys
 
 SHARED = REPO_ROOT.parent / "shared" / "data" / "mirage"  # the MIRAGE files beside a development checkout
 PICKS = ("N per dataset (seeded sample)", "An ids file", "Every question")
@@ -77,11 +78,11 @@ def _benchmark() -> tuple[dict[str, dict[str, Any]] | None, str, str | None]:
 
 
 def _questions(bench: dict[str, dict[str, Any]]) -> list[BenchItem]:
-    if st.session_state.get("bench.datasets_of") != list(bench):  # another benchmark: keep what it shares, or all
-        before = st.session_state.get("bench.datasets", st.session_state.get("kept:bench.datasets")) or []
-        state.set_kept("bench.datasets", [d for d in before if d in bench] or list(bench))
-        st.session_state["bench.datasets_of"] = list(bench)
-    datasets = state.kept(st.multiselect, "Datasets", key="bench.datasets", default=list(bench), options=list(bench))
+    if st.session_state.get(keys.BENCH_DATASETS_OF) != list(bench):  # another benchmark: keep what it shares, or all
+        before = st.session_state.get(keys.BENCH_DATASETS, st.session_state.get(keys.kept(keys.BENCH_DATASETS))) or []
+        state.set_kept(keys.BENCH_DATASETS, [d for d in before if d in bench] or list(bench))
+        st.session_state[keys.BENCH_DATASETS_OF] = list(bench)
+    datasets = state.kept(st.multiselect, "Datasets", key=keys.BENCH_DATASETS, default=list(bench), options=list(bench))
     if not datasets:
         raise BenchmarkError("Choose at least one dataset.")
     pick = state.kept(st.radio, "Questions", key="bench.pick", default=PICKS[0], options=PICKS)
@@ -134,16 +135,17 @@ def _questions(bench: dict[str, dict[str, Any]]) -> list[BenchItem]:
 
 def _add_group() -> None:
     """One click: the ablation's presets, and the full method to compare them with."""
-    name = st.session_state["bench.group"]
-    st.session_state["bench.group"] = None  # a click, not a lasting choice
+    name = st.session_state[keys.BENCH_GROUP]
+    st.session_state[keys.BENCH_GROUP] = None  # a click, not a lasting choice
     if name is None:
         return
     members = groups()[name]
     state.set_kept(
-        "bench.presets", list(dict.fromkeys([*st.session_state.get("bench.presets", []), *(p.name for p in members)]))
+        keys.BENCH_PRESETS,
+        list(dict.fromkeys([*st.session_state.get(keys.BENCH_PRESETS, []), *(p.name for p in members)])),
     )
     state.set_kept(
-        "bench.methods", list(dict.fromkeys([*st.session_state.get("bench.methods", []), members[0].method]))
+        keys.BENCH_METHODS, list(dict.fromkeys([*st.session_state.get(keys.BENCH_METHODS, []), members[0].method]))
     )
 
 
@@ -152,7 +154,7 @@ def _arms(problems: list[str]) -> tuple[list[str], dict[str, dict[str, Any]], li
     chosen = state.kept(
         st.multiselect,
         "Methods",
-        key="bench.methods",
+        key=keys.BENCH_METHODS,
         default=["cot"],
         options=list(methods),
         format_func=lambda n: methods[n].label,
@@ -161,7 +163,7 @@ def _arms(problems: list[str]) -> tuple[list[str], dict[str, dict[str, Any]], li
         "Add an ablation from the papers",
         list(groups()),
         index=None,
-        key="bench.group",
+        key=keys.BENCH_GROUP,
         on_change=_add_group,
         placeholder="its presets, and the full method to compare with",
         help="SEMA-RAG without the I-, E- or A-Agent; Discuss-RAG without brainstorming or verification; "
@@ -171,7 +173,7 @@ def _arms(problems: list[str]) -> tuple[list[str], dict[str, dict[str, Any]], li
     presets = state.kept(
         st.multiselect,
         "Presets",
-        key="bench.presets",
+        key=keys.BENCH_PRESETS,
         default=[],
         options=list(PRESETS),
         format_func=lambda n: PRESETS[n].label,
@@ -184,7 +186,7 @@ def _arms(problems: list[str]) -> tuple[list[str], dict[str, dict[str, Any]], li
             f"{spec.label} knobs"
             + (" (its presets too, but for the knob each one changes)" if name in preset_methods else "")
         ):
-            values = knob_inputs(spec, key="bench.knobs", defaults=state.knob_defaults(name))
+            values = knob_inputs(spec, key=keys.BENCH_KNOBS, defaults=state.knob_defaults(name))
         checked, problem = check_knobs(spec, values)
         if problem:
             problems.append(problem)
@@ -199,7 +201,7 @@ def _arms(problems: list[str]) -> tuple[list[str], dict[str, dict[str, Any]], li
 def backend_label(choice: str) -> str:
     if choice == "embedded":
         return "Embedded model"
-    if st.session_state.get(state.LLM_OVERRIDE) is not None:
+    if st.session_state.get(keys.LLM_OVERRIDE) is not None:
         return f"Settings: {state.llm().model_name}"
     ep = state.endpoint()
     return "Settings: embedded model" if ep.embedded else f"Settings: {ep.model or 'endpoint'} at {ep.base_url}"

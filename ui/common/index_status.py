@@ -14,6 +14,7 @@ from core.methods.base import MethodSpec
 from core.retrieval.background import BackgroundBuild, BuildStatus
 from ui.common import jobs
 from ui.common import state
+from ui.common import keys
 
 REFRESH_SECONDS = 2
 JOB = "default corpus index"  # its id in the server's job runner: one build per server
@@ -66,7 +67,7 @@ def corpus_not_ready(spec: MethodSpec) -> str | None:
     """Why ``spec`` cannot start yet: it reads the default corpus and its index is still being built."""
     if (
         not spec.uses_retrieval
-        or st.session_state.get(state.RETRIEVER_OVERRIDE) is not None
+        or st.session_state.get(keys.RETRIEVER_OVERRIDE) is not None
         or state.corpus_selection() is not None
     ):
         return None

@@ -20,6 +20,7 @@ from ui.common import jobs
 from ui.common import state
 from ui.common.knobs import check_knobs
 from ui.runs.question_form import parse_question
+from ui.common import keys
 
 
 @st.cache_resource(show_spinner=False)
@@ -29,7 +30,7 @@ def _embedded_llm() -> LLM:
 
 def llm_for(access: Access) -> LLM:
     """The owner's configured model; a visitor's runs go to the embedded model, never to the owner's endpoint."""
-    if access.may(Action.USE_ENDPOINT) or st.session_state.get(state.LLM_OVERRIDE) is not None:
+    if access.may(Action.USE_ENDPOINT) or st.session_state.get(keys.LLM_OVERRIDE) is not None:
         return state.llm()
     return _embedded_llm()
 
@@ -73,7 +74,7 @@ def start_model() -> bool:
 
 def ensure_model(access: Access | None = None) -> bool:
     """Start the embedded model before the first run that needs it."""
-    if st.session_state.get(state.LLM_OVERRIDE) is not None or embedded_server() is not None:
+    if st.session_state.get(keys.LLM_OVERRIDE) is not None or embedded_server() is not None:
         return True
     embedded = state.uses_embedded_model() if access is None else llm_for(access).endpoint.embedded
     return start_model() if embedded else True

@@ -17,6 +17,7 @@ from ui.common.knobs import check_knobs, knob_inputs, method_picker
 from ui.runs.launch import embedded_server, start_model
 from ui.settings.prices import prices_section
 from ui.settings.server_info import benchmark_section, server_section
+from ui.common import keys
 
 
 def model_section() -> None:
@@ -59,14 +60,14 @@ def defaults_section() -> None:
     )
     spec = method_picker("settings.method", label="Method")
     saved = state.knob_defaults(spec.name)
-    values = knob_inputs(spec, key="settings.knobs", defaults=saved, keep=False)  # saved as defaults instead
+    values = knob_inputs(spec, key=keys.SETTINGS_KNOBS, defaults=saved, keep=False)  # saved as defaults instead
     checked, problem = check_knobs(spec, values)
     if problem:
         st.error(problem)
         return
     paper = spec.params().model_dump()
     changed = {k: v for k, v in checked.model_dump().items() if v != paper[k]}
-    st.session_state.setdefault(state.KNOB_DEFAULTS, {})[spec.name] = changed
+    st.session_state.setdefault(keys.KNOB_DEFAULTS, {})[spec.name] = changed
     if changed:
         st.markdown("Changed from the paper: " + ", ".join(f"`{k}={v}`" for k, v in changed.items()))
         st.button("Back to the paper's defaults", key="settings.reset", on_click=_reset, args=(spec.name,))
@@ -75,8 +76,8 @@ def defaults_section() -> None:
 
 
 def _reset(method: str) -> None:
-    st.session_state[state.KNOB_DEFAULTS].pop(method, None)
-    for key in [k for k in st.session_state if str(k).startswith(f"settings.knobs.{method}.")]:
+    st.session_state[keys.KNOB_DEFAULTS].pop(method, None)
+    for key in [k for k in st.session_state if str(k).startswith(keys.knob_widgets_of(keys.SETTINGS_KNOBS, method))]:
         del st.session_state[key]
 
 

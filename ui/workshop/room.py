@@ -28,13 +28,11 @@ from ui.common import state
 from ui.workshop.replay import TICK_SECONDS, controls, player, progress_line, show, tick
 from ui.common.text import md
 from ui.workshop.data import Chosen, load
+from ui.common import keys
 
 POLL_SECONDS = 1.0
 ROOM, MEMBER = "room", "member"
 OLD_PRESENTER = "presenter"  # links made before the token left the address: moved into the session, then dropped
-PRESENTING = "room.presenting"  # room code -> the presenter's token, in this browser session only
-SHOWN = "room.shown"  # (code, step) this participant's page last drew
-PAGE_RUNS = "room.page_runs"  # whole-page runs of this participant's page: each names its polling fragment anew
 CODE_TRIES, CODE_WINDOW = 10, 300.0
 
 
@@ -91,11 +89,11 @@ def find(code: str) -> Room:
 
 
 def _presenting(code: str) -> str | None:
-    return st.session_state.get(PRESENTING, {}).get(code)
+    return st.session_state.get(keys.ROOM_PRESENTING, {}).get(code)
 
 
 def _present(code: str, token: str) -> None:
-    st.session_state.setdefault(PRESENTING, {})[code] = token
+    st.session_state.setdefault(keys.ROOM_PRESENTING, {})[code] = token
 
 
 def open_room(chosen: Chosen, replay: Replay, title: str) -> None:
@@ -119,7 +117,7 @@ def _take_over(code: str) -> None:
 
 
 def leave() -> None:
-    st.session_state.get(PRESENTING, {}).pop(st.query_params.get(ROOM, ""), None)
+    st.session_state.get(keys.ROOM_PRESENTING, {}).pop(st.query_params.get(ROOM, ""), None)
     for name in (ROOM, MEMBER):
         st.query_params.pop(name, None)
 
@@ -164,25 +162,25 @@ def view() -> None:
 
 
 def _join(default_code: str) -> None:
-    code = st.session_state.get("room.join.code", default_code)
-    name = st.session_state.get("room.join.name", "")
+    code = st.session_state.get(keys.ROOM_JOIN_CODE, default_code)
+    name = st.session_state.get(keys.ROOM_JOIN_NAME, "")
     try:
         find(code)
         member, token = rooms().join(code, name)
     except RoomError as exc:
-        st.session_state["room.join.error"] = str(exc)
+        st.session_state[keys.ROOM_JOIN_ERROR] = str(exc)
         return
-    st.session_state.pop("room.join.error", None)
+    st.session_state.pop(keys.ROOM_JOIN_ERROR, None)
     st.query_params.update({ROOM: member.room_code, MEMBER: token})
 
 
 def join_form(code: str = "") -> None:
     with st.form("room.join", border=True):
         st.markdown("**Join a room**: type the code the presenter shows, and your name.")
-        st.text_input("Room code", value=code, key="room.join.code", max_chars=9, placeholder="e.g. K7PX3M")
-        st.text_input("Your name", key="room.join.name", max_chars=40)
+        st.text_input("Room code", value=code, key=keys.ROOM_JOIN_CODE, max_chars=9, placeholder="e.g. K7PX3M")
+        st.text_input("Your name", key=keys.ROOM_JOIN_NAME, max_chars=40)
         st.form_submit_button("Join", type="primary", on_click=_join, args=(code,))
-    if error := st.session_state.get("room.join.error"):
+    if error := st.session_state.get(keys.ROOM_JOIN_ERROR):
         st.error(error)
 
 
@@ -209,9 +207,9 @@ def _banner(room: Room) -> None:
 
 def presenter_view(room: Room, token: str) -> None:
     chosen, replay = room_replay(room)
-    p = player(f"room.{room.code}.player", replay)
-    if st.session_state.get(SHOWN) != (room.code, "presenter"):  # a reload: take up where the room is
-        p.step, st.session_state[SHOWN] = room.step, (room.code, "presenter")
+    p = player(keys.room_player(room.code), replay)
+    if st.session_state.get(keys.ROOM_SHOWN) != (room.code, "presenter"):  # a reload: take up where the room is
+        p.step, st.session_state[keys.ROOM_SHOWN] = room.step, (room.code, "presenter")
     top, side = st.columns([3, 1], gap="large")
     with side:
         _banner(room)
@@ -228,9 +226,9 @@ def presenter_view(room: Room, token: str) -> None:
 
 
 def _presenter_stage(room: Room, token: str, replay: Replay, chosen: Chosen) -> None:
-    p = player(f"room.{room.code}.player", replay)
+    p = player(keys.room_player(room.code), replay)
     tick(replay, p)
-    controls(replay, p, key=f"room.{room.code}")
+    controls(replay, p, key=keys.room_controls(room.code))
     if rooms().room(room.code).step != p.step:
         rooms().set_step(room.code, token, p.step)
     if replay.steps[p.step].reveal:
@@ -251,7 +249,7 @@ def _live_tally(code: str, replay: Replay) -> None:
 def _follow(code: str) -> None:
     """Runs every second: when the presenter has moved from the step this page last drew, redraw the whole page."""
     room = rooms().room(code)
-    if st.session_state.get(SHOWN) != (code, room.step):
+    if st.session_state.get(keys.ROOM_SHOWN) != (code, room.step):
         st.rerun()
     st.caption(f"Following the presenter · room {code} · updated every second")
 
@@ -261,7 +259,7 @@ def _poll(code: str) -> Callable[[], None]:
     heard of this run is refused. Streamlit (1.67) otherwise runs such a poll in a new script runner when it arrives
     after this run ended but before the server sent this run's messages, and drops those messages: the page keeps the
     step before and, its timer gone with them, stops following the room (under load, a few in every sixty)."""
-    run = st.session_state[PAGE_RUNS] = st.session_state.get(PAGE_RUNS, 0) + 1
+    run = st.session_state[keys.ROOM_PAGE_RUNS] = st.session_state.get(keys.ROOM_PAGE_RUNS, 0) + 1
 
     def follow() -> None:
         _follow(code)
@@ -282,12 +280,12 @@ def participant_view(room: Room, member: Member) -> None:
 
 def _participant_view(room: Room, member: Member) -> None:
     chosen, replay = room_replay(room)
-    st.session_state[SHOWN] = (room.code, room.step)
+    st.session_state[keys.ROOM_SHOWN] = (room.code, room.step)
     st.markdown(f"**{md(room.title)}** · you are **{md(member.name)}** in room **{room.code}**")
     st.fragment(_poll(room.code), run_every=POLL_SECONDS)()
     progress_line(replay, room.step)
     picks, trusted = rooms().my_votes(room.code, member.id)
-    seen = f"room.{room.code}.revealed"  # once revealed, this participant's predictions stay closed
+    seen = keys.room_revealed(room.code)  # once revealed, this participant's predictions stay closed
     if room.revealed:  # at the top, brought into view when it comes
         predict.reveal(replay, chosen.case, picks=picks, tally=rooms().tally(room.code), once_key=seen)
     else:
@@ -295,7 +293,7 @@ def _participant_view(room: Room, member: Member) -> None:
             predict.predictions(
                 replay,
                 room.step,
-                key=f"room.{room.code}",
+                key=keys.room_controls(room.code),
                 picks=picks,
                 trusted={i for i, yes in trusted.items() if yes},
                 on_pick=lambda run_id, option: _vote(room, member, run_id, option),

@@ -16,7 +16,7 @@ from tests.test_eval import BENCH, IDS
 from tests.test_eval_presets import mass_llm
 from core.eval.job import EvalJob
 from ui.common.jobs import runner
-from ui.common.state import LLM_OVERRIDE, RETRIEVER_OVERRIDE
+from ui.common.keys import LLM_OVERRIDE, RETRIEVER_OVERRIDE
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ from core.paths import REPO_ROOT
 from core.store import RunStore
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits, until_runs_end
 from tests.ui.history.test_ui_history import saved_runs
-from ui.common.state import LLM_OVERRIDE, RETRIEVER_OVERRIDE
+from ui.common.keys import LLM_OVERRIDE, RETRIEVER_OVERRIDE
 
 APP = str(REPO_ROOT / "streamlit_app.py")
 PASSCODE = "correct-horse-7"
