@@ -96,26 +96,21 @@ def prices_section(editable: bool = True) -> None:
     current = table.get(model)
     inp, out, currency = keys.price_inputs(model)
     left, middle, right = st.columns([2, 2, 1])
-    left.number_input(
-        "Input, per million tokens",
-        min_value=0.0,
-        max_value=MAX_PRICE,
-        step=0.05,
-        format="%.4f",
-        value=current.input_per_m if current else None,
-        key=inp,
-        placeholder="e.g. 0.15",
+    rates = (
+        (left, "Input", current.input_per_m if current else None, inp, "0.15"),
+        (middle, "Output", current.output_per_m if current else None, out, "0.60"),
     )
-    middle.number_input(
-        "Output, per million tokens",
-        min_value=0.0,
-        max_value=MAX_PRICE,
-        step=0.05,
-        format="%.4f",
-        value=current.output_per_m if current else None,
-        key=out,
-        placeholder="e.g. 0.60",
-    )
+    for column, which, value, key, example in rates:
+        column.number_input(
+            f"{which}, per million tokens",
+            min_value=0.0,
+            max_value=MAX_PRICE,
+            step=0.05,
+            format="%.4f",
+            value=value,
+            key=key,
+            placeholder=f"e.g. {example}",
+        )
     currencies = list(dict.fromkeys([*CURRENCIES, *([current.currency] if current else [])]))  # one set elsewhere
     right.selectbox("Currency", currencies, index=currencies.index(current.currency) if current else 0, key=currency)
     save, remove, _ = st.columns([1, 1, 2])
