@@ -1,6 +1,6 @@
 """The Corpora part of Settings: where retrieval runs (today's in-process index or Qdrant, from
 ``MEDRAG_SEARCH_URL``), which corpora the methods search, their sizes and index status, and building their indexes
-(or ingesting them into Qdrant) with a progress bar."""
+(or ingesting them into Qdrant) as a job of the server's runner (``index_status``), followed with a progress bar."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from core.paths import REPO_ROOT
 from core.retrieval import CorpusError, CorpusInfo, describe_corpora
 from core.retrieval.default_corpus import ensure_default_corpus
 from core.retrieval.location import SEARCH_URL, InProcess, search_location
-from ui.common import state
+from ui.common import index_status, state
 from ui.common import keys
 
 
@@ -92,19 +92,6 @@ def _add_corpus() -> None:
     st.session_state.pop(keys.CORPUS_PROBLEM, None)
 
 
-def _build(selection: tuple[str, ...] | None) -> None:
-    bar = st.progress(0.0, text="opening the corpora")
-    try:
-        retriever = state.retriever_pool().get(selection, progress=state.bar_progress(bar))
-    except (OSError, ValueError, RuntimeError) as exc:
-        bar.empty()
-        st.error(f"The indexes could not be built: {exc}")
-        return
-    bar.empty()
-    st.session_state[keys.CORPORA_READY] = f"Ready: {', '.join(retriever.corpora)}."
-    st.rerun()  # redraw the statuses above, now built
-
-
 def _where() -> bool:
     """Says where retrieval runs; False when that place cannot be reached (the rest of the section waits for it)."""
     where = search_location()
@@ -160,7 +147,7 @@ def corpora_section() -> None:
                 for i in corpora
             ],
             hide_index=True,
-            key=keys.CORPORA,
+            key="settings.corpora_table",
             column_config=_COLUMNS,
         )
     if corpora and not enabled:
@@ -181,7 +168,7 @@ def corpora_section() -> None:
         else ("Build missing indexes")
     )
     label = "Corpora are open" if ready else f"{missing} and open the corpora"
-    if st.button(label, icon=":material/build:", key="settings.build", disabled=ready or selection == ()):
-        _build(selection)
-    if message := st.session_state.pop(keys.CORPORA_READY, None):
-        st.success(message)
+    building = index_status.building(selection)
+    if st.button(label, icon=":material/build:", key="settings.build", disabled=ready or building or selection == ()):
+        st.session_state[keys.INDEX_BUILD] = index_status.index_build(selection, again=True).id
+    index_status.follow_build()

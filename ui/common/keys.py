@@ -27,9 +27,9 @@ RETRIEVER_OVERRIDE = "retriever_override"  # a retriever that replaces the corpo
 ENDPOINT = "settings.endpoint"
 SESSION_KEY = "settings.session_key"  # a key typed on Settings for another endpoint: this session's memory only
 KNOB_DEFAULTS = "settings.knobs"  # {method name: {knob: value}}, the user's defaults, written by Settings' knobs
-CORPORA = "settings.corpora"  # enabled corpus paths, None for the default; Settings' corpora multiselect writes it
+CORPORA = "settings.corpora"  # enabled corpus paths, None for the default; written by Settings' corpus checkboxes
 CORPUS_PATHS = "settings.corpus_paths"  # corpora the user pointed at besides the default ones (common/corpora)
-CORPORA_READY = "settings.corpora_ready"  # the message of the last index build, shown once after the redraw
+INDEX_BUILD = "settings.index_build"  # the id of the index build Settings follows (started here, or found running)
 NEW_CORPUS = "settings.new_corpus"  # the folder typed in Settings › Corpora (its text input)
 CORPUS_PROBLEM = "settings.corpus_problem"  # why the typed folder was refused, shown under it
 
@@ -85,6 +85,7 @@ ANNOTATE_ADVANCE = "annotate.advance"  # the "move on after a grade" toggle
 ANNOTATE_PROBLEM = "annotate.problem"  # why the last grade was not saved
 ANNOTATE_SAVED = "annotate.saved"  # {question id: (passage number, grade)} last saved, said under the buttons
 ANNOTATE_RELEVANT = "annotate.relevant"  # the grade that counts as relevant (Metrics' input, read by Agreement too)
+ADJUDICATION_PAGE = "annotate.adjudication_page"  # the first disputed snippet of the page shown (its selectbox)
 annotate_note = _family("annotate.note.{}.{}")  # (question id, pool id): the note beside one snippet's grades
 final_grade = _family("annotate.final.{}.{}")  # (question id, pool id): the adjudicated grade of a disputed snippet
 
