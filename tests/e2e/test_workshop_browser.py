@@ -284,7 +284,7 @@ def test_a_poll_sent_before_a_whole_page_run_starts_nothing_after_it(app):
     from core.workshop.pack import load_pack
     from core.workshop.replay import Replay
 
-    url, home = app
+    url, home, _ = app
     run = next(c for c in load_pack(PACK_DIR)[0] if c.case.id == "stemi").runs["medrag"].run
     rooms = RoomStore(home / "studio.sqlite")
     room, presenter = rooms.open_room(
