@@ -181,6 +181,32 @@ def test_three_annotators_who_disagree_get_one_adjudication_row_per_snippet_list
     assert not at.exception and [(f.grade, f.adjudicator) for f in labels.finals()] == [(1, "ann")]
 
 
+def test_adjudication_comes_ten_disputed_snippets_a_page_each_text_folded_under_its_first_words():
+    store = RunStore()
+    long_text = "Aspirin within the first hour. " * 30  # the full text stays folded
+    save_run(store, "medrag", [hit(f"s{i}", long_text + str(i), rank=i) for i in range(1, 13)])
+    [q] = collect(store.path)
+    labels = LabelStore()
+    for item in q.items:
+        labels.set_label(q.ref, item.pool_id, "ann", 3)
+        labels.set_label(q.ref, item.pool_id, "bob", 0)
+    at = annotate_page("ann")
+    at.session_state["annotate.view"] = "Agreement"
+    at.run()
+    assert "**Disagreements** · 12 snippets" in text_of(at)
+    pages = at.selectbox(key="annotate.adjudication_page")
+    assert pages.options == ["1–10 of 12", "11–12 of 12"]
+    rows = [m.value for m in at.markdown if 'class="sides"' in m.value]
+    assert len(rows) == 10 and all("<b>ann</b>" in r and "<b>bob</b>" in r for r in rows)
+    folded = [e for e in at.expander if e.label.startswith(("1. ", "10. "))]
+    assert len(folded) == 2 and all(len(e.label) < 130 and e.label.endswith("…") for e in folded)
+    pages.set_value(10).run()
+    assert len([m for m in at.markdown if 'class="sides"' in m.value]) == 2
+    final = next(w for w in at.segmented_control if w.label == "Final label (adjudication)")
+    final.set_value(2).run()
+    assert not at.exception and len(labels.finals()) == 1
+
+
 def test_metrics_say_when_methods_were_judged_on_different_questions_and_offer_the_shared_ones(runs):
     store = RunStore()
     save_run(store, "medrag", [hit("s9")], question="Which artery supplies the inferior wall?", options={})

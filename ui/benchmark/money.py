@@ -21,23 +21,16 @@ MONEY = "money"
 Label = Callable[[str], str]
 
 
+# why an arm is left off the plot, by its state
+LEFT_OUT = {
+    "unpriced": lambda m: f"no price is set for {md(', '.join(m.unpriced))} \\(Settings → Model prices\\)",
+    "currencies": lambda m: "its questions are priced in more than one currency",
+    "priced": lambda m: f"priced in {m.currency}, not in the currency of the others",
+}
+
+
 def _notes(shown: list[ArmMoney], left_out: list[ArmMoney], label: Label) -> list[str]:
-    notes = [
-        f"**{md(label(m.arm))}**: not plotted, no price is set for {md(', '.join(m.unpriced))} "
-        "\\(Settings → Model prices\\)"
-        for m in left_out
-        if m.state == "unpriced"
-    ]
-    notes += [
-        f"**{md(label(m.arm))}**: not plotted, its questions are priced in more than one currency"
-        for m in left_out
-        if m.state == "currencies"
-    ]
-    notes += [
-        f"**{md(label(m.arm))}**: not plotted, priced in {m.currency}, not in the currency of the others"
-        for m in left_out
-        if m.state == "priced"
-    ]
+    notes = [f"**{md(label(m.arm))}**: not plotted, {LEFT_OUT[m.state](m)}" for m in left_out if m.state in LEFT_OUT]
     notes += [
         f"**{md(label(m.arm))}**: the embedded model, free \\(local\\): plotted at 0"
         for m in shown

@@ -20,11 +20,12 @@ from ui.benchmark.results import results
 from ui.benchmark.run import current_job, progress_panel, start
 from ui.benchmark.setup import Setup, setup_form
 from ui.common.chrome import header
+from ui.common import keys
 
 
 def corpus_names() -> list[str]:
     """The names of the corpora a run would search (Settings' choice), without opening them."""
-    override = st.session_state.get(state.RETRIEVER_OVERRIDE)
+    override = st.session_state.get(keys.RETRIEVER_OVERRIDE)
     if override is not None:
         return list(override.corpora)
     selection = state.corpus_selection()
@@ -57,18 +58,16 @@ def _controls(setup: Setup, rows: list[ItemResult]) -> None:
         f"{len(plan.items)} questions × {len(plan.arms)} arm(s) = **{total} runs**, {final} finished.{searched}"
     )
     go, stop, _ = st.columns([2, 1, 3])
-    label = (
-        "Start"
-        if not final
-        else ("Everything here is finished" if final >= total else f"Resume ({total - final} left)")
-    )
+    done = final >= total
+    # short enough for its column at 1024 px ("Everything here is finished" was cut there)
+    label = "Start" if not final else ("All finished" if done else f"Resume ({total - final} left)")
     clicked = go.button(
         label,
         type="primary",
-        icon=":material/play_arrow:",
+        icon=":material/done_all:" if done else ":material/play_arrow:",
         key="bench.start",
         width="stretch",
-        disabled=running or final >= total,
+        disabled=running or done,
         help="A benchmark is running; stop it first" if running else None,
     )
     if clicked and start(setup) is not None:

@@ -18,6 +18,7 @@ from core.eval.stats import overall_reading
 from ui.benchmark.money import MONEY, money_plot
 from ui.benchmark.plots import COSTS, accuracy_figure, cost_figure, mcnemar_figure
 from ui.common.text import short
+from ui.common import keys
 
 Label = Callable[[str], str]
 
@@ -30,13 +31,10 @@ def compare_link(*run_ids: str) -> str:
     return f"/compare?runs={','.join(quote(r) for r in run_ids)}"
 
 
-CELL = "bench.cell"  # the summary line whose questions are shown, as "arm|dataset"
-
-
 def _picked_in_table() -> None:
-    rows = st.session_state["bench.summary"]["selection"]["rows"]
+    rows = st.session_state[keys.BENCH_SUMMARY]["selection"]["rows"]
     if rows:
-        st.session_state[CELL] = st.session_state["bench.cells"][rows[0]]
+        st.session_state[keys.BENCH_CELL] = st.session_state[keys.BENCH_CELLS][rows[0]]
 
 
 def _table(summary: list[dict[str, Any]], label: Label) -> dict[str, Any] | None:
@@ -58,11 +56,11 @@ def _table(summary: list[dict[str, Any]], label: Label) -> dict[str, Any] | None
         for s in summary
     ]
     cells = {f"{s['arm']}|{s['dataset']}": s for s in summary}
-    st.session_state["bench.cells"] = list(cells)
+    st.session_state[keys.BENCH_CELLS] = list(cells)
     st.dataframe(
         shown,
         hide_index=True,
-        key="bench.summary",
+        key=keys.BENCH_SUMMARY,
         on_select=_picked_in_table,
         selection_mode="single-row",
         height=min(38 + 35 * len(shown), 38 + 35 * 30),  # every line in view, up to 30
@@ -79,12 +77,12 @@ def _table(summary: list[dict[str, Any]], label: Label) -> dict[str, Any] | None
         },
     )
     st.caption(ACCURACY_NOTE)
-    if st.session_state.get(CELL) not in cells:
-        st.session_state[CELL] = None
+    if st.session_state.get(keys.BENCH_CELL) not in cells:
+        st.session_state[keys.BENCH_CELL] = None
     picked = st.selectbox(
         "Questions of",
         [None, *cells],
-        key=CELL,
+        key=keys.BENCH_CELL,
         format_func=lambda c: (
             "select a line of the table, or pick one here"
             if c is None
