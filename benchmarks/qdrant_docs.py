@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 
 import numpy as np
-from scipy.stats import bootstrap
 
+from benchmarks.retrieval_bench import interval  # recall@5 with its interval, as the retrieval benchmark prints it
 from core.eval.stats import mcnemar, wilson
 from core.paths import REPO_ROOT
 
@@ -23,16 +23,6 @@ DIM = 384
 def _load(name: str) -> dict:
     path = RESULTS / name
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-
-
-def _interval(values: list[float]) -> str:
-    mean = float(np.mean(values))
-    if len(set(values)) == 1:
-        return f"{mean:.2f} [{mean:.2f}–{mean:.2f}]"
-    low, high = bootstrap(
-        (np.array(values),), np.mean, n_resamples=5000, method="percentile", random_state=0
-    ).confidence_interval
-    return f"{mean:.2f} [{low:.2f}–{high:.2f}]"
 
 
 def overlap_table(eq: dict) -> str:
@@ -68,7 +58,7 @@ def recall_table(eq: dict) -> str:
     for engine, cases in sorted(per.items(), key=lambda item: item[0] != "in-process"):  # today's first
         diff = np.array([cases[c] - base[c] for c in base])
         paired = "—" if engine == "in-process" else f"{int((diff > 0).sum())} / {int((diff < 0).sum())}"
-        rows.append(f"| {engine} | {_interval(list(cases.values()))} | {paired} |")
+        rows.append(f"| {engine} | {interval(list(cases.values()))} | {paired} |")
     return "\n".join(rows)
 
 

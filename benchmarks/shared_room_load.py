@@ -24,7 +24,6 @@ docs/results/shared_room_load.md and docs/serving.md.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import multiprocessing
@@ -41,7 +40,7 @@ from pathlib import Path
 
 import psutil
 
-from benchmarks.workshop_room_load import _drive, percentile, synthetic_run
+from benchmarks.workshop_room_load import _drive, percentile, room_arguments, synthetic_run
 from core.labels import GRADES
 from core.rooms import RoomStore
 from core.runfiles import RunEntry, RunFile, import_runs, write
@@ -177,7 +176,7 @@ def lost_labels(db: Path, saves: list[tuple[str, str, int, float]]) -> tuple[int
         given, _ = resolve(question, labels)
         for item in question.items:
             for name, row in given.get(item.pool_id, {}).items():
-                held[(name, " ".join(item.blind_text().split()))] = row["grade"]
+                held[(name, " ".join(item.blind_text().split()))] = row.grade
     return len(saves), sum(held.get(key) != grade for key, grade in last.items())
 
 
@@ -235,6 +234,12 @@ def _spread(seconds: list[float]) -> dict[str, float | int | None]:
     }
 
 
+def _seconds(runs: list[float]) -> str:
+    """How long the owner's runs took: "36 s", or "27 to 53 s each"."""
+    low, high = round(min(runs)), round(max(runs))
+    return f"{low} s" if low == high else f"{low} to {high} s each"
+
+
 def _kind(error: str) -> str:
     """What an error is about, to count them by kind."""
     if " never saw step " in error:
@@ -268,7 +273,7 @@ def _summary(data: dict) -> str:
             + "".join(f"; {kind}: {n}" for kind, n in data["errors_by_kind"].items())
             + " | 0 |",
             f"| the owner's live runs finished | {data['owner_runs_finished']}"
-            + (f" ({min(runs):.0f} to {max(runs):.0f} s each)" if runs else "")
+            + (f" ({_seconds(runs)})" if runs else "")
             + " | |",
             f"| CPU, % of one core, mean / p95 | {cpu} | |",
         ]
@@ -307,11 +312,7 @@ def tables() -> dict[str, str]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--participants", type=int, default=60)
-    parser.add_argument("--steps", type=int, default=20, help="steps the presenter moves forward")
-    parser.add_argument("--dwell", type=float, default=3.0, help="seconds the presenter stays on each step")
-    parser.add_argument("--timeout", type=float, default=15.0, help="a step not seen within this is an error")
+    parser = room_arguments(__doc__, participants=60)
     parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
 

@@ -213,12 +213,18 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if len(values) > 1 else values[0]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--participants", type=int, default=30)
+def room_arguments(doc: str, participants: int) -> argparse.ArgumentParser:
+    """The options both room benchmarks take: who joins, and the presenter's pace."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--participants", type=int, default=participants)
     parser.add_argument("--steps", type=int, default=20, help="steps the presenter moves forward")
     parser.add_argument("--dwell", type=float, default=3.0, help="seconds the presenter stays on each step")
     parser.add_argument("--timeout", type=float, default=15.0, help="a step not seen within this is an error")
+    return parser
+
+
+def main() -> int:
+    parser = room_arguments(__doc__, participants=30)
     parser.add_argument("--case", help="replay recorded pack runs of this teaching case instead of a synthetic run")
     parser.add_argument("--methods", default="", help="with --case: comma-separated methods (default: all)")
     args = parser.parse_args()

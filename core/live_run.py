@@ -15,6 +15,7 @@ from core.methods import get
 from core.methods.base import Retriever, RunContext
 from core.question import Question
 from core.runner import execute
+from core.stages import Runner
 from core.store import RunStore
 from core.trace import Error, Event, Partial, Run
 
@@ -129,7 +130,7 @@ class LiveRun(Job):
         event = Event(
             run_id=run.id,
             seq=len(run.events),
-            stage="failed",
+            stage=Runner.FAILED,
             agent=self.spec.label,
             payload=Error(message=self.error or "", error_type=type(exc).__name__),
         )

@@ -14,6 +14,7 @@ from core.llm import LLM, LLMCancelled
 from core.methods import get
 from core.methods.base import Retriever, RunCancelled, RunContext, Sink, StreamSink
 from core.question import Question
+from core.stages import Runner
 from core.store import RunStore
 from core.trace import Error, Run
 
@@ -84,11 +85,11 @@ def execute(
     # The last event carries what calls that failed without a reply cost, so the run's totals count them.
     try:
         answer = spec.run(question, spec.params(**run.params), ctx)
-        ctx.emit("final answer", "Answer", answer, ctx.failed_usage)
+        ctx.emit(Runner.FINAL_ANSWER, "Answer", answer, ctx.failed_usage)
         run.answer, run.status = answer, "ok"
     except (RunCancelled, LLMCancelled):
         ctx.emit(
-            "cancelled",
+            Runner.CANCELLED,
             spec.label,
             Error(
                 message="the run was stopped before it finished; the trace is kept up to that point",
@@ -98,7 +99,9 @@ def execute(
         )
         run.status = "cancelled"
     except Exception as exc:  # the run boundary: any failure becomes an error event, the trace is kept
-        ctx.emit("failed", spec.label, Error(message=_describe(exc), error_type=type(exc).__name__), ctx.failed_usage)
+        ctx.emit(
+            Runner.FAILED, spec.label, Error(message=_describe(exc), error_type=type(exc).__name__), ctx.failed_usage
+        )
         run.status = "error"
     run.finished = time.time()
     run.totals = run.compute_totals()

@@ -1,9 +1,10 @@
 """Stages: each method's own pipeline (for its map) and the vocabulary every method shares (for comparing).
 
-A method declares its pipeline as a tuple of ``Stage`` in its spec, in the order the paper draws it. An event
-belongs to the first stage whose stage-name prefix, agent and kind fit it. Every event also has a *common* stage,
-one of ``COMMON``: typed steps by their kind (a query is querying wherever it happens), an agent's message by
-the method stage it belongs to. Compare lines methods up by common stage.
+A method declares the stage names its events carry once, as the constants of a ``StageNames`` class (a name with a
+turn or round in it as a ``Numbered`` template), and its pipeline as a tuple of ``Stage`` in its spec, in the order
+the paper draws it, each matching some of those names. An event belongs to the first stage whose name, agent and
+kind fit it. Every event also has a *common* stage, one of ``COMMON``: typed steps by their kind (a query is querying
+wherever it happens), an agent's message by the method stage it belongs to. Compare lines methods up by common stage.
 """
 
 from __future__ import annotations
@@ -29,14 +30,63 @@ _BY_KIND = {
     "answer": "answer",
     "error": "answer",
 }
-END_STAGES = ("final answer", "cancelled", "failed")  # the runner's own closing events, for every method
+
+
+@dataclass(frozen=True)
+class Numbered:
+    """A stage name with a turn or round number in it, e.g. ``Numbered("brainstorm turn {n}")``."""
+
+    template: str  # holds ``{n}`` once
+
+    def __call__(self, n: int) -> str:
+        return self.template.format(n=n)
+
+    def names(self, stage: str) -> bool:
+        head, _, tail = self.template.partition("{n}")
+        number = stage.removeprefix(head).removesuffix(tail)
+        return stage == f"{head}{number}{tail}" and number.isdigit()
+
+
+StageName = str | Numbered
+
+
+def names(name: StageName, stage: str) -> bool:
+    """Whether the declared ``name`` is the event stage name ``stage``."""
+    return name.names(stage) if isinstance(name, Numbered) else name == stage
+
+
+class StageNames:
+    """A method's stage names: subclass it with one upper-case constant per name its events carry."""
+
+    @classmethod
+    def declared(cls) -> dict[str, StageName]:
+        """Every constant, by its attribute name (inherited ones included)."""
+        return {
+            key: value
+            for klass in reversed(cls.__mro__)
+            for key, value in vars(klass).items()
+            if key.isupper() and isinstance(value, str | Numbered)
+        }
+
+
+class Runner(StageNames):
+    """The runner's own closing events, for every method, and the store's for a run that stopped unfinished."""
+
+    FINAL_ANSWER = "final answer"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+RETRIEVAL = "retrieval"  # a method's one retrieval of the question, by whichever method does one
+END_STAGES = (Runner.FINAL_ANSWER, Runner.CANCELLED, Runner.FAILED)
 
 
 @dataclass(frozen=True)
 class Stage:
     label: str  # the node's name on the map, e.g. "E-Agent judges the evidence"
     common: str  # one of COMMON
-    match: tuple[str, ...]  # prefixes of the event stage names that belong here
+    match: tuple[StageName, ...]  # the method's stage names whose events belong here
     agents: tuple[str, ...] = ()  # only these agents (empty: any)
     kinds: tuple[str, ...] = ()  # only these event kinds (empty: any)
     loop_to: str = ""  # an earlier stage's label this one can send the run back to
@@ -46,7 +96,7 @@ class Stage:
 
     def fits(self, event: Event) -> bool:
         return (
-            any(event.stage.startswith(m) for m in self.match)
+            any(names(m, event.stage) for m in self.match)
             and (not self.agents or event.agent in self.agents)
             and (not self.kinds or event.kind in self.kinds)
         )

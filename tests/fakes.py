@@ -10,6 +10,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from core.eval.results import ItemResult
 from core.llm import LLM, Endpoint, LLMCancelled, LLMResponse
 from core.trace import Hit, Usage
 
@@ -192,3 +193,31 @@ def until_runs_end(at, timeout: float = 30.0):
             raise AssertionError("a run did not end in time")
         time.sleep(0.05)
     return at.run()
+
+
+def item_result(**given: Any) -> ItemResult:
+    """A benchmark result as ``eval_items`` holds it, with plain values for every column a test does not name."""
+    plain: dict[str, Any] = {
+        "config": "cot-0",
+        "method": "cot",
+        "dataset": "medqa",
+        "qid": "q1",
+        "run_id": "run-1",
+        "model": "scripted",
+        "params": "{}",
+        "corpus": "[]",
+        "gold": "A",
+        "predicted": "A",
+        "correct": 1,
+        "status": "ok",
+        "error_type": "",
+        "calls": 1,
+        "retrievals": 0,
+        "prompt_tokens": 10,
+        "completion_tokens": 5,
+        "seconds": 1.0,
+        "finished": None,
+        "asked": "q1",
+        "preset": "",
+    }
+    return ItemResult(**{**plain, **given})

@@ -106,6 +106,10 @@ def test_corpus_paths_that_are_missing_or_empty(cli, tmp_path):
     assert code == 2 and "nowhere.jsonl: no such corpus file or folder" in said
     code, said = cli("ask", QUESTION, "--method", "medrag", "--corpus", "")
     assert code == 2 and "argument --corpus: an empty path" in said
+    code, said = cli("eval", "--bench", str(tmp_path / "b.json"), "--corpus", "")  # refused before the bench is read
+    assert code == 2 and "argument --corpus: an empty path" in said
+    code, said = cli("search", "insulin", "--path", "")
+    assert code == 2 and "argument --path: an empty path" in said
     (tmp_path / "folder").mkdir()
     code, said = cli("ask", QUESTION, "--method", "medrag", "--corpus", str(tmp_path / "folder"))
     assert code == 2 and "folder: the folder holds no .jsonl or .jsonl.gz files" in said

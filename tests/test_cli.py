@@ -1,10 +1,17 @@
 import re
+import shlex
 import subprocess
 import sys
 
 import pytest
 
 from core.__main__ import main
+
+
+def python_m_core(command: str, timeout: float) -> subprocess.CompletedProcess:
+    """``python -m core COMMAND`` as a user types it in a shell, in a process of its own."""
+    argv = [sys.executable, "-m", "core", *shlex.split(command)]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
 
 
 def test_help_lists_the_commands(capsys):
@@ -37,22 +44,8 @@ def test_unreachable_endpoint_ends_with_an_error_naming_the_url(capsys, monkeypa
 
 @pytest.mark.model
 def test_ask_streams_events_and_totals_on_the_embedded_model(tmp_path):
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "core",
-            "ask",
-            "Which hormone lowers blood glucose?",
-            "--option",
-            "A=Insulin",
-            "--option",
-            "B=Glucagon",
-            "--param",
-            "max_tokens=96",
-        ],
-        capture_output=True,
-        text=True,
+    proc = python_m_core(
+        'ask "Which hormone lowers blood glucose?" --option A=Insulin --option B=Glucagon --param max_tokens=96',
         timeout=600,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -76,31 +69,11 @@ def test_a_benchmark_runs_on_the_embedded_model_and_reports_each_arm(tmp_path):
     bench.write_text(
         json.dumps({"cases": {c.id: {"question": c.question, "options": c.options, "answer": c.answer} for c in cases}})
     )
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "core",
-            "eval",
-            "--methods",
-            "cot,medrag",
-            "--bench",
-            str(bench),
-            "--out",
-            str(tmp_path / "out"),
-            # each arm writes the answer alone: the reasoning is what costs time on two cores, and the Ask test above
-            # streams it
-            "--param",
-            "cot.answer_format=answer only",
-            "--param",
-            "medrag.answer_format=answer only",
-            "--param",
-            "medrag.k=3",
-            "--param",
-            "medrag.max_doc_chars=500",
-        ],
-        capture_output=True,
-        text=True,
+    # each arm writes the answer alone: the reasoning is what costs time on two cores, and the Ask test above streams it
+    proc = python_m_core(
+        f"eval --methods cot,medrag --bench {shlex.quote(str(bench))} --out {shlex.quote(str(tmp_path / 'out'))} "
+        "--param 'cot.answer_format=answer only' --param 'medrag.answer_format=answer only' --param medrag.k=3 "
+        "--param medrag.max_doc_chars=500",
         timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -66,8 +66,8 @@ def test_scores_costs_and_stored_runs(bench_files):
     assert lines[("cot", "all")]["mean_retrievals"] == 0 and lines[("medrag", "all")]["mean_retrievals"] == 1
     assert lines[("medrag", "all")]["mean_calls"] == 1 and lines[("medrag", "all")]["mean_prompt_tokens"] > 0
     for row in outcome.rows:  # every run is kept with its trace
-        run = store.load_run(row["run_id"])
-        assert run.method == row["method"] and run.events[-1].kind == "answer"
+        run = store.load_run(row.run_id)
+        assert run.method == row.method and run.events[-1].kind == "answer"
 
 
 def test_resume_skips_finished_items_and_retries_endpoint_failures(bench_files):
@@ -82,7 +82,7 @@ def test_resume_skips_finished_items_and_retries_endpoint_failures(bench_files):
 
     llm = ScriptedLLM().on("Options:", reply)
     first = evaluate(plan(bench_files), llm=llm, retriever=None, store=store, concurrency=1)
-    statuses = sorted((r["status"], r["error_type"]) for r in first.rows)
+    statuses = sorted((r.status, r.error_type) for r in first.rows)
     assert statuses == [("error", "LLMError"), ("error", "LLMParseError"), ("ok", ""), ("ok", "")]
     assert summarize(first.rows)[-1]["parse_errors"] == 1
     header, _, *lines = format_table(summarize(first.rows)).splitlines()
@@ -94,7 +94,7 @@ def test_resume_skips_finished_items_and_retries_endpoint_failures(bench_files):
     again = ScriptedLLM().enqueue({"reasoning": "r", "answer": "B"})  # one reply: only the endpoint failure reruns
     second = evaluate(plan(bench_files), llm=again, retriever=None, store=store)
     assert (second.ran, second.skipped) == (1, 3) and len(again.calls) == 1
-    assert sorted(r["status"] for r in second.rows) == ["error", "ok", "ok", "ok"]
+    assert sorted(r.status for r in second.rows) == ["error", "ok", "ok", "ok"]
 
     third = evaluate(plan(bench_files), llm=ScriptedLLM(), retriever=None, store=store)
     assert (third.ran, third.skipped, len(third.rows)) == (0, 4, 4)
@@ -232,4 +232,4 @@ class SlowEndpointLLM(LLM):
 def test_concurrent_runs_share_a_fresh_response_cache(bench_files):
     """Four questions at once on a new studio folder: the cache is created once, not raced by the threads."""
     outcome = evaluate(plan(bench_files), llm=SlowEndpointLLM(), retriever=None, store=RunStore(), concurrency=4)
-    assert sorted(r["status"] for r in outcome.rows) == ["ok"] * 4
+    assert sorted(r.status for r in outcome.rows) == ["ok"] * 4

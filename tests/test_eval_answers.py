@@ -9,28 +9,16 @@ from scipy.stats import chi2
 
 from core.eval.answers import answer_shares, format_answers, stuart_maxwell
 from core.eval.report import summarize, write_results
+from core.eval.results import ItemResult
+from tests.fakes import item_result
 
 
-def row(arm: str, dataset: str, qid: str, gold: str, predicted: str, status: str = "ok") -> dict:
-    return {
-        "arm": arm,
-        "method": arm,
-        "preset": "",
-        "dataset": dataset,
-        "qid": qid,
-        "asked": qid,
-        "gold": gold,
-        "predicted": predicted,
-        "correct": int(gold == predicted),
-        "status": status,
-        "error_type": "" if status == "ok" else "LLMError",
-        "calls": 1,
-        "retrievals": 1,
-        "prompt_tokens": 10,
-        "completion_tokens": 5,
-        "seconds": 1.0,
-        "run_id": f"{arm}-{qid}",
-    }
+def row(arm: str, dataset: str, qid: str, gold: str, predicted: str, status: str = "ok") -> ItemResult:
+    error = "" if status == "ok" else "LLMError"
+    answer = {"gold": gold, "predicted": predicted, "correct": int(gold == predicted)}
+    return item_result(
+        arm=arm, method=arm, dataset=dataset, qid=qid, asked=qid, status=status, error_type=error, **answer
+    )
 
 
 # Ten yes/no questions, five "yes": one reader says yes to all of them, the other answers as the gold does

@@ -35,9 +35,9 @@ def test_a_changed_question_gold_or_option_under_a_known_id_runs_again(bench_fil
     again = always("B")
     second = evaluate(_plan_for(tmp_path, changed), llm=again, retriever=None, store=store)
     assert (second.ran, second.skipped) == (3, 1) and len(again.calls) == 3
-    scored = {r["qid"]: (r["gold"], r["predicted"], r["correct"]) for r in second.rows}
+    scored = {r.qid: (r.gold, r.predicted, r.correct) for r in second.rows}
     assert scored == {"q1": ("A", "B", 0), "q2": ("A", "B", 0), "p1": ("A", "B", 0), "p2": ("B", "A", 0)}
-    asked = {r["qid"]: store.load_run(r["run_id"]) for r in second.rows}
+    asked = {r.qid: store.load_run(r.run_id) for r in second.rows}
     # each row's run is the one that saw the changed entry
     assert asked["p1"].question == "Does Z help?" and asked["q2"].options["B"] == "fibrate"
 
@@ -93,7 +93,7 @@ def test_rows_from_before_are_keyed_by_what_their_run_asked_or_run_again(bench_f
     again = always("A")
     outcome = evaluate(EvalPlan(methods=["cot"], items=items), llm=again, retriever=None, store=store)
     assert (outcome.ran, outcome.skipped, len(again.calls)) == (1, 1, 1)
-    assert sorted((r["qid"], r["asked"]) for r in outcome.rows) == [("q1", items[0].asked), ("q2", items[1].asked)]
+    assert sorted((r.qid, r.asked) for r in outcome.rows) == [("q1", items[0].asked), ("q2", items[1].asked)]
 
 
 def test_a_change_in_retrieval_scoring_keys_retrieving_methods_apart_and_leaves_cot_alone():

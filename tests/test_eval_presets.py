@@ -57,10 +57,10 @@ def test_presets_run_under_their_names_and_share_runs_with_an_equal_configuratio
     assert outcome.ran == 6
     assert [s["arm"] for s in summarize(outcome.rows)] == ["mass", "mass-reasoner", "mass-extractor"]
     for row in outcome.rows:
-        run = store.load_run(row["run_id"])
+        run = store.load_run(row.run_id)
         views = [e.agent for e in run.events if e.stage == "views"]
-        assert views == {"mass": views, "mass-reasoner": ["Reasoner"], "mass-extractor": ["Extractor"]}[row["arm"]]
-        assert row["preset"] == ("" if row["arm"] == "mass" else row["arm"])
+        assert views == {"mass": views, "mass-reasoner": ["Reasoner"], "mass-extractor": ["Extractor"]}[row.arm]
+        assert row.preset == ("" if row.arm == "mass" else row.arm)
     assert {r["preset"] for r in store.db["eval_items"].rows} == {"", "mass-reasoner", "mass-extractor"}
 
     # the method with the reasoner view alone is the same configuration as the preset: nothing runs again

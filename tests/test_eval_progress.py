@@ -6,6 +6,7 @@ import pytest
 
 from core.eval import progress as progress_module
 from core.eval.progress import EvalProgress
+from tests.fakes import item_result
 
 
 def test_time_left_follows_each_arms_pace_at_the_measured_parallelism(monkeypatch):
@@ -16,8 +17,8 @@ def test_time_left_follows_each_arms_pace_at_the_measured_parallelism(monkeypatc
     p.plan("fast", "Fast", total=4, before=0)
     assert p.seconds_left() is None  # nothing finished yet: no pace to go by
     now[0] += 30.0
-    p.record("slow", {"status": "ok", "correct": 1, "seconds": 40.0})
-    p.record("fast", {"status": "error", "correct": 0, "seconds": 20.0})
+    p.record("slow", item_result(status="ok", correct=1, seconds=40.0))
+    p.record("fast", item_result(status="error", correct=0, seconds=20.0))
     slow, fast = p.arms()
     assert (slow.finished, slow.left, slow.correct, fast.errors) == (2, 2, 1, 1)
     # 60 s of runs in 30 s of wall time: two at once. Left: slow 2 × 40 s, fast 3 × 20 s of runs
@@ -55,5 +56,5 @@ def test_before_the_first_question_ends_the_estimate_is_each_methods_recorded_pa
 
     assert recorded_seconds(store, "sema", MODEL_NAME) > 30  # none stored: the embedded model's measured pace
     assert p.seconds_left() is None  # an arm with no record: no estimate for the whole
-    p.record("cot", {"status": "ok", "correct": 1, "seconds": 5.0})
+    p.record("cot", item_result(status="ok", correct=1, seconds=5.0))
     assert not p.from_record  # from now on, this evaluation's own pace

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from core.eval.report import format_pairs, pairwise, summarize
 from core.eval.stats import mcnemar, overall_reading, pairs, pareto_front, wilson
+from tests.fakes import item_result
 
 
 @pytest.mark.parametrize(
@@ -31,23 +34,11 @@ def test_exact_mcnemar():
 
 
 def _row(arm, qid, predicted, gold="A", status="ok", dataset="medqa"):
-    return {
-        "arm": arm,
-        "method": arm,
-        "dataset": dataset,
-        "qid": qid,
-        "asked": f"k{qid}",
-        "gold": gold,
-        "predicted": predicted,
-        "correct": int(status == "ok" and predicted == gold),
-        "status": status,
-        "error_type": "" if status == "ok" else "LLMError",
-        "calls": 1,
-        "retrievals": 0,
-        "prompt_tokens": 10,
-        "completion_tokens": 5,
-        "seconds": 1.0,
-    }
+    answer = {"gold": gold, "predicted": predicted, "correct": int(status == "ok" and predicted == gold)}
+    error = "" if status == "ok" else "LLMError"
+    return item_result(
+        arm=arm, method=arm, dataset=dataset, qid=qid, asked=f"k{qid}", status=status, error_type=error, **answer
+    )
 
 
 def test_pairs_use_only_shared_questions_and_count_errors_as_not_correct():
@@ -76,7 +67,7 @@ def test_a_clear_difference_is_read_as_one():
     (pair,) = pairs(rows)
     assert pair.p < 0.001 and pair.reading().startswith("good is more accurate than bad on these 12 questions")
     assert overall_reading([pair]) == pair.reading()
-    other = pairs([{**r, "arm": "bad2"} for r in rows if r["arm"] == "bad"] + rows)
+    other = pairs([replace(r, arm="bad2") for r in rows if r.arm == "bad"] + rows)
     assert overall_reading(other).startswith(
         "2 of 3 pairs differ at p < 0.05 on these 12 questions: good over bad2 "
         "(p = 0.000); good over bad (p = 0.000). The others are not"

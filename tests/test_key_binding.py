@@ -12,7 +12,7 @@ from core.settings import settings
 from core.store import RunStore
 from tests.fake_endpoint import FakeEndpoint, streams
 from tests.ui.explore.test_ui_ask import click_run, fill
-from ui.common.state import ENDPOINT, SESSION_KEY
+from ui.common.keys import ENDPOINT, SESSION_KEY
 
 SECRET = "sk-server-owned-0123456789"
 VISITOR_KEY = "sk-visitor-own-key-987"

@@ -5,6 +5,7 @@ store (a database from before prices upgrades in place) and on the command line.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 import sqlite_utils
@@ -34,7 +35,7 @@ from core.runner import execute
 from core.store import RunStore
 from core.store.migrations import MIGRATIONS
 from core.trace import AgentMessage, Event, Retrieval, Run, Usage
-from tests.fakes import ScriptedLLM
+from tests.fakes import ScriptedLLM, item_result
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
 MINI = Price(model="scripted", input_per_m=2.5, output_per_m=10.0)
@@ -126,29 +127,13 @@ def test_figures_carry_their_currency_and_enough_digits():
 
 
 def test_benchmark_arms_get_a_mean_cost_with_its_interval_or_say_why_not():
+    unspent = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0}  # the totals a row keeps for a deleted run
     rows = [
-        {
-            "arm": "cot",
-            "dataset": d,
-            "qid": str(i),
-            "run_id": f"c{i}",
-            "model": "scripted",
-            "prompt_tokens": 0,
-            "completion_tokens": 0,
-            "calls": 0,
-            "correct": 1,
-            "status": "ok",
-            "error_type": "",
-            "method": "cot",
-            "retrievals": 0,
-            "seconds": 1.0,
-        }
+        item_result(arm="cot", dataset=d, qid=str(i), run_id=f"c{i}", model="scripted", **unspent)
         for i, d in enumerate(["a", "a", "b"])
     ]
-    rows += [
-        {**r, "arm": "medrag", "method": "medrag", "run_id": f"m{i}", "model": "gpt-4o"} for i, r in enumerate(rows)
-    ]
-    rows += [{**r, "arm": "local", "run_id": f"e{i}", "model": EMBEDDED_MODEL} for i, r in enumerate(rows[:3])]
+    rows += [replace(r, arm="medrag", method="medrag", run_id=f"m{i}", model="gpt-4o") for i, r in enumerate(rows)]
+    rows += [replace(r, arm="local", run_id=f"e{i}", model=EMBEDDED_MODEL) for i, r in enumerate(rows[:3])]
     spent = {"c0": Billed(1000, 100, 1), "c1": Billed(2000, 300, 1), "c2": Billed(0, 0, 0, cached_calls=1)}
     # c2's run was a cache hit; e-runs are absent (deleted): their rows' totals stand in
     found = {(m.arm, m.dataset): m for m in money_lines(summarize(rows), rows, spent, {"scripted": MINI})}

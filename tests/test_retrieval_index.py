@@ -90,12 +90,16 @@ def write_corpus(path, rows) -> None:
     )
 
 
+def write_corpora(folder, corpora: dict[str, list]) -> list:
+    """One ``NAME.jsonl`` file in ``folder`` per corpus, in the order given; their paths."""
+    for name, rows in corpora.items():
+        write_corpus(folder / f"{name}.jsonl", rows)
+    return [folder / f"{name}.jsonl" for name in corpora]
+
+
 @pytest.fixture(scope="module")
 def corpus_paths(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("corpora")
-    write_corpus(folder / "cardio.jsonl", CARDIO)
-    write_corpus(folder / "endo.jsonl", ENDO)
-    return [folder / "cardio.jsonl", folder / "endo.jsonl"]
+    return write_corpora(tmp_path_factory.mktemp("corpora"), {"cardio": CARDIO, "endo": ENDO})
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from core.retrieval.qdrant.ingest import Embedded, ingest
 from core.retrieval.qdrant.stats import read_record
 from core.runner import execute
 from tests.fakes import ScriptedLLM
-from tests.test_retrieval_index import CARDIO, ENDO, write_corpus
+from tests.test_retrieval_index import CARDIO, ENDO, write_corpora, write_corpus
 
 # Odd sizes: a word in exactly half a corpus's snippets has idf 0 there, and today's index then drops it from that
 # corpus even when several corpora are scored as one collection (Qdrant scores it on the collection's idf).
@@ -50,10 +50,7 @@ SEARCHES = [
 
 @pytest.fixture(scope="module")
 def corpus_paths(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("corpora")
-    write_corpus(folder / "heart.jsonl", HEART)
-    write_corpus(folder / "glands.jsonl", GLANDS)
-    return [folder / "heart.jsonl", folder / "glands.jsonl"]
+    return write_corpora(tmp_path_factory.mktemp("corpora"), {"heart": HEART, "glands": GLANDS})
 
 
 @pytest.fixture(scope="module")

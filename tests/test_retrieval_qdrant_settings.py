@@ -11,7 +11,7 @@ from core.retrieval.dense import default_embedder
 from core.retrieval.location import SEARCH_URL, Qdrant
 from core.retrieval.qdrant.ingest import Embedded, ingest
 from tests.test_retrieval_index import CARDIO, write_corpus
-from ui.common.corpora import ADDED
+from ui.common.keys import CORPUS_PATHS
 
 SECTION = "from ui.common.corpora import corpora_section\ncorpora_section()"
 
@@ -46,7 +46,7 @@ def test_a_qdrant_folder_is_named_and_a_stopped_ingest_shows_how_far_it_got(monk
             progress=stop,
         )
     at = AppTest.from_string(SECTION, default_timeout=60)
-    at.session_state[ADDED] = [str(tmp_path / "cardio.jsonl")]
+    at.session_state[CORPUS_PATHS] = [str(tmp_path / "cardio.jsonl")]
     at.run()
     assert not at.exception
     text = shown(at)

@@ -104,15 +104,15 @@ def test_a_studio_database_from_the_release_upgrades_and_every_row_reads_back(re
     assert [(g["id"], g["run_ids"]) for g in list_groups(store)] == [(wrote["group"], [r.id for r in runs])]
     assert provenance.entry_for(store, runs[0]).corpora[0].fingerprint == "fp1"
     [row] = EvalResults(store).rows(wrote["eval"]["config"], {("medqa", "q1", wrote["eval"]["asked"])})
-    assert (row["run_id"], row["predicted"], row["correct"]) == (runs[1].id, "B", 1)
+    assert (row.run_id, row.predicted, row.correct) == (runs[1].id, "B", 1)
     assert [(p["model"], p["input_per_m"], p["currency"]) for p in price_rows(store)] == [("scripted", 0.15, "EUR")]
 
     labels = LabelStore(path)
-    assert [(r["snippet_id"], r["grade"], r["note"]) for r in labels.labels()] == [
+    assert [(r.snippet_id, r.grade, r.note) for r in labels.labels()] == [
         ("s1", 2, "on second reading"),
         ("s2", 1, ""),
     ]
-    assert [(r["snippet_id"], r["grade"], r["adjudicator"]) for r in labels.finals()] == [("s1", 2, "ben")]
+    assert [(r.snippet_id, r.grade, r.adjudicator) for r in labels.finals()] == [("s1", 2, "ben")]
     assert [r["new_grade"] for r in labels.history(wrote["question_id"])] == [3, 1, 2, 2]
     assert sorted(item.pool_id for question in collect(path) for item in question.items) == ["s1", "s2"]
     claims = NameClaims(path)

@@ -40,19 +40,15 @@ PAYLOADS = [
 ]
 
 
+def add_event(run: Run, payload, usage: Usage) -> None:
+    """The run's next event, numbered in order."""
+    run.events.append(Event(run_id=run.id, seq=len(run.events), stage="s", agent="a", payload=payload, usage=usage))
+
+
 def test_every_kind_round_trips_through_json():
     run = Run(method="m", question="q?", options={"A": "a", "B": "b"}, params={"k": 3})
     for i, payload in enumerate(PAYLOADS):
-        run.events.append(
-            Event(
-                run_id=run.id,
-                seq=i,
-                stage="s",
-                agent="a",
-                payload=payload,
-                usage=Usage(calls=1, prompt_tokens=10, completion_tokens=i, seconds=0.5),
-            )
-        )
+        add_event(run, payload, Usage(calls=1, prompt_tokens=10, completion_tokens=i, seconds=0.5))
     again = Run.model_validate_json(run.model_dump_json())
     assert again == run
     assert [e.kind for e in again.events] == list(EVENT_KINDS)
@@ -65,16 +61,7 @@ def test_every_kind_round_trips_through_json():
 def test_totals_sum_usage_and_use_wall_time():
     run = Run(method="m", question="q", started=100.0, finished=112.5)
     for i in range(3):
-        run.events.append(
-            Event(
-                run_id=run.id,
-                seq=i,
-                stage="s",
-                agent="a",
-                payload=Query(text="q"),
-                usage=Usage(calls=1, retrievals=i, prompt_tokens=10, completion_tokens=2, seconds=3),
-            )
-        )
+        add_event(run, Query(text="q"), Usage(calls=1, retrievals=i, prompt_tokens=10, completion_tokens=2, seconds=3))
     totals = run.compute_totals()
     assert (totals.calls, totals.retrievals, totals.prompt_tokens, totals.completion_tokens) == (3, 3, 30, 6)
     assert totals.seconds == 12.5 and totals.tokens == 36

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
 
 from pydantic import ValidationError
 
 from core.cli.interrupt import stopping_on_signals
 from core.cli.knobs import knob_errors, param_value
+from core.cli.options import add_corpus_paths, add_knobs, key_value
 from core.cli.render import describe, totals_line
 from core.llm import LLM
 from core.methods import get, registry
@@ -19,48 +18,20 @@ from core.runner import execute
 from core.store import RunStore
 
 
-def _key_value(text: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    return key.strip(), value
-
-
-def corpus_path(text: str) -> Path:
-    if not text.strip():
-        raise argparse.ArgumentTypeError("an empty path (a variable or glob that expanded to nothing?)")
-    return Path(text)
-
-
 def register(commands) -> None:
     p = commands.add_parser("ask", help="ask one question with one method and stream its trace")
     p.add_argument("question", help="the question text")
     p.add_argument(
         "--option",
         action="append",
-        type=_key_value,
+        type=key_value,
         default=[],
         metavar='A="text"',
         help="a multiple-choice option (repeat for each)",
     )
     p.add_argument("--method", default="cot", help=f"one of: {', '.join(registry())}")
-    p.add_argument(
-        "--param",
-        action="append",
-        type=_key_value,
-        default=[],
-        metavar="KNOB=VALUE",
-        help="a method knob (JSON values, e.g. rounds=2)",
-    )
-    p.add_argument(
-        "--corpus",
-        action="extend",
-        nargs="+",
-        type=corpus_path,
-        default=[],
-        metavar="PATH",
-        help="corpus files or folders (several, or repeat); default: the embedded corpus",
-    )
+    add_knobs(p, "KNOB=VALUE", "a method knob (JSON values, e.g. rounds=2)")
+    add_corpus_paths(p)
     p.add_argument("--json", action="store_true", help="print the whole run as JSON at the end")
     p.set_defaults(handler=handle)
 

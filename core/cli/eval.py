@@ -12,9 +12,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from core import paths
-from core.cli.ask import _key_value
 from core.cli.interrupt import stopping_on_signals
 from core.cli.knobs import knob_errors, param_value
+from core.cli.options import add_corpus_paths, add_knobs
 from core.eval import (
     PRESETS,
     BenchmarkError,
@@ -29,6 +29,7 @@ from core.eval import (
 )
 from core.eval.answers import answer_shares, format_answers
 from core.eval.report import ALL, format_pairs, format_table, pairwise
+from core.eval.results import ItemResult
 from core.llm import LLM
 from core.methods import get, registry
 from core.store import RunStore
@@ -61,15 +62,7 @@ def register(commands) -> None:
         help="benchmark .json or .json.gz: {dataset: {id: {question, options, answer}}}",
     )
     p.add_argument("--ids", type=Path, help="question ids to run, {dataset: [id, ...]} (default: every question)")
-    p.add_argument(
-        "--corpus",
-        action="extend",
-        nargs="+",
-        type=Path,
-        default=[],
-        metavar="PATH",
-        help="corpus files or folders (several, or repeat); default: the embedded corpus",
-    )
+    add_corpus_paths(p)
     p.add_argument("--datasets", help="comma-separated datasets (default: all in the ids file or benchmark)")
     p.add_argument(
         "--sample",
@@ -80,13 +73,10 @@ def register(commands) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for --sample (default 0)")
     p.add_argument("--limit", type=int, help="first N questions of each dataset (of the sample, if any)")
     p.add_argument("--concurrency", type=int, default=2, help="questions in flight at once (default 2)")
-    p.add_argument(
-        "--param",
-        action="append",
-        type=_key_value,
-        default=[],
-        metavar="METHOD.KNOB=VALUE",
-        help="a method knob (JSON values), e.g. sema.t_max=1, for the method and its presets (repeat)",
+    add_knobs(
+        p,
+        "METHOD.KNOB=VALUE",
+        "a method knob (JSON values), e.g. sema.t_max=1, for the method and its presets (repeat)",
     )
     p.add_argument(
         "--report",
@@ -187,13 +177,13 @@ def handle(args) -> int:
         if skipped:
             bar.write(f"resuming: {skipped} finished run(s) skipped")
 
-    failed: list[dict[str, Any]] = []
+    failed: list[ItemResult] = []
 
-    def progressed(row: dict[str, Any]) -> None:
-        if row["status"] != "ok":
+    def progressed(row: ItemResult) -> None:
+        if row.status != "ok":
             failed.append(row)
-        mark = "ok" if row["correct"] else ("error" if row["status"] != "ok" else "wrong")
-        bar.set_postfix_str(f"{row['arm']} {row['dataset']}/{row['qid']}: {mark}")
+        mark = "ok" if row.correct else ("error" if row.status != "ok" else "wrong")
+        bar.set_postfix_str(f"{row.arm} {row.dataset}/{row.qid}: {mark}")
         bar.update()
 
     began = time.perf_counter()
@@ -244,7 +234,7 @@ def handle(args) -> int:
         print("interrupted: run the same command again to resume", file=sys.stderr)
         return stop.exit_code
     if outcome.ran and len(failed) == outcome.ran:
-        first = store.load_run(failed[0]["run_id"]).events[-1].payload
+        first = store.load_run(failed[0].run_id).events[-1].payload
         print(
             f"error: all {outcome.ran} run(s) ended in an error, so nothing was scored; the first: "
             f"{getattr(first, 'message', first.kind)}",

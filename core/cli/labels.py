@@ -160,12 +160,12 @@ def pool(args) -> int:
         mine = labels.get(item.pool_id, {}).get(args.annotator)
         if mine and args.unjudged:
             continue
-        head = f"[{n}] {item.pool_id}" + (f"  (your grade: {mine['grade']})" if mine else "")
+        head = f"[{n}] {item.pool_id}" + (f"  (your grade: {mine.grade})" if mine else "")
         if args.open:
             seen = "; ".join(
                 f"{o.method} #{o.rank}" + (" generated" if o.generated else f" {o.corpus}") for o in item.occurrences
             )
-            others = ", ".join(f"{who}: {row['grade']}" for who, row in labels.get(item.pool_id, {}).items())
+            others = ", ".join(f"{who}: {row.grade}" for who, row in labels.get(item.pool_id, {}).items())
             head += f"\n    shown by: {seen}" + (f"\n    labels: {others}" if others else "")
         print(head)
         print(textwrap.indent(textwrap.fill(item.blind_text(), 110), "    "))

@@ -6,6 +6,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from core.cli.options import add_corpus_paths
+
 # The same names as core.retrieval.MODES, spelled out so that listing commands does not load the retrieval stack.
 MODES = ("hybrid", "bm25", "dense")
 
@@ -15,15 +17,7 @@ def register(commands) -> None:
     p.add_argument("query", help="the query text")
     p.add_argument("--k", type=int, default=10, help="number of hits (default 10)")
     p.add_argument("--corpus", action="append", default=[], metavar="NAME", help="search only this corpus (repeat)")
-    p.add_argument(
-        "--path",
-        action="extend",
-        nargs="+",
-        type=Path,
-        default=[],
-        metavar="PATH",
-        help="corpus files or folders to open (several, or repeat; default: the default corpus)",
-    )
+    add_corpus_paths(p, "--path", "corpus files or folders to open (several, or repeat; default: the default corpus)")
     p.add_argument(
         "--balanced",
         action="store_true",

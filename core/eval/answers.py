@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from core.eval.results import ItemResult
 from core.eval.stats import ALPHA
 
 Label = Callable[[str], str]
@@ -105,16 +106,16 @@ def stuart_maxwell(pairs: list[tuple[str, str]]) -> float | None:
     return None if math.isnan(p) else p
 
 
-def answer_shares(rows: list[dict[str, Any]]) -> list[AnswerShares]:
+def answer_shares(rows: list[ItemResult]) -> list[AnswerShares]:
     """One line per (arm, dataset), in the order rows first name them."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[ItemResult]] = {}
     for row in rows:
-        groups.setdefault((row["arm"], row["dataset"]), []).append(row)
-    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
-    arms = list(dict.fromkeys(r["arm"] for r in rows))
+        groups.setdefault((row.arm, row.dataset), []).append(row)
+    datasets = list(dict.fromkeys(r.dataset for r in rows))
+    arms = list(dict.fromkeys(r.arm for r in rows))
     out = []
     for key in [(a, d) for a in arms for d in datasets if (a, d) in groups]:
-        pairs = [(r["gold"], r["predicted"]) for r in groups[key] if r["predicted"]]
+        pairs = [(r.gold, r.predicted) for r in groups[key] if r.predicted]
         out.append(
             AnswerShares(
                 arm=key[0],

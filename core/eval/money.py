@@ -11,6 +11,7 @@ from typing import Any, Literal
 from scipy.stats import t as student_t
 
 from core.eval.report import ALL
+from core.eval.results import ItemResult
 from core.eval.stats import LEVEL
 from core.pricing import Billed, Cost, Price, cost_of
 
@@ -47,23 +48,23 @@ def mean_interval(values: list[float]) -> tuple[float, float | None, float | Non
     return mean, max(mean - half, 0.0), mean + half
 
 
-def question_cost(row: dict[str, Any], billed: Mapping[str, Billed], prices: Mapping[str, Price]) -> Cost:
+def question_cost(row: ItemResult, billed: Mapping[str, Billed], prices: Mapping[str, Price]) -> Cost:
     """One benchmark question's cost, from its run's calls; a run deleted since is counted from the totals the
     result kept (which cannot tell cached calls apart, so they count as billed)."""
-    spent = billed.get(row["run_id"])
+    spent = billed.get(row.run_id)
     if spent is None:
-        spent = Billed(row["prompt_tokens"], row["completion_tokens"], row["calls"])
-    return cost_of(row["model"], spent, prices)
+        spent = Billed(row.prompt_tokens, row.completion_tokens, row.calls)
+    return cost_of(row.model, spent, prices)
 
 
 def money_lines(
-    summary: list[dict[str, Any]], rows: list[dict[str, Any]], billed: Mapping[str, Billed], prices: Mapping[str, Price]
+    summary: list[dict[str, Any]], rows: list[ItemResult], billed: Mapping[str, Billed], prices: Mapping[str, Price]
 ) -> list[ArmMoney]:
     """One line per summary line (arm × dataset, and ``all``), in its order."""
     costs = [(row, question_cost(row, billed, prices)) for row in rows]
     lines = []
     for s in summary:
-        mine = [c for row, c in costs if row["arm"] == s["arm"] and s["dataset"] in (ALL, row["dataset"])]
+        mine = [c for row, c in costs if row.arm == s["arm"] and s["dataset"] in (ALL, row.dataset)]
         lines.append(_line(s["arm"], s["dataset"], mine))
     return lines
 

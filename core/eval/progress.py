@@ -9,8 +9,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any
-
+from core.eval.results import ItemResult
 from core.llm.embedded import MODEL_NAME
 from core.paths import REPO_ROOT
 from core.store import RunStore
@@ -52,15 +51,15 @@ class EvalProgress:
         with self._lock:
             self._arms[arm] = ArmProgress(arm, label, total, before, recorded=recorded)
 
-    def record(self, arm: str, row: dict[str, Any]) -> None:
+    def record(self, arm: str, row: ItemResult) -> None:
         with self._lock:
             a = self._arms[arm]
             self._arms[arm] = replace(
                 a,
                 done=a.done + 1,
-                errors=a.errors + (row["status"] != "ok"),
-                correct=a.correct + bool(row["correct"]),
-                run_seconds=a.run_seconds + float(row["seconds"] or 0.0),
+                errors=a.errors + (row.status != "ok"),
+                correct=a.correct + bool(row.correct),
+                run_seconds=a.run_seconds + float(row.seconds or 0.0),
             )
 
     def end(self) -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from core.eval.answers import answer_shares
+from core.eval.results import COSTS, ItemResult
 from core.eval.stats import LEVEL, Paired, overall_reading, pairs, wilson
 
-COSTS = ("calls", "retrievals", "prompt_tokens", "completion_tokens", "seconds")
 ALL = "all"
 ACCURACY_NOTE = (
     f"accuracy = correct answers over all questions asked; a run that ended in error counts as not "
@@ -23,28 +23,28 @@ ACCURACY_NOTE = (
 )
 
 
-def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def summarize(rows: list[ItemResult]) -> list[dict[str, Any]]:
     """One line per (arm, dataset) in the order rows first name them, then an ``all`` line per arm pooling its
     questions (micro average)."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[ItemResult]] = defaultdict(list)
     for row in rows:
-        groups[(row["arm"], row["dataset"])].append(row)
-        groups[(row["arm"], ALL)].append(row)
-    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
-    arms = list(dict.fromkeys(r["arm"] for r in rows))
+        groups[(row.arm, row.dataset)].append(row)
+        groups[(row.arm, ALL)].append(row)
+    datasets = list(dict.fromkeys(r.dataset for r in rows))
+    arms = list(dict.fromkeys(r.arm for r in rows))
     order = [(a, d) for a in arms for d in ([*datasets, ALL] if len(datasets) > 1 else datasets)]
     return [_line(a, d, groups[(a, d)]) for a, d in order if groups[(a, d)]]
 
 
-def _line(arm: str, dataset: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _line(arm: str, dataset: str, rows: list[ItemResult]) -> dict[str, Any]:
     n = len(rows)
-    correct = sum(r["correct"] for r in rows)
-    errors = sum(r["status"] != "ok" for r in rows)
+    correct = sum(r.correct for r in rows)
+    errors = sum(r.status != "ok" for r in rows)
     low, high = wilson(correct, n)
     line = {
         "arm": arm,
-        "method": rows[0]["method"],
-        "preset": rows[0].get("preset") or "",
+        "method": rows[0].method,
+        "preset": rows[0].preset or "",
         "dataset": dataset,
         "n": n,
         "correct": correct,
@@ -53,19 +53,19 @@ def _line(arm: str, dataset: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "ci_high": round(high, 4),
         "errors": errors,
         "error_rate": round(errors / n, 4),
-        "parse_errors": sum(r["error_type"] == "LLMParseError" for r in rows),
+        "parse_errors": sum(r.error_type == "LLMParseError" for r in rows),
     }
-    line.update({f"mean_{c}": round(sum(r[c] for r in rows) / n, 2) for c in COSTS})
+    line.update({f"mean_{c}": round(sum(getattr(r, c) for r in rows) / n, 2) for c in COSTS})
     line["mean_tokens"] = round(line["mean_prompt_tokens"] + line["mean_completion_tokens"], 2)
     return line
 
 
-def pairwise(rows: list[dict[str, Any]]) -> dict[str, list[Paired]]:
+def pairwise(rows: list[ItemResult]) -> dict[str, list[Paired]]:
     """The paired tests pooled over every dataset (``all``), and per dataset when there are several."""
-    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    datasets = list(dict.fromkeys(r.dataset for r in rows))
     out = {ALL: pairs(rows)}
     if len(datasets) > 1:
-        out.update({d: pairs([r for r in rows if r["dataset"] == d]) for d in datasets})
+        out.update({d: pairs([r for r in rows if r.dataset == d]) for d in datasets})
     return out
 
 
@@ -142,7 +142,7 @@ def _csv(path: Path, table: list[dict[str, Any]]) -> Path:
 
 
 def write_results(
-    out: Path, rows: list[dict[str, Any]], summary: list[dict[str, Any]], settings: dict[str, Any]
+    out: Path, rows: list[ItemResult], summary: list[dict[str, Any]], settings: dict[str, Any]
 ) -> list[Path]:
     """``items.csv`` (one row per arm and question, with its run id), ``summary.csv`` (with the intervals),
     ``pairs.csv`` (the paired tests, pooled and per dataset) and ``summary.json`` (all of it, the options each arm
@@ -150,7 +150,8 @@ def write_results(
     out.mkdir(parents=True, exist_ok=True)
     tests = pairwise(rows)
     pair_rows = [{"dataset": d, **p.as_dict()} for d, found in tests.items() for p in found]
-    written = [_csv(out / "items.csv", rows), _csv(out / "summary.csv", summary), _csv(out / "pairs.csv", pair_rows)]
+    items = [r.as_dict() for r in rows]
+    written = [_csv(out / "items.csv", items), _csv(out / "summary.csv", summary), _csv(out / "pairs.csv", pair_rows)]
     path = out / "summary.json"
     answers = [a.as_dict() for a in answer_shares(rows)]
     path.write_text(

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from core.eval.mirage import BenchItem
@@ -13,10 +15,52 @@ from core.store.sqlite import database, transaction
 from core.trace import Run
 
 Key = tuple[str, str, str]  # (dataset, question id, asked key)
+COSTS = ("calls", "retrievals", "prompt_tokens", "completion_tokens", "seconds")  # a result's costs: its run's totals
 
 # A run that failed for a reason outside the method (endpoint down, timeout) is tried again on resume;
 # one whose reply never parsed is the method's result and is kept.
 FINAL_ERRORS = ("LLMParseError",)
+
+
+@dataclass(frozen=True)
+class ItemResult:
+    """One question's result for one configuration: a row of ``eval_items`` (its columns in the table's order), and
+    the arm that asked for it once an evaluation reports it."""
+
+    config: str
+    method: str
+    dataset: str
+    qid: str
+    run_id: str
+    model: str
+    params: str  # the knobs, as JSON
+    corpus: str  # the corpus names, as JSON
+    gold: str
+    predicted: str | None  # None when the run chose no option (it ended in error)
+    correct: int  # 1 or 0
+    status: str  # the run's: "ok", "error", ...
+    error_type: str
+    calls: int
+    retrievals: int
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    finished: float | None
+    asked: str  # the question as asked (``BenchItem.asked``)
+    preset: str  # the ablation preset it was run for, "" for a method's own knobs
+    arm: str = ""  # not stored: the arm (method or preset) an evaluation reports it under
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> ItemResult:
+        return cls(**{f.name: row[f.name] for f in fields(cls) if f.name in row})
+
+    def as_dict(self) -> dict[str, Any]:
+        """The columns, then the arm (the items file's columns)."""
+        return asdict(self)
+
+    def stored(self) -> dict[str, Any]:
+        """The table's columns."""
+        return {k: v for k, v in asdict(self).items() if k != "arm"}
 
 
 def config_key(method: str, params: dict[str, Any], backend: str, corpus: list[str], retrieval: str = "") -> str:
@@ -49,41 +93,36 @@ class EvalResults:
             )
             return {(r["dataset"], r["qid"], r["asked"]) for r in rows}
 
-    def record(self, config: str, item: BenchItem, run: Run, preset: str = "") -> dict[str, Any]:
+    def record(self, config: str, item: BenchItem, run: Run, preset: str = "") -> ItemResult:
         error = next((e.payload for e in reversed(run.events) if e.kind == "error"), None)
         predicted = run.answer.choice if run.answer else None
-        t = run.totals
-        row = {
-            "config": config,
-            "method": run.method,
-            "preset": preset,
-            "dataset": item.dataset,
-            "qid": item.qid,
-            "asked": item.asked,
-            "run_id": run.id,
-            "model": run.model,
-            "params": json.dumps(run.params, sort_keys=True),
-            "corpus": json.dumps(run.corpus),
-            "gold": item.answer,
-            "predicted": predicted,
-            "correct": int(run.status == "ok" and predicted == item.answer),
-            "status": run.status,
-            "error_type": error.error_type if error else "",
-            "calls": t.calls,
-            "retrievals": t.retrievals,
-            "prompt_tokens": t.prompt_tokens,
-            "completion_tokens": t.completion_tokens,
-            "seconds": t.seconds,
-            "finished": run.finished,
-        }
+        row = ItemResult(
+            config=config,
+            method=run.method,
+            dataset=item.dataset,
+            qid=item.qid,
+            run_id=run.id,
+            model=run.model,
+            params=json.dumps(run.params, sort_keys=True),
+            corpus=json.dumps(run.corpus),
+            gold=item.answer,
+            predicted=predicted,
+            correct=int(run.status == "ok" and predicted == item.answer),
+            status=run.status,
+            error_type=error.error_type if error else "",
+            **run.totals.model_dump(include=set(COSTS)),
+            finished=run.finished,
+            asked=item.asked,
+            preset=preset,
+        )
         with self._lock, transaction(self.db.conn):
-            self.table.upsert(row, pk=("config", "dataset", "qid", "asked"))
+            self.table.upsert(row.stored(), pk=("config", "dataset", "qid", "asked"))
         return row
 
-    def rows(self, config: str, keys: set[Key]) -> list[dict[str, Any]]:
+    def rows(self, config: str, keys: set[Key]) -> list[ItemResult]:
         with self._lock:
             found = list(self.table.rows_where("config = ?", [config]))
-        return [r for r in found if (r["dataset"], r["qid"], r["asked"]) in keys]
+        return [ItemResult.from_row(r) for r in found if (r["dataset"], r["qid"], r["asked"]) in keys]
 
 
 def evaluated_datasets(store: RunStore) -> list[str]:

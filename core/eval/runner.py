@@ -7,24 +7,23 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from core.eval.mirage import BenchItem
 from core.eval.plan import Arm, EvalPlan
 from core.eval.progress import EvalProgress, recorded_seconds
-from core.eval.results import EvalResults
+from core.eval.results import EvalResults, ItemResult
 from core.llm import LLM
 from core.methods.base import Retriever, RunContext
 from core.runner import execute
 from core.store import RunStore
 
-Progress = Callable[[dict[str, Any]], None]  # called with each finished item's row
+Progress = Callable[[ItemResult], None]  # called with each finished item's result
 
 
 @dataclass
 class EvalOutcome:
-    rows: list[dict[str, Any]]  # every planned (arm, question), finished now or before; "arm" names the arm
+    rows: list[ItemResult]  # every planned (arm, question), finished now or before, under its arm
     ran: int
     skipped: int
     cancelled: bool = False
@@ -87,13 +86,13 @@ def evaluate(
         if stop.is_set():
             ctx.cancel_event.set()
 
-    def one(arm: Arm, item: BenchItem) -> dict[str, Any] | None:
+    def one(arm: Arm, item: BenchItem) -> ItemResult | None:
         if stop.is_set():
             return None
         run = execute(arm.method, item.question, arm.params, llm=llm, retriever=retriever, store=store, ctx_hook=track)
         if run.status == "cancelled":
             return None
-        return {**results.record(configs[arm.name], item, run, arm.preset), "arm": arm.name}
+        return replace(results.record(configs[arm.name], item, run, arm.preset), arm=arm.name)
 
     ran = 0
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
@@ -108,7 +107,7 @@ def evaluate(
                     if row is not None:
                         ran += 1
                         if watch:
-                            for arm in sharing[row["config"]]:
+                            for arm in sharing[row.config]:
                                 watch.record(arm.name, row)
                         if progress:
                             progress(row)
@@ -122,13 +121,13 @@ def evaluate(
     return EvalOutcome(rows=_rows(results, plan, configs), ran=ran, skipped=skipped, cancelled=stop.is_set())
 
 
-def _rows(results: EvalResults, plan: EvalPlan, configs: dict[str, str]) -> list[dict[str, Any]]:
+def _rows(results: EvalResults, plan: EvalPlan, configs: dict[str, str]) -> list[ItemResult]:
     keys = {item.key for item in plan.items}
     found = {config: results.rows(config, keys) for config in set(configs.values())}
-    return [{**row, "arm": arm.name} for arm in plan.arms for row in found[configs[arm.name]]]
+    return [replace(row, arm=arm.name) for arm in plan.arms for row in found[configs[arm.name]]]
 
 
-def finished_rows(plan: EvalPlan, store: RunStore, configs: dict[str, str]) -> list[dict[str, Any]]:
+def finished_rows(plan: EvalPlan, store: RunStore, configs: dict[str, str]) -> list[ItemResult]:
     """What earlier evaluations finished of this plan (``configs`` from ``EvalPlan.config_keys``), as ``evaluate``
     returns it; nothing is opened or run."""
     return _rows(EvalResults(store), plan, configs)

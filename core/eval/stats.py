@@ -14,6 +14,8 @@ from typing import Any
 
 from scipy.stats import binomtest
 
+from core.eval.results import ItemResult
+
 LEVEL = 0.95
 ALPHA = 0.05
 Label = Callable[[str], str]  # an arm's name as shown
@@ -80,14 +82,14 @@ def mcnemar(first: list[bool], second: list[bool]) -> tuple[int, int, float]:
     return b, c, (float(binomtest(b, b + c, 0.5).pvalue) if b + c else 1.0)
 
 
-def _by_arm(rows: Iterable[dict[str, Any]]) -> dict[str, dict[tuple[str, str, str], dict[str, Any]]]:
-    out: dict[str, dict[tuple[str, str, str], dict[str, Any]]] = {}
+def _by_arm(rows: Iterable[ItemResult]) -> dict[str, dict[tuple[str, str, str], ItemResult]]:
+    out: dict[str, dict[tuple[str, str, str], ItemResult]] = {}
     for row in rows:
-        out.setdefault(row["arm"], {})[(row["dataset"], row["qid"], row["asked"])] = row
+        out.setdefault(row.arm, {})[(row.dataset, row.qid, row.asked)] = row
     return out
 
 
-def pairs(rows: Iterable[dict[str, Any]]) -> list[Paired]:
+def pairs(rows: Iterable[ItemResult]) -> list[Paired]:
     """Every pair of arms over the questions both finished (the same question as asked), in the rows' arm order."""
     arms = _by_arm(rows)
     out = []
@@ -95,10 +97,10 @@ def pairs(rows: Iterable[dict[str, Any]]) -> list[Paired]:
         common = sorted(arms[first].keys() & arms[second].keys())
         if not common:
             continue
-        x = [bool(arms[first][k]["correct"]) for k in common]
-        y = [bool(arms[second][k]["correct"]) for k in common]
+        x = [bool(arms[first][k].correct) for k in common]
+        y = [bool(arms[second][k].correct) for k in common]
         same = sum(
-            arms[first][k]["predicted"] is not None and arms[first][k]["predicted"] == arms[second][k]["predicted"]
+            arms[first][k].predicted is not None and arms[first][k].predicted == arms[second][k].predicted
             for k in common
         )
         b, c, p = mcnemar(x, y)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
+from functools import partial
 from itertools import combinations
 
 import krippendorff
@@ -21,6 +22,7 @@ Judged = dict[Item, dict[str, int]]  # item -> annotator -> grade
 SCALE = sorted(GRADES)
 BOOTSTRAP = 2000
 MIN_FOR_INTERVAL = 10  # a percentile bootstrap over fewer items is too coarse to mean much
+SINGLE_GRADE = "undefined: a single grade used"
 
 
 @dataclass(frozen=True)
@@ -107,50 +109,39 @@ def pairwise(judged: Judged) -> list[Agreement]:
     return found
 
 
+def _panel(judged: Judged) -> tuple[str, ...] | None:
+    """Every annotator, when there are the three or more that Fleiss' kappa and Krippendorff's alpha are for."""
+    annotators = tuple(sorted({a for grades in judged.values() for a in grades}))
+    return annotators if len(annotators) >= 3 else None
+
+
 def fleiss(judged: Judged) -> Agreement | None:
     """Fleiss' kappa over the items every annotator judged (it needs the same number of ratings per item)."""
-    annotators = sorted({a for grades in judged.values() for a in grades})
-    if len(annotators) < 3:
+    if not (annotators := _panel(judged)):
         return None
     complete = [[g[a] for a in annotators] for g in judged.values() if all(a in g for a in annotators)]
+    result = partial(Agreement, "Fleiss' kappa", annotators, len(complete))
     if len(complete) < 2:
-        return Agreement(
-            "Fleiss' kappa",
-            tuple(annotators),
-            len(complete),
-            None,
-            why="fewer than 2 snippets judged by every annotator",
-        )
+        return result(None, why="fewer than 2 snippets judged by every annotator")
     table, _ = aggregate_raters(np.array(complete), n_cat=len(SCALE))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         value = float(fleiss_kappa(table, method="fleiss"))
-    if math.isnan(value):
-        return Agreement("Fleiss' kappa", tuple(annotators), len(complete), None, why="undefined: a single grade used")
-    return Agreement("Fleiss' kappa", tuple(annotators), len(complete), value)
+    return result(None, why=SINGLE_GRADE) if math.isnan(value) else result(value)
 
 
 def alpha(judged: Judged) -> Agreement | None:
     """Krippendorff's alpha (ordinal) over every item at least two annotators judged; missing labels allowed."""
-    annotators = sorted({a for grades in judged.values() for a in grades})
-    if len(annotators) < 3:
+    if not (annotators := _panel(judged)):
         return None
     items = [g for g in judged.values() if len(g) >= 2]
+    result = partial(Agreement, "Krippendorff's alpha (ordinal)", annotators, len(items))
     if len(items) < 2:
-        return Agreement(
-            "Krippendorff's alpha (ordinal)",
-            tuple(annotators),
-            len(items),
-            None,
-            why="fewer than 2 snippets judged by two or more annotators",
-        )
+        return result(None, why="fewer than 2 snippets judged by two or more annotators")
     data = np.array([[g.get(a, np.nan) for g in items] for a in annotators], dtype=float)
     if len({v for v in data[~np.isnan(data)]}) < 2:
-        return Agreement(
-            "Krippendorff's alpha (ordinal)", tuple(annotators), len(items), None, why="undefined: a single grade used"
-        )
-    value = float(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=SCALE))
-    return Agreement("Krippendorff's alpha (ordinal)", tuple(annotators), len(items), value)
+        return result(None, why=SINGLE_GRADE)
+    return result(float(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal", value_domain=SCALE)))
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import Any
 from core.labels.grades import GRADES
 from core.labels.importing import Format
 from core.labels.pool import PoolQuestion, consensus, resolve
+from core.labels.records import FinalLabel, Label
 from core.labels.store import LabelStore
 
 COLUMNS = [
@@ -38,8 +39,8 @@ def _when(ts: float | None) -> str:
 
 def label_records(
     questions: list[PoolQuestion],
-    label_rows: list[dict[str, Any]],
-    final_rows: list[dict[str, Any]],
+    label_rows: list[Label],
+    final_rows: list[FinalLabel],
     registered: dict[str, dict[str, Any]],
 ) -> list[dict[str, Any]]:
     """Every label and adjudication as one flat record (the CSV/JSONL rows)."""
@@ -51,27 +52,27 @@ def label_records(
             for sid in item.ids:
                 texts[(q.question_id, sid)] = item.blind_text()
     records = []
-    for kind, rows, who in (("label", label_rows, "annotator"), ("final", final_rows, "adjudicator")):
+    for kind, rows in (("label", label_rows), ("final", final_rows)):
         for row in rows:
             records.append(
                 {
                     "kind": kind,
-                    "question_id": row["question_id"],
-                    "snippet_id": row["snippet_id"],
-                    "annotator": row[who],
-                    "grade": row["grade"],
-                    "grade_name": GRADES[row["grade"]],
-                    "note": row["note"] or "",
-                    "updated": _when(row["updated"]),
-                    "question": question_text.get(row["question_id"], ""),
-                    "snippet_text": texts.get((row["question_id"], row["snippet_id"]), ""),
+                    "question_id": row.question_id,
+                    "snippet_id": row.snippet_id,
+                    "annotator": row.by,
+                    "grade": row.grade,
+                    "grade_name": GRADES[row.grade],
+                    "note": row.note,
+                    "updated": _when(row.updated),
+                    "question": question_text.get(row.question_id, ""),
+                    "snippet_text": texts.get((row.question_id, row.snippet_id), ""),
                 }
             )
     return sorted(records, key=lambda r: (r["question_id"], r["snippet_id"], r["kind"], r["annotator"]))
 
 
 def qrels_grades(
-    questions: list[PoolQuestion], label_rows: list[dict[str, Any]], final_rows: list[dict[str, Any]]
+    questions: list[PoolQuestion], label_rows: list[Label], final_rows: list[FinalLabel]
 ) -> dict[tuple[str, str], int]:
     """(question id, snippet id) -> consensus grade; pooled items under each of their ids."""
     grades: dict[tuple[str, str], int] = {}
@@ -80,9 +81,9 @@ def qrels_grades(
         labels, _ = resolve(q, label_rows)
         finals, _ = resolve(q, final_rows)
         for item in q.items:
-            given = [row["grade"] for row in labels.get(item.pool_id, {}).values()]
+            given = [row.grade for row in labels.get(item.pool_id, {}).values()]
             final = finals.get(item.pool_id, {}).get("final")
-            grade = consensus(given, final["grade"] if final else None)
+            grade = consensus(given, final.grade if final else None)
             covered |= {(q.question_id, sid) for sid in item.ids}
             if grade is not None:
                 grades |= {(q.question_id, sid): grade for sid in item.ids}
@@ -90,13 +91,13 @@ def qrels_grades(
     loose: dict[tuple[str, str], list[int]] = {}
     loose_final: dict[tuple[str, str], int] = {}
     for row in label_rows:
-        key = (row["question_id"], row["snippet_id"])
+        key = (row.question_id, row.snippet_id)
         if key not in covered:
-            loose.setdefault(key, []).append(row["grade"])
-    for row in final_rows:
-        key = (row["question_id"], row["snippet_id"])
+            loose.setdefault(key, []).append(row.grade)
+    for final in final_rows:
+        key = (final.question_id, final.snippet_id)
         if key not in covered:
-            loose_final[key] = row["grade"]
+            loose_final[key] = final.grade
     for key in {*loose, *loose_final}:
         grades[key] = consensus(loose.get(key, []), loose_final.get(key))
     return dict(sorted(grades.items()))

@@ -178,11 +178,8 @@ class Importer:
 def _plan(store: LabelStore, parsed: Parsed) -> dict[tuple[str, str], Written]:
     """What the import would do per ("label" or "final", name), from the labels as they are now."""
     qids = {row[1] for row in parsed.labels + parsed.finals}
-    now = {
-        ("label", r["question_id"], r["snippet_id"], r["annotator"]): (r["grade"], r["note"] or "")
-        for r in store.labels(qids)
-    }
-    now |= {("final", r["question_id"], r["snippet_id"], ""): (r["grade"], r["note"] or "") for r in store.finals(qids)}
+    now = {("label", r.question_id, r.snippet_id, r.annotator): (r.grade, r.note) for r in store.labels(qids)}
+    now |= {("final", r.question_id, r.snippet_id, ""): (r.grade, r.note) for r in store.finals(qids)}
     plan: dict[tuple[str, str], Written] = {}
     for kind, rows in (("label", parsed.labels), ("final", parsed.finals)):
         for _, qid, sid, who, grade, note in rows:

@@ -21,6 +21,7 @@ from scipy import stats
 
 from core.labels.grades import RELEVANT
 from core.labels.pool import PoolQuestion, consensus, ranked_list, resolve
+from core.labels.records import FinalLabel, Label
 
 
 @dataclass(frozen=True)
@@ -43,8 +44,8 @@ class MetricSettings:
 
 def qrels_of(
     question: PoolQuestion,
-    label_rows: list[dict[str, Any]],
-    final_rows: list[dict[str, Any]],
+    label_rows: list[Label],
+    final_rows: list[FinalLabel],
     annotator: str | None = None,
 ) -> dict[str, int]:
     """pool id -> the grade metrics use: one annotator's, or the adjudicated one, or the majority."""
@@ -55,10 +56,10 @@ def qrels_of(
         given = labels.get(pool_id, {})
         if annotator is not None:
             if annotator in given:
-                grades[pool_id] = given[annotator]["grade"]
+                grades[pool_id] = given[annotator].grade
             continue
         final = finals.get(pool_id, {}).get("final")
-        grade = consensus([row["grade"] for row in given.values()], final["grade"] if final else None)
+        grade = consensus([row.grade for row in given.values()], final.grade if final else None)
         if grade is not None:
             grades[pool_id] = grade
     return grades
@@ -66,8 +67,8 @@ def qrels_of(
 
 def run_metrics(
     questions: list[PoolQuestion],
-    label_rows: list[dict[str, Any]],
-    final_rows: list[dict[str, Any]],
+    label_rows: list[Label],
+    final_rows: list[FinalLabel],
     settings: MetricSettings = MetricSettings(),
 ) -> list[dict[str, Any]]:
     """One row per run whose question has at least one judged snippet and whose list is not empty."""

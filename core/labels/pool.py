@@ -14,13 +14,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from statistics import median_low
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
 from core.labels.identity import QuestionRef, derive_question, generated_id, question_hash, teaching_ids, text_hash
+from core.labels.records import FinalLabel, Label
 from core.store.sqlite import connect
 from core.trace import GeneratedDoc, Retrieval
+
+Given = TypeVar("Given", Label, FinalLabel)  # labels, or adjudications
 
 Source = Literal["all", "teaching", "eval"]
 
@@ -271,22 +274,20 @@ def ranked_list(run: RunRanking, generated: bool = False) -> list[str]:
 # -- labels resolved onto pool items --------------------------------------------------------------
 
 
-def resolve(
-    question: PoolQuestion, rows: list[dict[str, Any]]
-) -> tuple[dict[str, dict[str, dict[str, Any]]], list[dict[str, Any]]]:
-    """pool id -> annotator -> their current label row (the latest among the item's ids), and the rows of this
-    question whose snippet is in no pool."""
-    found: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+def resolve(question: PoolQuestion, rows: list[Given]) -> tuple[dict[str, dict[str, Given]], list[Given]]:
+    """pool id -> annotator (``"final"`` for an adjudication) -> their current label (the latest among the item's
+    ids), and the labels of this question whose snippet is in no pool."""
+    found: dict[str, dict[str, Given]] = defaultdict(dict)
     orphans = []
     for row in rows:
-        if row["question_id"] != question.question_id:
+        if row.question_id != question.question_id:
             continue
-        pool_id = question.by_id.get(row["snippet_id"])
+        pool_id = question.by_id.get(row.snippet_id)
         if pool_id is None:
             orphans.append(row)
             continue
-        key = row.get("annotator", "final")
-        if key not in found[pool_id] or row["updated"] > found[pool_id][key]["updated"]:
+        key = row.annotator if isinstance(row, Label) else "final"
+        if key not in found[pool_id] or row.updated > found[pool_id][key].updated:
             found[pool_id][key] = row
     return dict(found), orphans
 

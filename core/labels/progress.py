@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
 from core.labels.pool import PoolQuestion, resolve
+from core.labels.records import Label
 
 TARGET_ANNOTATORS = 2
 
@@ -27,7 +26,7 @@ class Progress:
 
 
 def progress(
-    questions: list[PoolQuestion], label_rows: list[dict[str, Any]], annotator: str, target: int = TARGET_ANNOTATORS
+    questions: list[PoolQuestion], label_rows: list[Label], annotator: str, target: int = TARGET_ANNOTATORS
 ) -> Progress:
     judged = pool = done = at_target = 0
     for question in questions:

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
 from core.labels.agreement import Judged, disagreements
 from core.labels.grades import RELEVANT
 from core.labels.pool import PoolItem, PoolQuestion, resolve
+from core.labels.records import FinalLabel, Label
 
 
-def judged_items(questions: list[PoolQuestion], label_rows: list[dict[str, Any]]) -> Judged:
+def judged_items(questions: list[PoolQuestion], label_rows: list[Label]) -> Judged:
     """(question id, pool id) -> annotator -> grade, for every pooled snippet with at least one label."""
     judged: Judged = {}
     for question in questions:
         labels, _ = resolve(question, label_rows)
         for pool_id, given in labels.items():
-            judged[(question.question_id, pool_id)] = {who: row["grade"] for who, row in given.items()}
+            judged[(question.question_id, pool_id)] = {who: row.grade for who, row in given.items()}
     return judged
 
 
@@ -29,16 +28,16 @@ class Conflict:
 
     question: PoolQuestion
     item: PoolItem
-    given: list[dict[str, Any]]  # every annotator's label row, by name
+    given: list[Label]  # every annotator's label, by name
     gap: int  # the widest gap between two of the grades
     split: bool  # some called it relevant and some did not
-    final: dict[str, Any] | None
+    final: FinalLabel | None
 
 
 def conflicts(
     questions: list[PoolQuestion],
-    label_rows: list[dict[str, Any]],
-    final_rows: list[dict[str, Any]],
+    label_rows: list[Label],
+    final_rows: list[FinalLabel],
     relevant: int = RELEVANT,
 ) -> list[Conflict]:
     """The disagreements (``agreement.disagreements``) gathered by snippet, widest gap first."""

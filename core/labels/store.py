@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from core import paths
 from core.labels.grades import LabelError, check_annotator, check_grade
 from core.labels.identity import QuestionRef
+from core.labels.records import FinalLabel, Label
 from core.store.sqlite import BUSY_SECONDS, connect, transaction
 
 T = TypeVar("T")
@@ -153,11 +154,11 @@ class LabelStore:
 
     # -- reading -----------------------------------------------------------------------------
 
-    def labels(self, question_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
-        return self._rows("labels", question_ids)
+    def labels(self, question_ids: Iterable[str] | None = None) -> list[Label]:
+        return [Label.from_row(r) for r in self._rows("labels", question_ids)]
 
-    def finals(self, question_ids: Iterable[str] | None = None) -> list[dict[str, Any]]:
-        return self._rows("label_finals", question_ids)
+    def finals(self, question_ids: Iterable[str] | None = None) -> list[FinalLabel]:
+        return [FinalLabel.from_row(r) for r in self._rows("label_finals", question_ids)]
 
     def _rows(self, table: str, question_ids: Iterable[str] | None) -> list[dict[str, Any]]:
         if question_ids is None:

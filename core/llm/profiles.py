@@ -90,7 +90,20 @@ class Profile:
 # (https://platform.openai.com/docs/guides/reasoning); seed is accepted.
 # https://platform.openai.com/docs/models: gpt-4o writes at most 16,384 tokens, o3 and o4-mini 100,000.
 _OPENAI_REASONING = dict(sampling=frozenset({"seed"}), reasoning_effort=True, max_output_tokens=100_000)
-_OPENAI_REASONING_MODELS = (r"o\d", r"gpt-5(?!-chat)")  # gpt-5-chat is the non-reasoning model behind ChatGPT
+# OpenAI's models, as OpenAI and Azure OpenAI both serve them: one token field, one set of limits.
+_OPENAI_MODELS = dict(
+    token_field="max_completion_tokens",
+    context_window=128_000,
+    max_output_tokens=16_384,
+    reasoning_models=(r"o\d", r"gpt-5(?!-chat)"),  # gpt-5-chat is the non-reasoning model behind ChatGPT
+    reasoning_changes=_OPENAI_REASONING,
+)
+
+
+def _listening_on(port: int) -> dict[str, object]:
+    """A local server found by its default port, and the base URL it answers on there."""
+    return dict(ports=(port,), example_url=f"http://127.0.0.1:{port}/v1")
+
 
 PROFILES: dict[str, Profile] = {
     p.name: p
@@ -107,24 +120,21 @@ PROFILES: dict[str, Profile] = {
             "llamacpp",
             "llama.cpp server",
             "grammar",
-            ports=(8080,),
-            example_url="http://127.0.0.1:8080/v1",
+            **_listening_on(8080),
             doc="https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md",
         ),
         Profile(
             "ollama",
             "Ollama",
             "grammar",
-            ports=(11434,),
-            example_url="http://127.0.0.1:11434/v1",
+            **_listening_on(11434),
             doc="https://github.com/ollama/ollama/blob/main/docs/openai.md",
         ),
         Profile(
             "lmstudio",
             "LM Studio",
             "grammar",
-            ports=(1234,),
-            example_url="http://127.0.0.1:1234/v1",
+            **_listening_on(1234),
             doc="https://lmstudio.ai/docs/app/api/structured-output",
         ),
         Profile(
@@ -138,17 +148,13 @@ PROFILES: dict[str, Profile] = {
             "openai",
             "OpenAI",
             "strict",
-            token_field="max_completion_tokens",
             schema_keywords=OPENAI_KEYWORDS,
             hosts=("api.openai.com",),
             example_url="https://api.openai.com/v1",
             key_env=("OPENAI_API_KEY",),
             key_url="https://platform.openai.com/api-keys",
-            context_window=128_000,
-            max_output_tokens=16_384,
             doc="https://platform.openai.com/docs/guides/structured-outputs",
-            reasoning_models=_OPENAI_REASONING_MODELS,
-            reasoning_changes=_OPENAI_REASONING,
+            **_OPENAI_MODELS,
         ),
         # Azure OpenAI's strict subset takes none of the type-specific keywords
         # (https://learn.microsoft.com/azure/ai-foundry/openai/how-to/structured-outputs#supported-schemas-and-limitations).
@@ -156,16 +162,12 @@ PROFILES: dict[str, Profile] = {
             "azure",
             "Azure OpenAI",
             "strict",
-            token_field="max_completion_tokens",
             hosts=("openai.azure.com", "cognitiveservices.azure.com", "services.ai.azure.com"),
             example_url="https://YOUR-RESOURCE.openai.azure.com/openai/v1",
             key_env=("AZURE_OPENAI_API_KEY",),
             key_url="https://portal.azure.com/#view/Microsoft_Azure_ProjectOxford/CognitiveServicesHub/~/OpenAI",
-            context_window=128_000,
-            max_output_tokens=16_384,
             doc="https://learn.microsoft.com/azure/ai-foundry/openai/how-to/structured-outputs",
-            reasoning_models=_OPENAI_REASONING_MODELS,
-            reasoning_changes=_OPENAI_REASONING,
+            **_OPENAI_MODELS,
         ),
         # Anthropic's OpenAI layer ignores response_format, seed and presence_penalty and caps temperature at 1
         # (https://docs.anthropic.com/en/api/openai-sdk).

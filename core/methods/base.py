@@ -27,7 +27,7 @@ from core.llm.profiles import Lengths
 from core.llm.tokens import CHARS_PER_TOKEN
 from core.settings import ASSUMED_WINDOW
 from core.question import Question
-from core.stages import Stage
+from core.stages import Stage, StageNames
 from core.trace import AgentMessage, Answer, Event, Hit, Partial, Payload, Retrieval, Run, Usage
 
 T = TypeVar("T")
@@ -72,6 +72,7 @@ class MethodSpec:
     run: Method
     uses_retrieval: bool = True
     stages: tuple[Stage, ...] = ()  # the pipeline as the paper draws it, for the method map and Compare
+    stage_names: type[StageNames] = StageNames  # every stage name its events carry (``stages`` match them)
 
 
 class Retriever(Protocol):
@@ -310,6 +311,11 @@ def sample_seed(temperature: float, seed: int, offset: int = 0) -> int | None:
     return seed * 1000 + offset if temperature > 0 else None
 
 
+def sampling(temperature: float, seed: int, offset: int = 0) -> dict[str, Any]:
+    """A call's temperature, with the run's seed when it samples (``sample_seed``)."""
+    return {"temperature": temperature, "seed": sample_seed(temperature, seed, offset)}
+
+
 def prompt(name: str, **values: Any) -> str:
     """Fill ``prompts/<name>.txt`` ($placeholders, so JSON braces need no escaping)."""
     return _template(name).substitute(**{k: str(v) for k, v in values.items()})
@@ -367,6 +373,17 @@ def budget_knob(what: str, compact: int, paper: int, *, least: int = 64, tail: s
         le=4096,
         description=f"budget for {what}; empty = the backend's ({compact:,} on the embedded model, {paper:,} on an "
         f"endpoint{tail})",
+    )
+
+
+def seed_knob(draws: str = "replies", each: str = "") -> Any:
+    """A method's ``seed`` knob, where some of its agents sample: ``draws`` names what another seed draws anew,
+    ``each`` what else has a seed of its own."""
+    return Field(
+        0,
+        ge=0,
+        description=f"sampling seed of the agents above temperature 0{each}: the same seed replays a saved run from "
+        f"the response cache; another seed draws new {draws}",
     )
 
 

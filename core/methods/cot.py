@@ -9,8 +9,12 @@ from core.llm.answer_formats import AnswerFormat
 from core.methods.base import READER, MethodParams, MethodSpec, ReaderLengths, RunContext, answer_schema, budget_knob
 from core.methods.base import messages, prompt, to_answer
 from core.question import Question
-from core.stages import Stage
+from core.stages import Stage, StageNames
 from core.trace import Answer
+
+
+class Names(StageNames):
+    REASONING = "reasoning"
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ def reason(
 def run(question: Question, params: CoTParams, ctx: RunContext) -> Answer:
     reader = LENGTHS[ctx.llm.lengths].reader
     return reason(
-        question, ctx, stage="reasoning", reader=reader, order=params.answer_format, max_tokens=params.max_tokens
+        question, ctx, stage=Names.REASONING, reader=reader, order=params.answer_format, max_tokens=params.max_tokens
     )
 
 
@@ -79,5 +83,6 @@ SPEC = MethodSpec(
     params=CoTParams,
     run=run,
     uses_retrieval=False,
-    stages=(Stage("Clinician reasons step by step and answers", "answer", ("reasoning",)),),
+    stages=(Stage("Clinician reasons step by step and answers", "answer", (Names.REASONING,)),),
+    stage_names=Names,
 )

@@ -22,14 +22,28 @@ from core.llm.tokens import tokens_of
 from core.methods.base import DEFINITE_ANSWER, NUMBERS, OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, MethodParams
 from core.methods.base import budget_knob
 from core.methods.base import MethodSpec, ReaderLengths, RunContext, at_most, bounded, in_at_most
-from core.methods.base import messages, one_of, prompt, read_docs, reading_knob, sample_seed
+from core.methods.base import messages, one_of, prompt, read_docs, reading_knob, sampling, seed_knob
 from core.methods import cot
+from core.methods import reader
 from core.methods.reader import medrag_prompt, read_and_answer
 from core.question import Question
-from core.stages import Stage
+from core.stages import RETRIEVAL, Numbered, Stage, StageNames
 from core.trace import Answer, Hit, Query, Verdict, VerdictItem
 
+
+class Names(StageNames):
+    RECRUITMENT = "recruitment"
+    BRAINSTORM = Numbered("brainstorm turn {n}")  # the experts' insights or reviews and the summary that folds them
+    SUMMARY_VERIFICATION = "summary verification"
+    RETRIEVAL = RETRIEVAL
+    VERIFICATION = "verification"  # the decision-maker's
+    ANSWER = reader.ANSWER
+    COT_FALLBACK = "CoT fallback"
+
+
 NO_SUMMARY = "(none yet)"
+DECIDER = "Decision-maker"
+NO_SNIPPETS = "retrieval returned no snippets"
 READ_BY_BOTH = "read by the decision-maker and the reader"  # "read by": the screens tag it as read, not judged
 JUDGE_TOKENS_EACH = 60  # the per-snippet variant's line per snippet: its id, a few words and keep or drop
 
@@ -118,12 +132,7 @@ class DiscussParams(MethodParams):
         1.0, ge=0.0, le=2.0, description="decision-maker (the authors set none: the API default)"
     )
     temperature_reader: float = Field(0.0, ge=0.0, le=2.0, description="reader and its CoT fallback")
-    seed: int = Field(
-        0,
-        ge=0,
-        description="sampling seed for agents above temperature 0: the same seed replays the "
-        "same replies from the response cache; another seed draws new ones",
-    )
+    seed: int = seed_knob()
     max_doc_chars: int | None = reading_knob("the decision-maker and the reader each")
     max_tokens: int | None = budget_knob(
         "the final answer", LENGTHS["compact"].reader.tokens, LENGTHS["paper"].reader.tokens
@@ -210,23 +219,18 @@ def judge_tokens(n: int, lengths: DiscussLengths) -> int:
     return lengths.judge_tokens + JUDGE_TOKENS_EACH * n
 
 
-def sampling(temperature: float, params: DiscussParams) -> dict[str, Any]:
-    """A call's temperature, with the run's seed when it samples (so the response cache can replay it)."""
-    return {"temperature": temperature, "seed": sample_seed(temperature, params.seed)}
-
-
 # -- brainstorming: every agent reads the question stem, as in the authors' code ---------
 
 
 def recruit(question: Question, params: DiscussParams, lengths: DiscussLengths, ctx: RunContext) -> list[BaseModel]:
     reply = ctx.ask(
         messages(prompt("discuss_system"), prompt("discuss_recruit", question=question.text, n=params.n_experts)),
-        stage="recruitment",
+        stage=Names.RECRUITMENT,
         agent="Recruiter",
         role="recruiter",
         schema=recruitment_schema(params.n_experts, lengths),
         max_tokens=lengths.recruit_tokens + lengths.recruit_tokens_each * params.n_experts,
-        **sampling(params.temperature_discussion, params),
+        **sampling(params.temperature_discussion, params.seed),
     )
     experts, seen = [], set()
     for i, expert in enumerate(reply.parsed.experts, 1):
@@ -263,13 +267,13 @@ def speak(
     )
     reply = ctx.ask(
         messages(prompt("discuss_system"), text),
-        stage=f"brainstorm turn {turn}",
+        stage=Names.BRAINSTORM(turn),
         agent=expert.role,
         role="expert",
         schema=insight_schema(lengths) if first else review_schema(lengths),
         max_tokens=lengths.insight_tokens,
         turn=turn,
-        **sampling(params.temperature_discussion, params),
+        **sampling(params.temperature_discussion, params.seed),
     ).parsed
     return "" if not first and reply.nothing_to_add else reply.insight.strip()
 
@@ -292,13 +296,13 @@ def summarize(
     )
     return ctx.ask(
         messages(prompt("discuss_system"), text),
-        stage=f"brainstorm turn {turn}",
+        stage=Names.BRAINSTORM(turn),
         agent="Summarizer",
         role="summarizer",
         schema=summary_schema(lengths),
         max_tokens=lengths.summary_tokens,
         turn=turn,
-        **sampling(params.temperature_discussion, params),
+        **sampling(params.temperature_discussion, params.seed),
     ).parsed.summary.strip()
 
 
@@ -323,12 +327,12 @@ def discuss(question: Question, params: DiscussParams, lengths: DiscussLengths, 
     return (
         ctx.ask(
             messages(prompt("discuss_system"), text),
-            stage="summary verification",
+            stage=Names.SUMMARY_VERIFICATION,
             agent="Verifier",
             role="verifier",
             schema=summary_schema(lengths),
             max_tokens=lengths.summary_tokens,
-            **sampling(params.temperature_verifier, params),
+            **sampling(params.temperature_verifier, params.seed),
         ).parsed.summary.strip()
         or summary
     )
@@ -337,30 +341,33 @@ def discuss(question: Question, params: DiscussParams, lengths: DiscussLengths, 
 # -- after retrieval ---------------------------------------------------------------------
 
 
+def record_verdict(ctx: RunContext, items: list[VerdictItem], accepted: bool, reason: str) -> None:
+    """The decision-maker's verdict on the snippets, in the trace."""
+    ctx.emit(Names.VERIFICATION, DECIDER, Verdict(items=items, accepted=accepted, reason=reason))
+
+
 def decide(
     question: Question, hits: list[Hit], budget: int, params: DiscussParams, lengths: DiscussLengths, ctx: RunContext
 ) -> tuple[bool, list[str], str]:
     """The authors' decision: one yes/no over the snippets (those within the reading budget), given the stem.
     Returns whether it accepted, the ids it read, and why."""
-    stage, agent = "verification", "Decision-maker"
     documents, shown = read_docs(hits, budget)
     if not shown:
-        reason = "retrieval returned no snippets"
-        ctx.emit(stage, agent, Verdict(items=[], accepted=False, reason=reason))
-        return False, [], reason
+        record_verdict(ctx, [], False, NO_SNIPPETS)
+        return False, [], NO_SNIPPETS
     text = prompt(
         "discuss_decide", documents=documents, question=question.text, within=in_at_most(lengths.decision_sentences)
     )
     reply = ctx.ask(
         messages(prompt("discuss_system"), text),
-        stage=stage,
-        agent=agent,
+        stage=Names.VERIFICATION,
+        agent=DECIDER,
         role="decision-maker",
         schema=decision_schema(lengths),
         max_tokens=lengths.decision_tokens,
         read=shown,
         offered=len(hits),
-        **sampling(params.temperature_decision, params),
+        **sampling(params.temperature_decision, params.seed),
     )
     accepted = reply.parsed.answer == "yes"
     read = READ_BY_BOTH if accepted else "the decision-maker rejected the snippets as a whole"
@@ -373,7 +380,7 @@ def decide(
         for h in hits
     ]
     reason = reply.parsed.reasoning.strip()
-    ctx.emit(stage, agent, Verdict(items=items, accepted=accepted, reason=reason))
+    record_verdict(ctx, items, accepted, reason)
     return accepted, shown, reason
 
 
@@ -381,23 +388,21 @@ def decide_each(
     question: Question, hits: list[Hit], budget: int, params: DiscussParams, lengths: DiscussLengths, ctx: RunContext
 ) -> tuple[list[Hit], str]:
     """The per-snippet variant: the kept snippets when it accepts, none when it rejects, and why."""
-    stage, agent = "verification", "Decision-maker"
     documents, shown = read_docs(hits, budget)
     if not shown:
-        reason = "retrieval returned no snippets"
-        ctx.emit(stage, agent, Verdict(items=[], accepted=False, reason=reason))
-        return [], reason
+        record_verdict(ctx, [], False, NO_SNIPPETS)
+        return [], NO_SNIPPETS
     text = prompt("discuss_decide_each", documents=documents, question=question.text)
     reply = ctx.ask(
         messages(prompt("discuss_system"), text),
-        stage=stage,
-        agent=agent,
+        stage=Names.VERIFICATION,
+        agent=DECIDER,
         role="decision-maker",
         schema=verification_schema(shown, lengths),
         max_tokens=judge_tokens(len(shown), lengths),
         read=shown,
         offered=len(hits),
-        **sampling(params.temperature_decision, params),
+        **sampling(params.temperature_decision, params.seed),
     )
     judged: dict[str, Any] = {}
     for j in reply.parsed.judgments:
@@ -410,7 +415,7 @@ def decide_each(
     kept = [h for h, item in zip(hits, items) if item.keep]
     accepted = reply.parsed.accept and bool(kept)
     reason = reply.parsed.reason if kept or not reply.parsed.accept else "accepted, but kept no snippet"
-    ctx.emit(stage, agent, Verdict(items=items, accepted=accepted, reason=reason))
+    record_verdict(ctx, items, accepted, reason)
     return (kept if accepted else []), reason
 
 
@@ -421,11 +426,11 @@ def fall_back(
     answer = cot.reason(
         question,
         ctx,
-        stage="CoT fallback",
+        stage=Names.COT_FALLBACK,
         reader=lengths.reader,
         order=params.answer_format,
         max_tokens=params.max_tokens,
-        **sampling(params.temperature_reader, params),
+        **sampling(params.temperature_reader, params.seed),
     )
     return answer.model_copy(update={"note": f"CoT fallback: the decision-maker rejected the snippets ({reason})"})
 
@@ -436,11 +441,11 @@ def run(question: Question, params: DiscussParams, ctx: RunContext) -> Answer:
     summary = discuss(question, params, lengths, ctx) if params.brainstorm else ""
     query = f"{question.text}\n{summary}" if summary else question.text
     ctx.emit(
-        "retrieval",
+        Names.RETRIEVAL,
         "Retriever",
         Query(text=query, purpose="question + distilled summary D" if summary else "question (no discussion)"),
     )
-    hits = ctx.retrieve(query, params.k, stage="retrieval", agent="Retriever")
+    hits = ctx.retrieve(query, params.k, stage=Names.RETRIEVAL, agent="Retriever")
     # One budget for the decision-maker and the reader, so the reader reads exactly the snippets that were accepted;
     # it leaves room for the longest reply of the two (the per-snippet variant writes a line per snippet).
     reply = max(lengths.decision_tokens, max_tokens, judge_tokens(len(hits), lengths) if params.judge_each else 0)
@@ -454,7 +459,7 @@ def run(question: Question, params: DiscussParams, ctx: RunContext) -> Answer:
         reader=lengths.reader,
         order=params.answer_format,
         max_tokens=max_tokens,
-        **sampling(params.temperature_reader, params),
+        **sampling(params.temperature_reader, params.seed),
     )
     if not params.verify:
         return read(hits, note=f"verification off: answered from all {len(hits)} snippets")
@@ -480,20 +485,21 @@ SPEC = MethodSpec(
     params=DiscussParams,
     run=run,
     stages=(
-        Stage("Recruiter picks expert roles", "understand", ("recruitment",)),
-        Stage("Experts brainstorm", "understand", ("brainstorm turn",), many="× n experts", kinds=("agent_message",)),
+        Stage("Recruiter picks expert roles", "understand", (Names.RECRUITMENT,)),
+        Stage("Experts brainstorm", "understand", (Names.BRAINSTORM,), many="× n experts", kinds=("agent_message",)),
         Stage(
             "Summarizer folds the turn",
             "understand",
-            ("brainstorm turn",),
+            (Names.BRAINSTORM,),
             agents=("Summarizer",),
             loop_to="Experts brainstorm",
             loop_label="experts review the summary (up to turns + 1 summaries)",
         ),
-        Stage("Verifier distils the summary", "understand", ("summary verification",)),
-        Stage("Retrieve with question + summary", "retrieve", ("retrieval",)),
-        Stage("Decision-maker accepts or rejects the snippets", "judge", ("verification",)),
-        Stage("Reader answers from the snippets", "answer", ("answer",)),
-        Stage("CoT fallback (snippets rejected)", "answer", ("CoT fallback",), branch=True),
+        Stage("Verifier distils the summary", "understand", (Names.SUMMARY_VERIFICATION,)),
+        Stage("Retrieve with question + summary", "retrieve", (Names.RETRIEVAL,)),
+        Stage("Decision-maker accepts or rejects the snippets", "judge", (Names.VERIFICATION,)),
+        Stage("Reader answers from the snippets", "answer", (Names.ANSWER,)),
+        Stage("CoT fallback (snippets rejected)", "answer", (Names.COT_FALLBACK,), branch=True),
     ),
+    stage_names=Names,
 )

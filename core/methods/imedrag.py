@@ -23,10 +23,15 @@ from core.methods.base import ASSUMED_WINDOW, PROMPT_TOKENS, READER, MethodParam
 from core.methods.base import ReaderLengths, RunContext
 from core.methods.base import answer_schema, bounded, in_at_most, messages, prompt, read_docs, to_answer
 from core.question import Question
-from core.stages import Stage
+from core.stages import Numbered, Runner, Stage, StageNames
 from core.trace import Answer, Query
 
 _BRACKETED = re.compile(r"\[([^\[\]\n]{1,80})\]")
+
+
+class Names(StageNames):
+    ROUND = Numbered("round {n}")  # a round's queries, their retrievals and answers
+    FINAL_ANSWER = Runner.FINAL_ANSWER  # the Answerer's call carries the name of the runner's closing event
 
 
 @dataclass(frozen=True)
@@ -133,7 +138,7 @@ def queries_schema(n: int, lengths: IMedRAGLengths) -> type[BaseModel]:
 
 def lookup(query: str, round_no: int, params: IMedRAGParams, budget: Budgets, ctx: RunContext) -> Lookup:
     """The small RAG step: retrieve for the follow-up query and answer it (free text, never unparseable)."""
-    stage = f"round {round_no}"
+    stage = Names.ROUND(round_no)
     hits = ctx.retrieve(query, params.k, stage=stage, agent="Retriever", round=round_no)
     documents, shown = read_docs(hits, budget.doc_chars)
     reply = ctx.ask(
@@ -173,7 +178,7 @@ def run(question: Question, params: IMedRAGParams, ctx: RunContext) -> Answer:
                     within=in_at_most(lengths.analysis_sentences),
                 ),
             ),
-            stage=f"round {round_no}",
+            stage=Names.ROUND(round_no),
             agent="Questioner",
             role="questioner",
             schema=queries_schema(params.queries, lengths),
@@ -183,7 +188,7 @@ def run(question: Question, params: IMedRAGParams, ctx: RunContext) -> Answer:
         )
         queries = [q.strip() for q in reply.parsed.queries if q.strip()]
         for q in queries:
-            ctx.emit(f"round {round_no}", "Questioner", Query(text=q, purpose="follow-up", round=round_no))
+            ctx.emit(Names.ROUND(round_no), "Questioner", Query(text=q, purpose="follow-up", round=round_no))
         history += ctx.parallel(partial(lookup, round_no=round_no, params=params, budget=budget, ctx=ctx), queries)
     reply = ctx.ask(
         messages(
@@ -192,7 +197,7 @@ def run(question: Question, params: IMedRAGParams, ctx: RunContext) -> Answer:
                 "imedrag_final", history=render_history(history), question=question.render(), **lengths.reader.words()
             ),
         ),
-        stage="final answer",
+        stage=Names.FINAL_ANSWER,
         agent="Answerer",
         role="answerer",
         schema=answer_schema(question, cite=True, order=params.answer_format, reader=lengths.reader),
@@ -209,17 +214,18 @@ SPEC = MethodSpec(
     params=IMedRAGParams,
     run=run,
     stages=(
-        Stage("Questioner writes Q follow-up queries", "query", ("round",), agents=("Questioner",)),
-        Stage("Retrieve for each query", "retrieve", ("round",), agents=("Retriever",), many="× Q"),
+        Stage("Questioner writes Q follow-up queries", "query", (Names.ROUND,), agents=("Questioner",)),
+        Stage("Retrieve for each query", "retrieve", (Names.ROUND,), agents=("Retriever",), many="× Q"),
         Stage(
             "Responder answers each query",
             "retrieve",
-            ("round",),
+            (Names.ROUND,),
             agents=("Responder",),
             many="× Q",
             loop_to="Questioner writes Q follow-up queries",
             loop_label="next round (R rounds)",
         ),
-        Stage("Answerer reads the query–answer history", "answer", ("final answer",), agents=("Answerer",)),
+        Stage("Answerer reads the query–answer history", "answer", (Names.FINAL_ANSWER,), agents=("Answerer",)),
     ),
+    stage_names=Names,
 )

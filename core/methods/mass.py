@@ -25,8 +25,17 @@ from core.methods.base import ReaderLengths
 from core.methods.base import RunContext, answer_schema, at_most, bounded, messages, prompt, read_docs, reading_knob
 from core.methods.base import to_answer
 from core.question import Question
-from core.stages import Stage
+from core.stages import RETRIEVAL, Stage, StageNames
 from core.trace import Answer, Hit, Verdict, VerdictItem
+
+
+class Names(StageNames):
+    RETRIEVAL = RETRIEVAL
+    VIEWS = "views"
+    SPAN_CHECK = "span check"
+    CANDIDATE_ANSWERS = "candidate answers"
+    SYNTHESIS = "synthesis"
+
 
 View = Literal["summarizer", "extractor", "reasoner"]
 VIEWS: tuple[str, ...] = ("summarizer", "extractor", "reasoner")
@@ -158,7 +167,7 @@ def filter_view(
     text = view_prompt(view, documents, question, params, lengths)
     return ctx.ask(
         messages(prompt("mass_system"), text),
-        stage="views",
+        stage=Names.VIEWS,
         agent=view.title(),
         role=view,
         schema=view_schema(view, shown, spans(params, lengths), lengths),
@@ -195,7 +204,9 @@ def check_spans(spans: list[Any], hits: list[Hit], ctx: RunContext) -> list[tupl
             )
         else:
             items.append(VerdictItem(doc_id=span.doc_id, keep=False, reason=f'"{short}" not verbatim in {span.doc_id}'))
-    ctx.emit("span check", "Extractor", Verdict(items=items, reason=f"{len(kept)} of {len(spans)} spans are verbatim"))
+    ctx.emit(
+        Names.SPAN_CHECK, "Extractor", Verdict(items=items, reason=f"{len(kept)} of {len(spans)} spans are verbatim")
+    )
     return kept
 
 
@@ -226,7 +237,7 @@ def answer_view(
     text = prompt("mass_answer", view=view, evidence=evidence, question=question.render(), **lengths.reader.words())
     reply = ctx.ask(
         messages(prompt("mass_system"), text),
-        stage="candidate answers",
+        stage=Names.CANDIDATE_ANSWERS,
         agent="Answer Agent",
         role=f"answerer ({view})",
         schema=answer_schema(question, reader=lengths.reader),
@@ -267,7 +278,7 @@ def synthesize(
     )
     reply = ctx.ask(
         messages(prompt("mass_system"), text),
-        stage="synthesis",
+        stage=Names.SYNTHESIS,
         agent="Synthesis Agent",
         role="synthesizer",
         schema=synthesis_schema(question, list(views), params.answer_format, lengths.reader),
@@ -282,7 +293,7 @@ def synthesize(
 
 def run(question: Question, params: MassParams, ctx: RunContext) -> Answer:
     lengths = LENGTHS[ctx.llm.lengths]
-    hits = ctx.retrieve(question.text, params.k, stage="retrieval", agent="Retriever")
+    hits = ctx.retrieve(question.text, params.k, stage=Names.RETRIEVAL, agent="Retriever")
     if not hits:
         raise RuntimeError("retrieval returned no documents for this question, so there is nothing to filter")
     reply_tokens = max(view_tokens(view, params, lengths) for view in params.views)
@@ -308,10 +319,11 @@ SPEC = MethodSpec(
     params=MassParams,
     run=run,
     stages=(
-        Stage("Retrieve k documents", "retrieve", ("retrieval",)),
-        Stage("Summarizer · Extractor · Reasoner views", "judge", ("views",), many="in parallel"),
-        Stage("Span check (verbatim?)", "judge", ("span check",)),
-        Stage("Answer Agent per view (optional)", "answer", ("candidate answers",)),
-        Stage("Synthesis Agent reconciles", "answer", ("synthesis",)),
+        Stage("Retrieve k documents", "retrieve", (Names.RETRIEVAL,)),
+        Stage("Summarizer · Extractor · Reasoner views", "judge", (Names.VIEWS,), many="in parallel"),
+        Stage("Span check (verbatim?)", "judge", (Names.SPAN_CHECK,)),
+        Stage("Answer Agent per view (optional)", "answer", (Names.CANDIDATE_ANSWERS,)),
+        Stage("Synthesis Agent reconciles", "answer", (Names.SYNTHESIS,)),
     ),
+    stage_names=Names,
 )

@@ -18,10 +18,16 @@ from core.llm.tokens import tokens_of
 from core.methods.base import DEFINITE_ANSWER, OWN_KNOWLEDGE, READER, MethodParams, budget_knob, MethodSpec
 from core.methods.base import ReaderLengths
 from core.methods.base import RunContext, reading_knob
+from core.methods import reader
 from core.methods.reader import medrag_prompt, read_and_answer
 from core.question import Question
-from core.stages import Stage
+from core.stages import RETRIEVAL, Stage, StageNames
 from core.trace import Answer
+
+
+class Names(StageNames):
+    RETRIEVAL = RETRIEVAL
+    ANSWER = reader.ANSWER
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,7 @@ def run(question: Question, params: MedRAGParams, ctx: RunContext) -> Answer:
     lengths = LENGTHS[ctx.llm.lengths]
     max_tokens = params.max_tokens or lengths.reader.tokens
     query = question.text if params.query == "question" else question.render()
-    hits = ctx.retrieve(query, params.k, stage="retrieval", agent="Retriever")
+    hits = ctx.retrieve(query, params.k, stage=Names.RETRIEVAL, agent="Retriever")
     budget = ctx.reading_chars(params.max_doc_chars, tokens_of(question.render()) + max_tokens)
     return read_and_answer(
         question,
@@ -78,7 +84,8 @@ SPEC = MethodSpec(
     params=MedRAGParams,
     run=run,
     stages=(
-        Stage("Retrieve k snippets (BM25 + dense)", "retrieve", ("retrieval",)),
-        Stage("Reader answers, citing documents", "answer", ("answer",)),
+        Stage("Retrieve k snippets (BM25 + dense)", "retrieve", (Names.RETRIEVAL,)),
+        Stage("Reader answers, citing documents", "answer", (Names.ANSWER,)),
     ),
+    stage_names=Names,
 )

@@ -24,11 +24,35 @@ from core.llm.profiles import Lengths
 from core.llm.tokens import tokens_of
 from core.methods.base import OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, MethodParams, budget_knob, MethodSpec
 from core.methods.base import ReaderLengths
-from core.methods.base import RunContext, at_most, bounded, in_at_most, messages, one_of, prompt, read_docs, sample_seed
+from core.methods.base import (
+    RunContext,
+    at_most,
+    bounded,
+    in_at_most,
+    messages,
+    one_of,
+    prompt,
+    read_docs,
+    sampling,
+    seed_knob,
+)
+from core.methods import reader
 from core.methods.reader import medrag_prompt, read_and_answer
 from core.question import Question
-from core.stages import Stage
+from core.stages import RETRIEVAL, Stage, StageNames
 from core.trace import Answer, GeneratedDoc, Hit, Query, Verdict, VerdictItem
+
+
+class Names(StageNames):
+    RETRIEVAL = RETRIEVAL
+    SUMMARIZE = "KGCC: summarize"
+    EXPLORE = "KGCC: explore"
+    GENERATE = "KGCC: generate"
+    GENERATION = "generation"  # the background documents without KGCC
+    SELECT = "KADS: select"
+    SELECTION = "selection"  # the re-scoring without KADS
+    ANSWER = reader.ANSWER
+
 
 GENERATED = "generated"  # the corpus name of generated documents; their ids are gen-1, gen-2, ...
 FROM_QUESTION = "(none: written from the question alone)"
@@ -120,13 +144,7 @@ class MedRGAGParams(MethodParams):
         LENGTHS["paper"].reader.tokens,
         tail=", the authors' reader",
     )
-    seed: int = Field(
-        0,
-        ge=0,
-        description="sampling seed of the agents above temperature 0 (each document from the "
-        "question alone its own): the same seed replays a saved run from the "
-        "response cache, another draws new documents",
-    )
+    seed: int = seed_knob("documents", " (each document from the question alone its own)")
 
 
 def _reading(hits: list[Hit], cut: int | None, ctx: RunContext, reserved_tokens: int) -> tuple[list[Hit], int]:
@@ -175,7 +193,7 @@ def retrieve(question: Question, params: MedRGAGParams, ctx: RunContext) -> list
     query = with_options(question)
     n_corpora = len(ctx.retriever.corpora) if ctx.retriever else 1
     ctx.emit(
-        "retrieval",
+        Names.RETRIEVAL,
         "Retriever",
         Query(
             text=query,
@@ -186,7 +204,12 @@ def retrieve(question: Question, params: MedRGAGParams, ctx: RunContext) -> list
         ),
     )
     return ctx.retrieve(
-        query, params.n_retrieved, stage="retrieval", agent="Retriever", balanced=True, per_corpus=params.per_source_k
+        query,
+        params.n_retrieved,
+        stage=Names.RETRIEVAL,
+        agent="Retriever",
+        balanced=True,
+        per_corpus=params.per_source_k,
     )
 
 
@@ -248,12 +271,11 @@ def summarize(
     text = prompt("medrgag_summarize", question=question.render(), document=document, within=limit)
     return ctx.ask(
         messages(prompt("medrgag_system"), text),
-        stage="KGCC: summarize",
+        stage=Names.SUMMARIZE,
         agent="Summarizer",
         role="summarizer",
         schema=summary_schema(hit.snippet_id, lengths),
-        temperature=params.agent_temperature,
-        seed=sample_seed(params.agent_temperature, params.seed),
+        **sampling(params.agent_temperature, params.seed),
         max_tokens=lengths.summary_tokens,
         read=shown,
         offered=1,
@@ -277,12 +299,11 @@ def explore(
     )
     reply = ctx.ask(
         messages(prompt("medrgag_system"), text),
-        stage="KGCC: explore",
+        stage=Names.EXPLORE,
         agent="Explorer",
         role="explorer",
         schema=missing_schema(n, lengths),
-        temperature=params.agent_temperature,
-        seed=sample_seed(params.agent_temperature, params.seed),
+        **sampling(params.agent_temperature, params.seed),
         max_tokens=lengths.explore_tokens + lengths.explore_tokens_each * n,
     )
     return [m.strip() for m in reply.parsed.missing if m.strip()]
@@ -303,11 +324,10 @@ def write_background(
         stage=stage,
         agent="Generator",
         role="generator",
-        temperature=params.generate_temperature,
         top_p=params.generate_top_p,
         presence_penalty=params.generate_presence_penalty,
         max_tokens=params.generate_tokens,
-        seed=sample_seed(params.generate_temperature, params.seed, index),
+        **sampling(params.generate_temperature, params.seed, index),
     )
     return " ".join(reply.text.split())
 
@@ -331,10 +351,10 @@ def complete_context(
     if not params.n_generated:
         return []
     if not params.kgcc:
-        return generate(question, [], "generation", params, ctx)
+        return generate(question, [], Names.GENERATION, params, ctx)
     summaries = ctx.parallel(partial(summarize, question, params, lengths, ctx), retrieved)
     points = explore(question, summaries, n_points(question, params), params, lengths, ctx)
-    return generate(question, points, "KGCC: generate", params, ctx)
+    return generate(question, points, Names.GENERATE, params, ctx)
 
 
 # -- stage 3: knowledge-aware document selection ---------------------------------------------
@@ -393,7 +413,7 @@ def select(
 ) -> list[Hit]:
     """KADS: requirements → candidate-to-requirement map → a compact, non-redundant selection, re-scored so the
     reader reads the best first."""
-    stage, agent = "KADS: select", "Integrator"
+    stage, agent = Names.SELECT, "Integrator"
     neutral = anonymous(candidates)
     real = {n.snippet_id: h for n, h in zip(neutral, candidates)}
     documents, shown = _documents(
@@ -406,8 +426,7 @@ def select(
         agent=agent,
         role="integrator",
         schema=selection_schema(shown, params.n_selected, lengths),
-        temperature=params.agent_temperature,
-        seed=sample_seed(params.agent_temperature, params.seed),
+        **sampling(params.agent_temperature, params.seed),
         max_tokens=select_tokens(len(shown), lengths),
         read=[real[i].snippet_id for i in shown],
         offered=len(candidates),
@@ -457,7 +476,7 @@ def rank(question: Question, candidates: list[Hit], params: MedRGAGParams, ctx: 
         )
         for n, h in zip(anonymous(candidates), candidates)
     ]
-    ctx.emit("selection", "Reranker", Verdict(items=items, reason=f"{_mix(selected, candidates)}; KADS off"))
+    ctx.emit(Names.SELECTION, "Reranker", Verdict(items=items, reason=f"{_mix(selected, candidates)}; KADS off"))
     return selected
 
 
@@ -518,13 +537,14 @@ SPEC = MethodSpec(
     params=MedRGAGParams,
     run=run,
     stages=(
-        Stage("Source-balanced retrieval", "retrieve", ("retrieval",)),
-        Stage("KGCC: summarize each document", "judge", ("KGCC: summarize",), many="× k"),
-        Stage("KGCC: explorer names missing knowledge", "query", ("KGCC: explore",)),
+        Stage("Source-balanced retrieval", "retrieve", (Names.RETRIEVAL,)),
+        Stage("KGCC: summarize each document", "judge", (Names.SUMMARIZE,), many="× k"),
+        Stage("KGCC: explorer names missing knowledge", "query", (Names.EXPLORE,)),
         Stage(
-            "KGCC: generate background documents", "retrieve", ("KGCC: generate", "generation"), many="× n_generated"
+            "KGCC: generate background documents", "retrieve", (Names.GENERATE, Names.GENERATION), many="× n_generated"
         ),
-        Stage("KADS: integrator selects documents, re-scored for reading", "judge", ("KADS: select", "selection")),
-        Stage("Reader answers", "answer", ("answer",)),
+        Stage("KADS: integrator selects documents, re-scored for reading", "judge", (Names.SELECT, Names.SELECTION)),
+        Stage("Reader answers", "answer", (Names.ANSWER,)),
     ),
+    stage_names=Names,
 )

@@ -17,6 +17,7 @@ from core.methods.base import ReaderLengths, RunContext, answer_schema, messages
 from core.question import Question
 from core.trace import Answer, Hit
 
+ANSWER = "answer"  # the reader's stage, in every method that ends with it
 Prompt = Callable[[str], list[dict[str, str]]]  # the documents as the reader reads them -> the messages
 
 
@@ -53,7 +54,7 @@ def read_and_answer(
     documents, shown = read_docs(hits, budget)
     reply = ctx.ask(
         write(documents),
-        stage="answer",
+        stage=ANSWER,
         agent="Reader",
         role="reader",
         schema=answer_schema(question, cite=True, order=order, reader=reader),

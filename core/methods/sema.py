@@ -21,12 +21,32 @@ from core.llm.profiles import Lengths
 from core.llm.tokens import tokens_of
 from core.methods.base import PAPER_REPLY_TOKENS, READER, MethodParams, budget_knob, MethodSpec, ReaderLengths
 from core.methods.base import RunContext
-from core.methods.base import answer_schema, bounded, messages, one_of, prompt, read_docs, reading_knob, sample_seed
+from core.methods.base import (
+    answer_schema,
+    bounded,
+    messages,
+    one_of,
+    prompt,
+    read_docs,
+    reading_knob,
+    sampling,
+    seed_knob,
+)
 from core.methods.base import to_answer
+from core.methods import reader
 from core.methods.reader import read_and_answer
 from core.question import Question
-from core.stages import Stage
+from core.stages import Numbered, Stage, StageNames
 from core.trace import Answer, Hit, Query, Report, Sufficiency, Verdict, VerdictItem
+
+
+class Names(StageNames):
+    INTERPRETATION = "interpretation"
+    EXPLORATION = Numbered("exploration turn {n}")  # a turn's queries, retrievals and the E-Agent's judgment
+    SUFFICIENCY = Numbered("sufficiency round {n}")
+    ARBITRATION = "arbitration"
+    ANSWER_SELECTION = "answer selection"
+    ANSWER = reader.ANSWER  # without the A-Agent
 
 
 MAX_IDS_PER_CLAIM = 4  # unbounded, a small model can list ids until its token budget runs out mid-reply
@@ -90,12 +110,7 @@ class SemaParams(MethodParams):
     temperature_i: float = Field(1.0, ge=0.0, le=2.0, description="I-Agent (interpreter) temperature")
     temperature_e: float = Field(1.0, ge=0.0, le=2.0, description="E-Agent (explorer) temperature")
     temperature_a: float = Field(0.0, ge=0.0, le=2.0, description="A-Agent (arbiter) temperature")
-    seed: int = Field(
-        0,
-        ge=0,
-        description="sampling seed of the agents above temperature 0: the same seed replays a "
-        "saved run from the response cache; another seed draws new replies",
-    )
+    seed: int = seed_knob()
     use_i_agent: bool = Field(True, description="off: retrieve with the raw question (ablation w/o I-Agent)")
     use_e_agent: bool = Field(True, description="off: one retrieval, no sufficiency loop (ablation w/o E-Agent)")
     use_a_agent: bool = Field(True, description="off: answer straight from the evidence (ablation w/o A-Agent)")
@@ -224,12 +239,11 @@ def deduplicate(evidence: list[Hit]) -> tuple[list[Hit], list[VerdictItem]]:
 def interpret(question: Question, params: SemaParams, lengths: SemaLengths, ctx: RunContext) -> Schema:
     reply = ctx.ask(
         messages(prompt("sema_system"), prompt("sema_interpret", question=question.render())),
-        stage="interpretation",
+        stage=Names.INTERPRETATION,
         agent="I-Agent",
         role="interpreter",
         schema=clinical_schema(lengths),
-        temperature=params.temperature_i,
-        seed=sample_seed(params.temperature_i, params.seed),
+        **sampling(params.temperature_i, params.seed),
         max_tokens=reply_tokens(params, lengths),
     )
     return reply.parsed
@@ -269,12 +283,11 @@ def explore(
                 prompt("sema_system"),
                 prompt("sema_explore", documents=documents, question=question.render(), schema=schema_text, task=task),
             ),
-            stage=f"exploration turn {turn}",
+            stage=Names.EXPLORATION(turn),
             agent="E-Agent",
             role="explorer",
             schema=judgment_schema(0 if last else params.m, lengths),
-            temperature=params.temperature_e,
-            seed=sample_seed(params.temperature_e, params.seed),
+            **sampling(params.temperature_e, params.seed),
             max_tokens=reply_tokens(params, lengths),
             turn=turn,
             read=shown,
@@ -283,7 +296,7 @@ def explore(
         judged = reply.parsed
         follow_ups = [] if judged.sufficient or last else [q.strip() for q in judged.follow_up_queries if q.strip()]
         ctx.emit(
-            f"sufficiency round {turn}",
+            Names.SUFFICIENCY(turn),
             "E-Agent",
             Sufficiency(
                 round=turn,
@@ -296,7 +309,7 @@ def explore(
         known = len(evidence)
         if not follow_ups:
             break
-        stage = f"exploration turn {turn + 1}"
+        stage = Names.EXPLORATION(turn + 1)
         gaps = "; ".join(judged.gaps) or "unnamed"
         for q in follow_ups:
             ctx.emit(stage, "E-Agent", Query(text=q, purpose=f"follow-up for gaps: {gaps}", round=turn + 1))
@@ -312,7 +325,7 @@ def arbitrate(
     documents, shown = read_docs(unique, reading_budget(question, schema_text, params, lengths, ctx))
     read = set(shown)
     ctx.emit(
-        "arbitration",
+        Names.ARBITRATION,
         "A-Agent",
         Verdict(
             items=[
@@ -330,7 +343,7 @@ def arbitrate(
     system = prompt("sema_system")
     reply = ctx.ask(
         messages(system, prompt("sema_arbitrate", documents=documents, question=question.render(), schema=schema_text)),
-        stage="arbitration",
+        stage=Names.ARBITRATION,
         agent="A-Agent",
         role="arbiter",
         schema=report_schema(shown, lengths),
@@ -346,13 +359,13 @@ def arbitrate(
         conflicts=r.conflicts,
         summary=r.summary,
     )
-    ctx.emit("arbitration", "A-Agent", report)
+    ctx.emit(Names.ARBITRATION, "A-Agent", report)
     reply = ctx.ask(
         messages(
             system,
             prompt("sema_answer", question=question.render(), report=render_report(report), **lengths.reader.words()),
         ),
-        stage="answer selection",
+        stage=Names.ANSWER_SELECTION,
         agent="A-Agent",
         role="arbiter",
         schema=answer_schema(question, cite=True, order=params.answer_format, reader=lengths.reader),
@@ -385,8 +398,8 @@ def run(question: Question, params: SemaParams, ctx: RunContext) -> Answer:
     schema = interpret(question, params, lengths, ctx) if params.use_i_agent else None
     schema_text = schema.render() if schema else "Clinical schema: not interpreted"
     query = schema.linearize() if schema else question.text
-    ctx.emit("exploration turn 1", "E-Agent", Query(text=query, purpose="initial", round=1))
-    results = [ctx.retrieve(query, params.k, stage="exploration turn 1", agent="E-Agent", round=1)]
+    ctx.emit(Names.EXPLORATION(1), "E-Agent", Query(text=query, purpose="initial", round=1))
+    results = [ctx.retrieve(query, params.k, stage=Names.EXPLORATION(1), agent="E-Agent", round=1)]
     if params.use_e_agent:
         results = explore(question, schema_text, results, params, lengths, ctx)
     evidence = merge(results)
@@ -416,16 +429,17 @@ SPEC = MethodSpec(
     params=SemaParams,
     run=run,
     stages=(
-        Stage("I-Agent maps the question to a schema", "understand", ("interpretation",)),
-        Stage("E-Agent retrieves", "retrieve", ("exploration turn",), kinds=("query", "retrieval")),
+        Stage("I-Agent maps the question to a schema", "understand", (Names.INTERPRETATION,)),
+        Stage("E-Agent retrieves", "retrieve", (Names.EXPLORATION,), kinds=("query", "retrieval")),
         Stage(
             "E-Agent judges sufficiency",
             "judge",
-            ("exploration turn", "sufficiency round"),
+            (Names.EXPLORATION, Names.SUFFICIENCY),
             loop_to="E-Agent retrieves",
             loop_label="not sufficient: m follow-up queries (≤ T_max turns)",
         ),
-        Stage("A-Agent arbitrates the evidence", "judge", ("arbitration",)),
-        Stage("A-Agent selects the answer", "answer", ("answer selection", "answer")),
+        Stage("A-Agent arbitrates the evidence", "judge", (Names.ARBITRATION,)),
+        Stage("A-Agent selects the answer", "answer", (Names.ANSWER_SELECTION, Names.ANSWER)),
     ),
+    stage_names=Names,
 )

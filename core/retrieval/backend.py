@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,6 +21,17 @@ if TYPE_CHECKING:
     from core.retrieval.corpus_index import CorpusIndex
 
 Key = tuple[str, Hashable]  # (corpus name, the backend's handle of one snippet in it)
+
+
+@dataclass(frozen=True)
+class Request:
+    """One query as a backend begins it."""
+
+    text: str
+    vector: np.ndarray | None  # the dense query, when a retriever needs it
+    retrievers: tuple[str, ...]  # "bm25", "dense", or both
+    scopes: list[list[str]]  # BM25 scores each scope's corpora with one idf over that scope
+    exclude: frozenset[str]  # snippet ids that no ranking returns
 
 
 class Search(ABC):
@@ -52,13 +64,5 @@ class SearchBackend(ABC):
         return {}
 
     @abstractmethod
-    def start(
-        self,
-        text: str,
-        vector: np.ndarray | None,
-        retrievers: tuple[str, ...],
-        scopes: list[list[str]],
-        exclude: frozenset[str],
-    ) -> Search:
-        """Begin one query over the corpora of ``scopes``: BM25 scores each scope's corpora with one idf over that
-        scope; ``exclude`` holds snippet ids that no ranking returns."""
+    def start(self, request: Request) -> Search:
+        """Begin one query over the corpora of its scopes."""

@@ -11,7 +11,7 @@ from core.retrieval.default_corpus import default_corpus_paths, ensure_default_c
 from core.retrieval.dense import Embedder, default_embedder, query_threads_only
 from core.retrieval.hybrid import HybridRetriever
 from core.retrieval.info import CorpusInfo
-from core.retrieval.location import InProcess, Qdrant, search_location
+from core.retrieval.location import Build, InProcess, Qdrant, search_location
 from core.retrieval.progress import Progress, as_progress
 
 __all__ = ["CorpusInfo", "describe_corpora", "human_bytes", "open_retriever"]
@@ -46,15 +46,8 @@ def open_retriever(
     report = as_progress(progress)
     sources = corpus_sources(paths if paths else ensured_default_paths(report))
     embedder = embedder or default_embedder()
-    retriever = (location or search_location()).open(
-        sources,
-        embedder,
-        progress=report,
-        strict=strict,
-        rebuild=rebuild,
-        cache_dir=cache_dir,
-        params=params or IndexParams(),
-    )
+    build = Build(progress=report, strict=strict, rebuild=rebuild, cache_dir=cache_dir, params=params or IndexParams())
+    retriever = (location or search_location()).open(sources, embedder, build)
     query_threads_only()
     return retriever
 

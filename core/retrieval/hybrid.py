@@ -20,7 +20,7 @@ from typing import Literal
 
 import numpy as np
 
-from core.retrieval.backend import Key, Search, SearchBackend
+from core.retrieval.backend import Key, Request, Search, SearchBackend
 from core.retrieval.chunking import ChunkParams
 from core.retrieval.corpus_index import CorpusIndex
 from core.retrieval.dense import Embedder
@@ -107,7 +107,8 @@ class HybridRetriever:
         retrievers = ("bm25", "dense") if mode == "hybrid" else (mode,)
         vector = self.embedder.encode_query(query) if "dense" in retrievers or balanced else None
         scopes = [names] if self.bm25_idf == "collection" else [[name] for name in names]
-        q = _Query(query, retrievers, vector, self.backend.start(query, vector, retrievers, scopes, frozenset(exclude)))
+        request = Request(query, vector, retrievers, scopes, frozenset(exclude))
+        q = _Query(query, retrievers, vector, self.backend.start(request))
         if not balanced:
             found = self._fused(q, names, k)
         else:

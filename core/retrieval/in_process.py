@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from core.retrieval.backend import Key, Search, SearchBackend
+from core.retrieval.backend import Key, Request, Search, SearchBackend
 from core.retrieval.bm25 import Collection
 from core.retrieval.corpus import Snippet
 from core.retrieval.corpus_index import CorpusIndex
@@ -27,24 +27,17 @@ class InProcessBackend(SearchBackend):
     def indexes(self) -> dict[str, CorpusIndex]:
         return self._indexes
 
-    def start(
-        self,
-        text: str,
-        vector: np.ndarray | None,
-        retrievers: tuple[str, ...],
-        scopes: list[list[str]],
-        exclude: frozenset[str],
-    ) -> Search:
-        names = [name for scope in scopes for name in scope]
-        excluded = {name: self.indexes[name].excluded_rows(exclude) for name in names}
+    def start(self, request: Request) -> Search:
+        names = [name for scope in request.scopes for name in scope]
+        excluded = {name: self.indexes[name].excluded_rows(request.exclude) for name in names}
         bm25 = {}
-        if "bm25" in retrievers:  # every snippet's score, once per query: rankings and hits read it
+        if "bm25" in request.retrievers:  # every snippet's score, once per query: rankings and hits read it
             bm25 = {
                 name: scores
-                for scope in scopes
-                for name, scores in zip(scope, self._collection(scope).scores(text), strict=True)
+                for scope in request.scopes
+                for name, scores in zip(scope, self._collection(scope).scores(request.text), strict=True)
             }
-        return _InProcessSearch(self.indexes, names, vector, excluded, bm25)
+        return _InProcessSearch(self.indexes, names, request.vector, excluded, bm25)
 
     def _collection(self, names: list[str]) -> Collection:
         """The selected corpora's BM25 statistics, merged once per selection."""

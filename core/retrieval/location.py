@@ -41,26 +41,33 @@ def search_api_key() -> str | None:
 
 
 @dataclass(frozen=True)
+class Build:
+    """How a location opens corpora: what it builds (or ingests) when an index is missing or out of date."""
+
+    progress: Progress
+    strict: bool  # stop at the first unusable line instead of skipping it
+    rebuild: bool  # build again even when an up-to-date index is there
+    cache_dir: Path | None  # where in-process indexes live (None: the studio's index folder)
+    params: IndexParams
+
+
+@dataclass(frozen=True)
 class InProcess:
     label = "in-process index (BM25 + FAISS on this machine)"
 
     def check(self) -> None:
         """Nothing to reach: the indexes are files here."""
 
-    def open(
-        self,
-        sources: list[CorpusSource],
-        embedder: Embedder,
-        *,
-        progress: Progress,
-        strict: bool,
-        rebuild: bool,
-        cache_dir: Path | None,
-        params: IndexParams,
-    ) -> HybridRetriever:
+    def open(self, sources: list[CorpusSource], embedder: Embedder, build: Build) -> HybridRetriever:
         indexes = [
             CorpusIndex.open(
-                s, embedder, cache_dir=cache_dir, params=params, strict=strict, progress=progress, rebuild=rebuild
+                s,
+                embedder,
+                cache_dir=build.cache_dir,
+                params=build.params,
+                strict=build.strict,
+                progress=build.progress,
+                rebuild=build.rebuild,
             )
             for s in sources
         ]
@@ -107,29 +114,26 @@ class Qdrant:
                 atexit.register(store.close)  # before the interpreter tears down what the client closes with
             return _stores[self.location]
 
-    def open(
-        self,
-        sources: list[CorpusSource],
-        embedder: Embedder,
-        *,
-        progress: Progress,
-        strict: bool,
-        rebuild: bool,
-        cache_dir: Path | None,
-        params: IndexParams,
-    ) -> HybridRetriever:
+    def open(self, sources: list[CorpusSource], embedder: Embedder, build: Build) -> HybridRetriever:
+        """Ingest what the collection lacks (``build.cache_dir`` is the in-process indexes' and plays no part)."""
         from core.retrieval.qdrant.backend import QdrantBackend
         from core.retrieval.qdrant.ingest import Embedded, ingest
 
         store = self.store()
         records = [
             ingest(
-                store, s, Embedded(embedder), params=params, strict=strict, rebuild=rebuild, progress=progress
+                store,
+                s,
+                Embedded(embedder),
+                params=build.params,
+                strict=build.strict,
+                rebuild=build.rebuild,
+                progress=build.progress,
             ).record
             for s in sources
         ]
         for record in records:
-            if strict and (record.skipped_count or record.renamed_count):
+            if build.strict and (record.skipped_count or record.renamed_count):
                 first = LineProblem(*(record.skipped or record.renamed)[0])
                 raise CorpusError(
                     f"{first} (the corpus was ingested leniently: {record.skipped_count} lines skipped, "

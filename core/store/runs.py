@@ -14,6 +14,7 @@ import sqlite_utils
 
 from core import paths
 from core.store import owner
+from core.stages import Runner
 from core.store.sqlite import database, transaction
 from core.trace import Answer, Error, Event, Run, Totals
 
@@ -31,7 +32,7 @@ def mark_interrupted(run: Run, why: str, at: float) -> Event:
     event = Event(
         run_id=run.id,
         seq=len(run.events),
-        stage="interrupted",
+        stage=Runner.INTERRUPTED,
         agent="Studio",
         time=at,
         payload=Error(message=why, error_type="interrupted"),

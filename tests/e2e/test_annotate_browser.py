@@ -93,11 +93,7 @@ def passage(page) -> tuple[int, int, str]:
 def labels_of(home: Path, who: str) -> dict[str, tuple[int, str]]:
     from core.labels import LabelStore
 
-    return {
-        r["snippet_id"]: (r["grade"], r["note"])
-        for r in LabelStore(home / "studio.sqlite").labels()
-        if r["annotator"] == who
-    }
+    return {r.snippet_id: (r.grade, r.note) for r in LabelStore(home / "studio.sqlite").labels() if r.annotator == who}
 
 
 def test_two_annotators_judge_blind_at_once_then_agreement_and_metrics_appear(app):

@@ -279,12 +279,12 @@ def test_a_poll_sent_before_a_whole_page_run_starts_nothing_after_it(app):
     """A participant's page polls the room every second and redraws whole when the presenter has moved. Each
     whole-page run names its polling fragment anew, so a poll the browser sent before it heard of that run is refused
     (Streamlit would otherwise run it in a new script runner and drop the whole-page run's messages under load,
-    leaving that page on the old step with no timer; ui/workshop/room.py, _poll)."""
+    leaving that page on the old step with no timer; ui/workshop/participant.py, _poll)."""
     from core.rooms import RoomStore
     from core.workshop.pack import load_pack
     from core.workshop.replay import Replay
 
-    url, home = app
+    url, home, _ = app
     run = next(c for c in load_pack(PACK_DIR)[0] if c.case.id == "stemi").runs["medrag"].run
     rooms = RoomStore(home / "studio.sqlite")
     room, presenter = rooms.open_room(

@@ -73,7 +73,7 @@ def test_blind_judging_hides_origin_saves_at_once_and_moves_to_the_next_unjudged
     next(t for t in at.text_input if t.label.startswith("Note")).input("names the artery")
     grade_button(at, 3).click().run()
     [label] = LabelStore().labels()
-    assert (label["annotator"], label["grade"], label["note"]) == ("ann", 3, "names the artery")
+    assert (label.annotator, label.grade, label.note) == ("ann", 3, "names the artery")
     assert "Passage 2 of 5" in text_of(at)  # moved on by itself, saying what it saved
     assert ":material/check: Saved: passage 1 graded 3 · key" in [c.value for c in at.caption]
     assert "1/5 snippets judged" in at.caption[1].value
@@ -121,7 +121,7 @@ def test_two_annotators_then_agreement_adjudication_and_metrics(runs):
     assert "**Disagreements** · 1" in text_of(at)
     next(w for w in at.segmented_control if w.label == "Final label (adjudication)").set_value(2).run()
     [final] = labels.finals()
-    assert (final["grade"], final["adjudicator"]) == (2, "ann")
+    assert (final.grade, final.adjudicator) == (2, "ann")
     at.session_state["annotate.view"] = "Metrics"
     at.run()
     summary = table(at, "runs")
@@ -137,12 +137,12 @@ def test_the_history_trace_labels_snippets_in_place_and_warns_when_the_run_was_d
     at.button(key="FormSubmitter:labels-history.who-Start labelling").click().run()
     assert "not judged yet" in [c.value for c in at.caption]
     at.segmented_control(key=f"labels-history-{medrag.id}-s1").set_value(3).run()
-    assert [(r["snippet_id"], r["annotator"], r["grade"]) for r in LabelStore().labels()] == [("s1", "cy", 3)]
+    assert [(r.snippet_id, r.annotator, r.grade) for r in LabelStore().labels()] == [("s1", "cy", 3)]
     assert "1× 3 key" in [c.value for c in at.caption]
     RunStore().delete_run(medrag.id)  # deleted in another session while this one still shows it
     at.segmented_control(key=f"labels-history-{medrag.id}-s2").set_value(1).run()
     assert "was deleted meanwhile. Your label is saved" in at.toast[0].value
-    assert {r["snippet_id"] for r in LabelStore().labels()} == {"s1", "s2"}  # nothing lost
+    assert {r.snippet_id for r in LabelStore().labels()} == {"s1", "s2"}  # nothing lost
 
 
 def test_with_openid_login_the_logged_in_user_labels_and_a_logged_out_one_is_asked_to_log_in(runs):
@@ -154,7 +154,7 @@ def test_with_openid_login_the_logged_in_user_labels_and_a_logged_out_one_is_ask
     at.run()
     assert "Labelling as **dr.rahman@example.org** (logged in)" in [c.value for c in at.caption]
     grade_button(at, 2).click().run()
-    assert [r["annotator"] for r in LabelStore().labels()] == ["dr.rahman@example.org"]
+    assert [r.annotator for r in LabelStore().labels()] == ["dr.rahman@example.org"]
 
 
 def test_three_annotators_who_disagree_get_one_adjudication_row_per_snippet_listing_every_grade(runs):
@@ -178,7 +178,33 @@ def test_three_annotators_who_disagree_get_one_adjudication_row_per_snippet_list
     widgets = [w for w in at.segmented_control if w.label == "Final label (adjudication)"]
     assert len(widgets) == 2
     widgets[1].set_value(1).run()
-    assert not at.exception and [(f["grade"], f["adjudicator"]) for f in labels.finals()] == [(1, "ann")]
+    assert not at.exception and [(f.grade, f.adjudicator) for f in labels.finals()] == [(1, "ann")]
+
+
+def test_adjudication_comes_ten_disputed_snippets_a_page_each_text_folded_under_its_first_words():
+    store = RunStore()
+    long_text = "Aspirin within the first hour. " * 30  # the full text stays folded
+    save_run(store, "medrag", [hit(f"s{i}", long_text + str(i), rank=i) for i in range(1, 13)])
+    [q] = collect(store.path)
+    labels = LabelStore()
+    for item in q.items:
+        labels.set_label(q.ref, item.pool_id, "ann", 3)
+        labels.set_label(q.ref, item.pool_id, "bob", 0)
+    at = annotate_page("ann")
+    at.session_state["annotate.view"] = "Agreement"
+    at.run()
+    assert "**Disagreements** · 12 snippets" in text_of(at)
+    pages = at.selectbox(key="annotate.adjudication_page")
+    assert pages.options == ["1–10 of 12", "11–12 of 12"]
+    rows = [m.value for m in at.markdown if 'class="sides"' in m.value]
+    assert len(rows) == 10 and all("<b>ann</b>" in r and "<b>bob</b>" in r for r in rows)
+    folded = [e for e in at.expander if e.label.startswith(("1. ", "10. "))]
+    assert len(folded) == 2 and all(len(e.label) < 130 and e.label.endswith("…") for e in folded)
+    pages.set_value(10).run()
+    assert len([m for m in at.markdown if 'class="sides"' in m.value]) == 2
+    final = next(w for w in at.segmented_control if w.label == "Final label (adjudication)")
+    final.set_value(2).run()
+    assert not at.exception and len(labels.finals()) == 1
 
 
 def test_metrics_say_when_methods_were_judged_on_different_questions_and_offer_the_shared_ones(runs):

@@ -28,7 +28,7 @@ def pool():
 
 
 def grades(labels: LabelStore) -> dict[tuple[str, str], int]:
-    return {(r["annotator"], r["snippet_id"]): r["grade"] for r in labels.labels()}
+    return {(r.annotator, r.snippet_id): r.grade for r in labels.labels()}
 
 
 def csv_of(qid: str, *rows: tuple[str, str, int]) -> str:
@@ -64,7 +64,7 @@ def test_an_annotator_imports_their_own_labels_and_the_report_lists_what_happene
     ]
     assert grades(labels)[("ann", "s2")] == 1 and grades(labels)[("bob", "s1")] == 3
     assert (
-        next(r["note"] for r in labels.labels() if r["annotator"] == "ann" and r["snippet_id"] == "s1") == "kept note"
+        next(r.note for r in labels.labels() if r.annotator == "ann" and r.snippet_id == "s1") == "kept note"
     )  # a file with no note keeps the label's own
 
 
@@ -79,7 +79,7 @@ def test_the_owners_explicit_replace_imports_under_the_names_in_the_file(pool):
         "  cy's labels: 1 added, 0 changed, 0 skipped",
     ]
     assert grades(labels) == {("bob", "s1"): 0, ("cy", "s2"): 2}
-    assert [(r["snippet_id"], r["grade"], r["adjudicator"]) for r in labels.finals()] == [("s2", 1, "chief")]
+    assert [(r.snippet_id, r.grade, r.adjudicator) for r in labels.finals()] == [("s2", 1, "chief")]
 
 
 def test_the_command_line_imports_as_the_one_who_says_so(pool, tmp_path, capsys):

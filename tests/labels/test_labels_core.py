@@ -95,7 +95,7 @@ def test_one_current_label_per_key_and_every_change_in_history(store):
     assert labels.set_label(q.ref, "s1", "ann", 3, "answers it").changed == 1
     assert labels.set_label(q.ref, "s1", "ann", 2).changed == 1  # a new grade keeps the note
     [row] = labels.labels()
-    assert (row["grade"], row["note"]) == (2, "answers it")
+    assert (row.grade, row.note) == (2, "answers it")
     history = [(h["old_grade"], h["new_grade"], h["new_note"]) for h in labels.history(q.question_id)]
     assert history == [(None, 1, ""), (1, 3, "answers it"), (3, 2, "answers it")]
     with pytest.raises(LabelError, match="annotator name is empty"):
@@ -218,4 +218,4 @@ def test_a_write_waits_and_retries_while_another_holds_the_lock_and_says_so_when
     with pytest.raises(LabelStoreBusy, match="stayed busy through 2 attempts.*nothing was saved"):
         hasty.set_label(q.ref, "s1", "ann", 3)
     holder.rollback()
-    assert [r["grade"] for r in patient.labels()] == [2]
+    assert [r.grade for r in patient.labels()] == [2]

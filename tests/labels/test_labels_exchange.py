@@ -64,8 +64,10 @@ def test_an_export_imports_into_a_fresh_store_unchanged(labelled, tmp_path, monk
         report = import_labels(fresh, [], parse(fmt, text), source="test", importer=Importer("chief", replace=True))
         assert report.total.new == 5 and report.unknown_questions == 5  # no run of it there: kept, counted
         key = ("question_id", "snippet_id", "annotator", "grade", "note")
-        assert [tuple(r[k] for k in key) for r in fresh.labels()] == [tuple(r[k] for k in key) for r in labels.labels()]
-        assert [(r["snippet_id"], r["grade"]) for r in fresh.finals()] == [("s2", 1)]
+        assert [tuple(getattr(r, k) for k in key) for r in fresh.labels()] == [
+            tuple(getattr(r, k) for k in key) for r in labels.labels()
+        ]
+        assert [(r.snippet_id, r.grade) for r in fresh.finals()] == [("s2", 1)]
 
 
 def test_malformed_qrels_lines_are_named_and_nothing_is_written(labelled, tmp_path, capsys):
@@ -88,7 +90,7 @@ def test_malformed_qrels_lines_are_named_and_nothing_is_written(labelled, tmp_pa
         and "trec's labels: 2 added" in out
         and "1 for snippets outside their question's pool" in out
     )
-    mine = {r["snippet_id"]: r["grade"] for r in labels.labels() if r["annotator"] == "trec"}
+    mine = {r.snippet_id: r.grade for r in labels.labels() if r.annotator == "trec"}
     assert mine == {"s1": 1, "unseen": 2}  # the unseen snippet is kept, ready for a run that shows it
 
 
@@ -117,7 +119,7 @@ def test_cli_pool_is_blind_add_labels_and_metrics_csv(labelled, tmp_path, capsys
     RunStore().delete_run(run.id)
     assert main(["labels", "add", run.id, "s1", "1", "--annotator", "cy", "--run"]) == 2
     assert "is not in the store (deleted?)" in capsys.readouterr().err
-    assert {r["snippet_id"]: r["grade"] for r in labels.labels() if r["annotator"] == "cy"} == {"s2": 2, "copy": 3}
+    assert {r.snippet_id: r.grade for r in labels.labels() if r.annotator == "cy"} == {"s2": 2, "copy": 3}
     assert main(["labels", "history", q.question_id]) == 0
     changes = capsys.readouterr().out.splitlines()
     assert "final s2  chief: - -> 1  (adjudication)" in changes[4] and "cy: - -> 2  (cli)  note: partly" in changes[5]

@@ -3,30 +3,24 @@ annotators' labels), open for adjudication. A grade is saved the moment it is gi
 
 from __future__ import annotations
 
-from typing import Any
-
 import streamlit as st
 
-from core.labels import GRADES, LabelError, PoolItem, PoolQuestion, resolve
+from core.labels import GRADES, Label, LabelError, PoolItem, PoolQuestion, resolve
 from ui.common.annotator import label_store
 from ui.annotate.question_names import question_source
 from ui.common.text import esc, md
-
-POS = "annotate.pos"  # question id -> pool id shown
-ADVANCE = "annotate.advance"
-PROBLEM = "annotate.problem"
-SAVED = "annotate.saved"  # question id -> (passage number, grade) last saved, said under the buttons
+from ui.common import keys
 
 
 def _position(question: PoolQuestion, order: list[PoolItem]) -> int:
-    wanted = st.session_state.setdefault(POS, {}).get(question.question_id)
+    wanted = st.session_state.setdefault(keys.ANNOTATE_POS, {}).get(question.question_id)
     ids = [i.pool_id for i in order]
     return ids.index(wanted) if wanted in ids else 0
 
 
 def _move(question: PoolQuestion, pool_id: str | None) -> None:
     if pool_id is not None:
-        st.session_state.setdefault(POS, {})[question.question_id] = pool_id
+        st.session_state.setdefault(keys.ANNOTATE_POS, {})[question.question_id] = pool_id
 
 
 def next_unjudged(order: list[PoolItem], mine: dict[str, int], after: int) -> str | None:
@@ -52,11 +46,11 @@ def _grade(
             question.ref, item.pool_id, annotator, grade, st.session_state.get(note_key) or None, source="annotate page"
         )
     except LabelError as exc:
-        st.session_state[PROBLEM] = str(exc)
+        st.session_state[keys.ANNOTATE_PROBLEM] = str(exc)
         return
     here = [i.pool_id for i in order].index(item.pool_id)
-    st.session_state.setdefault(SAVED, {})[question.question_id] = (here + 1, grade)
-    if st.session_state.get(ADVANCE, True):
+    st.session_state.setdefault(keys.ANNOTATE_SAVED, {})[question.question_id] = (here + 1, grade)
+    if st.session_state.get(keys.ANNOTATE_ADVANCE, True):
         _move(question, next_unjudged(order, {**mine, item.pool_id: grade}, here))
 
 
@@ -73,10 +67,10 @@ def _note(question: PoolQuestion, item: PoolItem, annotator: str, note_key: str,
                 source="annotate page",
             )
         except LabelError as exc:
-            st.session_state[PROBLEM] = str(exc)
+            st.session_state[keys.ANNOTATE_PROBLEM] = str(exc)
 
 
-def _passage(item: PoolItem, number: int, total: int, open_mode: bool, given: dict[str, dict[str, Any]]) -> None:
+def _passage(item: PoolItem, number: int, total: int, open_mode: bool, given: dict[str, Label]) -> None:
     meta = ""
     if open_mode:
         seen = "; ".join(
@@ -90,7 +84,7 @@ def _passage(item: PoolItem, number: int, total: int, open_mode: bool, given: di
         )
         labels = (
             "; ".join(
-                f"{who}: {row['grade']} {GRADES[row['grade']]}" + (f" ({row['note']})" if row["note"] else "")
+                f"{who}: {row.grade} {GRADES[row.grade]}" + (f" ({row.note})" if row.note else "")
                 for who, row in given.items()
             )
             or "no labels yet"
@@ -109,7 +103,7 @@ def _passage(item: PoolItem, number: int, total: int, open_mode: bool, given: di
 def judge(question: PoolQuestion, annotator: str, open_mode: bool) -> None:
     """The question, one passage, its grade buttons and note, and where the annotator is in the pool."""
     labels, _ = resolve(question, label_store().labels([question.question_id]))
-    mine = {pid: given[annotator]["grade"] for pid, given in labels.items() if annotator in given}
+    mine = {pid: given[annotator].grade for pid, given in labels.items() if annotator in given}
     order = question.blind_order(annotator) if not open_mode else question.items
     if not order:
         st.info("The runs of this question showed no documents (a method without retrieval).")
@@ -125,9 +119,10 @@ def judge(question: PoolQuestion, annotator: str, open_mode: bool) -> None:
     judged = sum(i.pool_id in mine for i in order)
     st.progress(judged / len(order), text=f"{judged} of {len(order)} passages of this question judged by you")
     _passage(item, here + 1, len(order), open_mode, labels.get(item.pool_id, {}))
-    note_key = f"annotate.note.{question.question_id}.{item.pool_id}"
+    note_key = keys.annotate_note(question.question_id, item.pool_id)
     if note_key not in st.session_state:
-        st.session_state[note_key] = labels.get(item.pool_id, {}).get(annotator, {}).get("note", "")
+        given = labels.get(item.pool_id, {}).get(annotator)
+        st.session_state[note_key] = given.note if given else ""
     columns = st.columns(4)
     for column, (grade, name) in zip(columns, GRADES.items()):
         # keyed by the passage: a click made while the page still shows the passage before grades that one or is
@@ -141,7 +136,7 @@ def judge(question: PoolQuestion, annotator: str, open_mode: bool) -> None:
             on_click=_grade,
             args=(question, item, grade, annotator, note_key, order, mine),
         )
-    if saved := st.session_state.get(SAVED, {}).get(question.question_id):
+    if saved := st.session_state.get(keys.ANNOTATE_SAVED, {}).get(question.question_id):
         st.caption(f":material/check: Saved: passage {saved[0]} graded {saved[1]} · {GRADES[saved[1]]}")
     st.text_input(
         "Note (optional; saved with the grade)",
@@ -149,7 +144,7 @@ def judge(question: PoolQuestion, annotator: str, open_mode: bool) -> None:
         on_change=_note,
         args=(question, item, annotator, note_key, mine),
     )
-    if problem := st.session_state.pop(PROBLEM, None):
+    if problem := st.session_state.pop(keys.ANNOTATE_PROBLEM, None):
         st.error(problem)
     back, nxt, unjudged, advance = st.columns([1, 1, 1.4, 2.2], vertical_alignment="center")
     back.button(
@@ -179,6 +174,6 @@ def judge(question: PoolQuestion, annotator: str, open_mode: bool) -> None:
         on_click=_move,
         args=(question, target),
     )
-    advance.toggle("Move on after a grade", key=ADVANCE, value=True)
+    advance.toggle("Move on after a grade", key=keys.ANNOTATE_ADVANCE, value=True)
     if target is None:
         st.success("You have judged every passage of this question. Pick another question above.")

@@ -18,6 +18,7 @@ from core.labels.metrics import (
 )
 from ui.common.annotator import label_store
 from ui.common.knobs import method_label
+from ui.common import keys
 
 CONSENSUS = "Adjudicated, else majority"
 
@@ -29,7 +30,7 @@ def settings_form(annotators: list[str]) -> MetricSettings:
         "Relevant from grade",
         [1, 2, 3],
         index=1,
-        key="annotate.relevant",
+        key=keys.ANNOTATE_RELEVANT,
         format_func=lambda g: f"{g} ({GRADES[g]}) and up",
     )
     who = source.selectbox("Labels", [CONSENSUS, *annotators], key="annotate.metric_labels")
@@ -131,7 +132,7 @@ def metrics_view(questions: list[PoolQuestion], settings: MetricSettings) -> Non
                 "method": method_label(s["method"]),
                 "measure": s["measure"].replace("judged_share", "judged share"),
                 "mean": round(s["mean"], 3),
-                "95% interval": f"{s['low']:.2f} to {s['high']:.2f}" if s["low"] is not None else "— (n<2)",
+                "95% interval": _interval(s["low"], s["high"], ".2f"),
                 "questions": s["n_questions"],
                 "runs": s["n_runs"],
             }
@@ -149,7 +150,7 @@ def metrics_view(questions: list[PoolQuestion], settings: MetricSettings) -> Non
                     "measure": c["measure"],
                     "pair": f"{method_label(c['first'])} − {method_label(c['second'])}",
                     "difference": round(c["mean_difference"], 3),
-                    "95% interval": f"{c['low']:+.2f} to {c['high']:+.2f}" if c["low"] is not None else "— (n<2)",
+                    "95% interval": _interval(c["low"], c["high"], "+.2f"),
                     "questions": c["n_questions"],
                     "verdict": c["verdict"],
                 }
@@ -158,20 +159,21 @@ def metrics_view(questions: list[PoolQuestion], settings: MetricSettings) -> Non
             hide_index=True,
             key="annotate.pairs",
         )
-    left, right = st.columns(2)
-    left.download_button(
-        "Per-run metrics (CSV)",
-        to_csv(rows),
-        "metrics_per_run.csv",
-        "text/csv",
-        icon=":material/download:",
-        key="annotate.metrics_csv",
+    files = (
+        ("Per-run metrics", rows, "per_run", "metrics_csv"),
+        ("Per-method summary", summary, "per_method", "summary_csv"),
     )
-    right.download_button(
-        "Per-method summary (CSV)",
-        to_csv(summary),
-        "metrics_per_method.csv",
-        "text/csv",
-        icon=":material/download:",
-        key="annotate.summary_csv",
-    )
+    for column, (title, table, name, key) in zip(st.columns(2), files):
+        column.download_button(
+            f"{title} (CSV)",
+            to_csv(table),
+            f"metrics_{name}.csv",
+            "text/csv",
+            icon=":material/download:",
+            key=f"annotate.{key}",
+        )
+
+
+def _interval(low: float | None, high: float | None, spec: str) -> str:
+    """A 95% interval as the tables write it, or why there is none."""
+    return f"{low:{spec}} to {high:{spec}}" if low is not None else "— (n<2)"

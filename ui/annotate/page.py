@@ -25,10 +25,10 @@ from ui.common.chrome import header
 from ui.common.knobs import method_label
 from ui.runs.question_form import teaching_cases
 from ui.annotate.question_names import question_name
+from ui.common import keys
 
 GUIDELINES = REPO_ROOT / "docs" / "annotation_guidelines.md"
 STYLE = REPO_ROOT / "assets" / "annotate.css"
-VIEW = "annotate.view"
 SOURCES = {"all": "All runs", "teaching": "Teaching-pack cases", "eval": "An evaluation's runs"}
 
 
@@ -118,7 +118,7 @@ def page() -> None:
         return
     # only the open tab is computed (switching tabs reruns), so each shows the labels as they are now
     judging, agreement, metrics, files = st.tabs(
-        ["Judge", "Agreement", "Metrics", "Export and import"], key=VIEW, on_change="rerun"
+        ["Judge", "Agreement", "Metrics", "Export and import"], key=keys.ANNOTATE_VIEW, on_change="rerun"
     )
     if judging.open:
         with judging:
@@ -130,7 +130,7 @@ def page() -> None:
         with agreement:
             if access.notice(Action.ADJUDICATE):  # others' labels stay out of a visitor's sight: judging is blind
                 agreement_table(questions)
-                disagreement_list(questions, annotator, st.session_state.get("annotate.relevant", 2))
+                disagreement_list(questions, annotator, st.session_state.get(keys.ANNOTATE_RELEVANT, 2))
     if metrics.open:
         with metrics:
             metrics_view(questions, settings_form(label_store().annotators()))

@@ -5,15 +5,16 @@ from __future__ import annotations
 import streamlit as st
 
 from core.access import Action
-from core.labels import GRADES, LabelError, PoolQuestion
+from core.labels import GRADES, Label, LabelError, PoolQuestion
 from core.labels.agreement import Agreement, alpha, fleiss, pairwise
 from core.labels.review import Conflict, conflicts, judged_items
 from ui.common import access
 from ui.common.annotator import label_store
 from ui.annotate.question_names import question_name
-from ui.common.text import esc, md
+from ui.common.text import esc, md, short
+from ui.common import keys
 
-SHOWN = 25
+PAGE = 10  # disputed snippets a page
 
 
 def _value(a: Agreement) -> str:
@@ -72,19 +73,37 @@ def _adjudicate(conflict: Conflict, widget: str, adjudicator: str) -> None:
     try:
         label_store().set_final(conflict.question.ref, conflict.item.pool_id, grade, adjudicator)
     except LabelError as exc:
-        st.session_state[f"{widget}.problem"] = str(exc)
+        st.session_state[keys.problem_of(widget)] = str(exc)
 
 
-def _side(row: dict) -> str:
-    note = f'<div class="why">“{esc(row["note"])}”</div>' if row["note"] else ""
+def _side(row: Label) -> str:
+    note = f'<div class="why">“{esc(row.note)}”</div>' if row.note else ""
     return (
-        f'<div class="side"><b>{esc(row["annotator"])}</b>: <span class="tag grade-{row["grade"]}">'
-        f"{row['grade']} {GRADES[row['grade']]}</span>{note}</div>"
+        f'<div class="side"><b>{esc(row.annotator)}</b>: <span class="tag grade-{row.grade}">'
+        f"{row.grade} {GRADES[row.grade]}</span>{note}</div>"
     )
 
 
+def _page(found: list[Conflict]) -> tuple[int, int]:
+    """The disputed snippets shown, ``found[start:end]``: a page of ``PAGE`` chosen under the count."""
+    starts = list(range(0, len(found), PAGE))
+    if len(starts) < 2:
+        return 0, len(found)
+    if st.session_state.get(keys.ADJUDICATION_PAGE) not in starts:  # fewer disputes than when it was chosen
+        st.session_state[keys.ADJUDICATION_PAGE] = 0
+    start = st.selectbox(
+        "Snippets",
+        starts,
+        key=keys.ADJUDICATION_PAGE,
+        format_func=lambda s: f"{s + 1}–{min(s + PAGE, len(found))} of {len(found)}",
+        help="Widest gaps first",
+    )
+    return start, min(start + PAGE, len(found))
+
+
 def disagreement_list(questions: list[PoolQuestion], annotator: str | None, relevant: int) -> None:
-    """One row per disputed snippet, with every annotator's grade and note, and its final label."""
+    """One row per disputed snippet, with every annotator's grade and note, and its final label; the snippet's text
+    folded under its first words, ten rows a page (three annotators' full texts ran to thousands of pixels)."""
     store = label_store()
     ids = [q.question_id for q in questions]
     found = conflicts(questions, store.labels(ids), store.finals(ids), relevant)
@@ -93,17 +112,17 @@ def disagreement_list(questions: list[PoolQuestion], annotator: str | None, rele
         f"**Disagreements** · {len(found)} snippet{'s' if len(found) != 1 else ''} (grades 2 or more apart, "
         f"or one relevant and one not); {settled} adjudicated."
     )
-    for n, c in enumerate(found[:SHOWN]):
-        widget = f"annotate.final.{c.question.question_id}.{c.item.pool_id}"
+    start, end = _page(found)
+    for n, c in enumerate(found[start:end], start):
+        widget = keys.final_grade(c.question.question_id, c.item.pool_id)
         with st.container(border=True, key=f"annotate-conflict-{n}"):
             st.markdown(md(question_name(c.question.ref, 140)))
-            st.markdown(
-                f'<div class="snip"><div class="full">{esc(c.item.blind_text())}</div></div>'
-                f'<div class="sides">{"".join(_side(row) for row in c.given)}</div>',
-                unsafe_allow_html=True,
-            )
+            text = c.item.blind_text()
+            with st.expander(f"{n + 1}. {md(short(text, 110))}"):
+                st.markdown(f'<div class="snip"><div class="full">{esc(text)}</div></div>', unsafe_allow_html=True)
+            st.markdown(f'<div class="sides">{"".join(_side(row) for row in c.given)}</div>', unsafe_allow_html=True)
             if widget not in st.session_state:
-                st.session_state[widget] = c.final["grade"] if c.final else None
+                st.session_state[widget] = c.final.grade if c.final else None
             if annotator:
                 st.segmented_control(
                     "Final label (adjudication)",
@@ -114,8 +133,6 @@ def disagreement_list(questions: list[PoolQuestion], annotator: str | None, rele
                     args=(c, widget, annotator),
                 )
             if c.final:
-                st.caption(f"Final: {c.final['grade']} {GRADES[c.final['grade']]} by {c.final['adjudicator']}")
-            if problem := st.session_state.pop(f"{widget}.problem", None):
+                st.caption(f"Final: {c.final.grade} {GRADES[c.final.grade]} by {c.final.adjudicator}")
+            if problem := st.session_state.pop(keys.problem_of(widget), None):
                 st.error(problem)
-    if len(found) > SHOWN:
-        st.caption(f"The first {SHOWN} of {len(found)} are shown, widest gaps first.")

@@ -13,8 +13,8 @@ from ui.common import state
 from ui.common.corpora import add_corpus, known_corpora, use_only
 from ui.runs.launch import open_retriever_for
 from ui.common.links import page_link
+from ui.common import keys
 
-CHECK = "bench.corpus_check"  # (corpora, question keys) -> TopicFit, the last check of this session
 SAMPLE = 5
 DEFAULT_NOTE = (
     "The default corpora are the HPO phenotype definitions and the teaching pack, written for the teaching "
@@ -44,7 +44,10 @@ def _run_check(spec: MethodSpec, questions: list[BenchItem], key: tuple) -> None
     def progress(done: int, total: int) -> None:
         bar.progress(done / total, text=f"searching the corpora: {done} of {total} questions")
 
-    st.session_state[CHECK] = (key, topic_fit(retriever, [q.question.text for q in questions], progress=progress))
+    st.session_state[keys.BENCH_CORPUS_CHECK] = (
+        key,
+        topic_fit(retriever, [q.question.text for q in questions], progress=progress),
+    )
     bar.empty()
 
 
@@ -57,7 +60,7 @@ def _alternatives(names: list[str]) -> None:
         st.markdown(f"Already indexed here: {listed}.")
         if st.button("Search these instead", icon=":material/swap_horiz:", key="bench.use_indexed"):
             use_only([str(info.path) for info in built])
-            st.session_state.pop(CHECK, None)
+            st.session_state.pop(keys.BENCH_CORPUS_CHECK, None)
             st.rerun()
     waiting = [info.name for info in others if not info.built]
     if waiting:
@@ -72,7 +75,7 @@ def _alternatives(names: list[str]) -> None:
         if problem := add_corpus(typed.strip()):
             st.error(problem)
         else:
-            st.session_state.pop(CHECK, None)
+            st.session_state.pop(keys.BENCH_CORPUS_CHECK, None)
             st.rerun()
     page_link("settings", "Settings › Corpora", icon=":material/settings:")
 
@@ -81,14 +84,14 @@ def corpora_check(names: list[str], searching: list[MethodSpec], items: list[Ben
     """Shown when an arm retrieves: the corpora, a check of a few questions against them, what to do if they miss."""
     if not searching:
         return
-    default = state.corpus_selection() is None and st.session_state.get(state.RETRIEVER_OVERRIDE) is None
+    default = state.corpus_selection() is None and st.session_state.get(keys.RETRIEVER_OVERRIDE) is None
     with st.container(border=True, key="bench-corpora"):
         st.markdown(f"**Corpora searched** · {', '.join(names) or 'none'}" + (" (the default)" if default else ""))
         if default:
             st.info(DEFAULT_NOTE, icon=":material/info:")
         questions = sample(items)
         key = (tuple(names), tuple(q.key for q in questions))
-        found = st.session_state.get(CHECK)
+        found = st.session_state.get(keys.BENCH_CORPUS_CHECK)
         fit: TopicFit | None = found[1] if found and found[0] == key else None
         if st.button(
             f"Check them on {len(questions)} of these questions",
@@ -98,7 +101,7 @@ def corpora_check(names: list[str], searching: list[MethodSpec], items: list[Ben
             help="Retrieval only, no model: each question's best passage and how close it is to the question",
         ):
             _run_check(searching[0], questions, key)
-            found = st.session_state.get(CHECK)
+            found = st.session_state.get(keys.BENCH_CORPUS_CHECK)
             fit = found[1] if found and found[0] == key else None
         if fit is not None:
             if fit.fits:

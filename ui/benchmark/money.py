@@ -11,6 +11,7 @@ import streamlit as st
 
 from core.eval.money import ArmMoney, money_lines
 from core.eval.report import ALL
+from core.eval.results import ItemResult
 from core.pricing import billed_by_run, prices
 from ui.common import state
 from ui.benchmark.plots import front_figure
@@ -20,23 +21,16 @@ MONEY = "money"
 Label = Callable[[str], str]
 
 
+# why an arm is left off the plot, by its state
+LEFT_OUT = {
+    "unpriced": lambda m: f"no price is set for {md(', '.join(m.unpriced))} \\(Settings → Model prices\\)",
+    "currencies": lambda m: "its questions are priced in more than one currency",
+    "priced": lambda m: f"priced in {m.currency}, not in the currency of the others",
+}
+
+
 def _notes(shown: list[ArmMoney], left_out: list[ArmMoney], label: Label) -> list[str]:
-    notes = [
-        f"**{md(label(m.arm))}**: not plotted, no price is set for {md(', '.join(m.unpriced))} "
-        "\\(Settings → Model prices\\)"
-        for m in left_out
-        if m.state == "unpriced"
-    ]
-    notes += [
-        f"**{md(label(m.arm))}**: not plotted, its questions are priced in more than one currency"
-        for m in left_out
-        if m.state == "currencies"
-    ]
-    notes += [
-        f"**{md(label(m.arm))}**: not plotted, priced in {m.currency}, not in the currency of the others"
-        for m in left_out
-        if m.state == "priced"
-    ]
+    notes = [f"**{md(label(m.arm))}**: not plotted, {LEFT_OUT[m.state](m)}" for m in left_out if m.state in LEFT_OUT]
     notes += [
         f"**{md(label(m.arm))}**: the embedded model, free \\(local\\): plotted at 0"
         for m in shown
@@ -51,9 +45,9 @@ def _notes(shown: list[ArmMoney], left_out: list[ArmMoney], label: Label) -> lis
     return notes
 
 
-def money_plot(summary: list[dict[str, Any]], rows: list[dict[str, Any]], label: Label, dataset: str = ALL) -> None:
+def money_plot(summary: list[dict[str, Any]], rows: list[ItemResult], label: Label, dataset: str = ALL) -> None:
     store = state.store()
-    found = money_lines(summary, rows, billed_by_run(store, [r["run_id"] for r in rows]), prices(store))
+    found = money_lines(summary, rows, billed_by_run(store, [r.run_id for r in rows]), prices(store))
     here = [m for m in found if m.dataset == dataset] or found
     currency = next(iter(Counter(m.currency for m in here if m.currency).most_common(1)), (None,))[0]
     shown = [m for m in here if m.state == "free" or (m.state == "priced" and m.currency == currency)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.eval.plan import EvalPlan
-from core.eval.results import FINAL_ERRORS
+from core.eval.results import FINAL_ERRORS, ItemResult
 from core.eval.runner import finished_rows
 from core.llm import LLM, Endpoint
 from core.methods import get
@@ -20,11 +20,12 @@ from ui.benchmark.results import results
 from ui.benchmark.run import current_job, progress_panel, start
 from ui.benchmark.setup import Setup, setup_form
 from ui.common.chrome import header
+from ui.common import keys
 
 
 def corpus_names() -> list[str]:
     """The names of the corpora a run would search (Settings' choice), without opening them."""
-    override = st.session_state.get(state.RETRIEVER_OVERRIDE)
+    override = st.session_state.get(keys.RETRIEVER_OVERRIDE)
     if override is not None:
         return list(override.corpora)
     selection = state.corpus_selection()
@@ -45,30 +46,28 @@ def _labels(plan: EvalPlan):
     return lambda name: labels.get(name, name)
 
 
-def _controls(setup: Setup, rows: list[dict]) -> None:
+def _controls(setup: Setup, rows: list[ItemResult]) -> None:
     job = current_job()
     running = job is not None and job.running
     plan = setup.plan
     total = len(plan.items) * len(plan.arms)
-    final = sum(r["status"] == "ok" or r["error_type"] in FINAL_ERRORS for r in rows)
+    final = sum(r.status == "ok" or r.error_type in FINAL_ERRORS for r in rows)
     corpora = corpus_names() if any(get(arm.method).uses_retrieval for arm in plan.arms) else []
     searched = f" Corpora (from Settings): {', '.join(corpora)}." if corpora else ""
     st.markdown(
         f"{len(plan.items)} questions × {len(plan.arms)} arm(s) = **{total} runs**, {final} finished.{searched}"
     )
     go, stop, _ = st.columns([2, 1, 3])
-    label = (
-        "Start"
-        if not final
-        else ("Everything here is finished" if final >= total else f"Resume ({total - final} left)")
-    )
+    done = final >= total
+    # short enough for its column at 1024 px ("Everything here is finished" was cut there)
+    label = "Start" if not final else ("All finished" if done else f"Resume ({total - final} left)")
     clicked = go.button(
         label,
         type="primary",
-        icon=":material/play_arrow:",
+        icon=":material/done_all:" if done else ":material/play_arrow:",
         key="bench.start",
         width="stretch",
-        disabled=running or final >= total,
+        disabled=running or done,
         help="A benchmark is running; stop it first" if running else None,
     )
     if clicked and start(setup) is not None:
@@ -90,7 +89,7 @@ def page() -> None:
     )
     with st.container(border=True):
         setup = setup_form()
-    rows: list[dict] = []
+    rows: list[ItemResult] = []
     if setup.plan is not None:
         names = corpus_names()
         searching = list({a.method: get(a.method) for a in setup.plan.arms if get(a.method).uses_retrieval}.values())

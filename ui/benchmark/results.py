@@ -13,10 +13,12 @@ import streamlit as st
 from core.eval import BenchItem
 from core.eval.answers import answer_shares, leans_found
 from core.eval.report import ACCURACY_NOTE, ALL, pairwise, summarize
+from core.eval.results import ItemResult
 from core.eval.stats import overall_reading
 from ui.benchmark.money import MONEY, money_plot
 from ui.benchmark.plots import COSTS, accuracy_figure, cost_figure, mcnemar_figure
 from ui.common.text import short
+from ui.common import keys
 
 Label = Callable[[str], str]
 
@@ -29,13 +31,10 @@ def compare_link(*run_ids: str) -> str:
     return f"/compare?runs={','.join(quote(r) for r in run_ids)}"
 
 
-CELL = "bench.cell"  # the summary line whose questions are shown, as "arm|dataset"
-
-
 def _picked_in_table() -> None:
-    rows = st.session_state["bench.summary"]["selection"]["rows"]
+    rows = st.session_state[keys.BENCH_SUMMARY]["selection"]["rows"]
     if rows:
-        st.session_state[CELL] = st.session_state["bench.cells"][rows[0]]
+        st.session_state[keys.BENCH_CELL] = st.session_state[keys.BENCH_CELLS][rows[0]]
 
 
 def _table(summary: list[dict[str, Any]], label: Label) -> dict[str, Any] | None:
@@ -57,11 +56,11 @@ def _table(summary: list[dict[str, Any]], label: Label) -> dict[str, Any] | None
         for s in summary
     ]
     cells = {f"{s['arm']}|{s['dataset']}": s for s in summary}
-    st.session_state["bench.cells"] = list(cells)
+    st.session_state[keys.BENCH_CELLS] = list(cells)
     st.dataframe(
         shown,
         hide_index=True,
-        key="bench.summary",
+        key=keys.BENCH_SUMMARY,
         on_select=_picked_in_table,
         selection_mode="single-row",
         height=min(38 + 35 * len(shown), 38 + 35 * 30),  # every line in view, up to 30
@@ -78,12 +77,12 @@ def _table(summary: list[dict[str, Any]], label: Label) -> dict[str, Any] | None
         },
     )
     st.caption(ACCURACY_NOTE)
-    if st.session_state.get(CELL) not in cells:
-        st.session_state[CELL] = None
+    if st.session_state.get(keys.BENCH_CELL) not in cells:
+        st.session_state[keys.BENCH_CELL] = None
     picked = st.selectbox(
         "Questions of",
         [None, *cells],
-        key=CELL,
+        key=keys.BENCH_CELL,
         format_func=lambda c: (
             "select a line of the table, or pick one here"
             if c is None
@@ -93,10 +92,10 @@ def _table(summary: list[dict[str, Any]], label: Label) -> dict[str, Any] | None
     return cells[picked] if picked else None
 
 
-def _questions(rows: list[dict[str, Any]], cell: dict[str, Any], items: dict[tuple, BenchItem], label: Label) -> None:
+def _questions(rows: list[ItemResult], cell: dict[str, Any], items: dict[tuple, BenchItem], label: Label) -> None:
     arm, dataset = cell["arm"], cell["dataset"]
-    mine = [r for r in rows if r["arm"] == arm and dataset in (ALL, r["dataset"])]
-    others = [a for a in dict.fromkeys(r["arm"] for r in rows) if a != arm]
+    mine = [r for r in rows if r.arm == arm and dataset in (ALL, r.dataset)]
+    others = [a for a in dict.fromkeys(r.arm for r in rows) if a != arm]
     st.markdown(
         f"**{label(arm)} · {dataset}**: {cell['correct']} of {cell['n']} correct, {cell['errors']} "
         "ended in error. A question's trace opens in History; with a second arm, both runs open in Compare."
@@ -107,28 +106,28 @@ def _questions(rows: list[dict[str, Any]], cell: dict[str, Any], items: dict[tup
         key="bench.compare_with",
         format_func=lambda a: ("no second arm" if a is None else label(a)),
     )
-    theirs = {(r["dataset"], r["qid"], r["asked"]): r for r in rows if r["arm"] == other}
+    theirs = {(r.dataset, r.qid, r.asked): r for r in rows if r.arm == other}
     table = []
     for r in mine:
-        key = (r["dataset"], r["qid"], r["asked"])
+        key = (r.dataset, r.qid, r.asked)
         item = items.get(key)
         line = {
-            "dataset": r["dataset"],
-            "id": r["qid"],
-            "trace": history_link(r["run_id"]),
+            "dataset": r.dataset,
+            "id": r.qid,
+            "trace": history_link(r.run_id),
             "question": short(item.question.text, 90) if item else "",
-            "gold": r["gold"],
-            "answer": r["predicted"] or "—",
-            "correct": bool(r["correct"]),
-            "status": r["status"] if not r["error_type"] else f"{r['status']} ({r['error_type']})",
-            "LLM calls": r["calls"],
-            "tokens": r["prompt_tokens"] + r["completion_tokens"],
-            "seconds": round(r["seconds"], 1),
+            "gold": r.gold,
+            "answer": r.predicted or "—",
+            "correct": bool(r.correct),
+            "status": r.status if not r.error_type else f"{r.status} ({r.error_type})",
+            "LLM calls": r.calls,
+            "tokens": r.prompt_tokens + r.completion_tokens,
+            "seconds": round(r.seconds, 1),
         }
         if other is not None:
             mate = theirs.get(key)
-            line[f"{label(other)} answer"] = (mate["predicted"] or "—") if mate else "not run"
-            line["compare"] = compare_link(r["run_id"], mate["run_id"]) if mate else None
+            line[f"{label(other)} answer"] = (mate.predicted or "—") if mate else "not run"
+            line["compare"] = compare_link(r.run_id, mate.run_id) if mate else None
         table.append(line)
     # the links come first and the question has a set width, so neither is cut off at 1440 or 1024 px
     st.dataframe(
@@ -144,7 +143,7 @@ def _questions(rows: list[dict[str, Any]], cell: dict[str, Any], items: dict[tup
     )
 
 
-def _options_chosen(rows: list[dict[str, Any]], label: Label) -> None:
+def _options_chosen(rows: list[ItemResult], label: Label) -> None:
     found = answer_shares(rows)
     options = sorted({o for a in found for o in a.options})
     st.dataframe(
@@ -169,7 +168,7 @@ def _options_chosen(rows: list[dict[str, Any]], label: Label) -> None:
     )
 
 
-def results(rows: list[dict[str, Any]], items: list[BenchItem], label: Label) -> None:
+def results(rows: list[ItemResult], items: list[BenchItem], label: Label) -> None:
     if not rows:
         st.info(
             "No question of this setup has finished yet: start the benchmark, or change the setup to one that "
@@ -177,7 +176,7 @@ def results(rows: list[dict[str, Any]], items: list[BenchItem], label: Label) ->
         )
         return
     summary = summarize(rows)
-    arms = list(dict.fromkeys(r["arm"] for r in rows))
+    arms = list(dict.fromkeys(r.arm for r in rows))
     cell = _table(summary, label)
     if cell is not None:
         _questions(rows, cell, {i.key: i for i in items}, label)

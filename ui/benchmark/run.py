@@ -19,18 +19,17 @@ from ui.common import jobs
 from ui.common import state
 from ui.benchmark.setup import Setup
 from ui.runs.launch import embedded_server, ensure_model, open_retriever_for, start_model
+from ui.common import keys
 
 REFRESH_SECONDS = 1.5
 RESULTS_EVERY_SECONDS = 10.0
-JOB = "bench.job"  # this session's job id
-SEEN = "bench.seen"  # (runs done, when) at the last redraw of the whole page
 
 
 def current_job() -> EvalJob | None:
     """This session's job, else the one running (a reload or another tab re-attaches to it), else the last one."""
     runner = jobs.runner()
     going = runner.running(EvalJob)
-    return runner.get(st.session_state.get(JOB), EvalJob) or (going[0] if going else runner.latest(EvalJob))
+    return runner.get(st.session_state.get(keys.BENCH_JOB), EvalJob) or (going[0] if going else runner.latest(EvalJob))
 
 
 def backend_llm(choice: str) -> LLM | None:
@@ -74,7 +73,7 @@ def start(setup: Setup) -> EvalJob | None:
             "Two at once would only share the same model and cores."
         )
         return None
-    st.session_state[JOB] = job.id
+    st.session_state[keys.BENCH_JOB] = job.id
     return job
 
 
@@ -140,11 +139,11 @@ def _live_panel(job_id: str) -> None:
     if job is None:
         return
     done = sum(a.done for a in job.progress.arms())
-    seen, when = st.session_state.get(SEEN, (0, 0.0))
+    seen, when = st.session_state.get(keys.BENCH_SEEN, (0, 0.0))
     # the whole page again (its results then include what just finished) when the job ends, and now and then
     # while questions finish; the progress alone is redrawn in between
     if not job.running or (done != seen and time.time() - when > RESULTS_EVERY_SECONDS):
-        st.session_state[SEEN] = (done, time.time())
+        st.session_state[keys.BENCH_SEEN] = (done, time.time())
         st.rerun()
 
 

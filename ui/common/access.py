@@ -25,11 +25,8 @@ from core.access import (
 from core.settings import Settings
 from core.throttle import Throttle
 from ui.common.state import settings
+from ui.common import keys
 
-SIGNED_IN = "access.owner"  # the owner signed in with the passcode in this browser session
-SESSION = "access.session"  # a random id for this browser session
-MY_RUNS = "access.my_runs"  # ids of the runs this browser session started
-PROBLEM = "access.problem"
 PASSCODE_TRIES, PASSCODE_WINDOW = 5, 300.0
 
 
@@ -57,7 +54,9 @@ def current() -> Access:
     now = mode(read)
     if now is Mode.SINGLE:
         return Access(now, Role.OWNER)
-    owner = bool(st.session_state.get(SIGNED_IN)) or OwnerSignIn.from_settings(read).email_is_owner(_login_email())
+    owner = bool(st.session_state.get(keys.OWNER_SIGNED_IN)) or OwnerSignIn.from_settings(read).email_is_owner(
+        _login_email()
+    )
     return Access(now, Role.OWNER if owner else Role.VISITOR, load_allowances(paths.db_path()))
 
 
@@ -69,16 +68,16 @@ def client_key() -> str:
 
 
 def session_id() -> str:
-    return st.session_state.setdefault(SESSION, secrets.token_urlsafe(12))
+    return st.session_state.setdefault(keys.BROWSER_SESSION, secrets.token_urlsafe(12))
 
 
 def started(run_ids: list[str]) -> None:
     """Runs this browser session started: a visitor may delete or download their own."""
-    st.session_state.setdefault(MY_RUNS, set()).update(run_ids)
+    st.session_state.setdefault(keys.MY_RUNS, set()).update(run_ids)
 
 
 def mine(run_id: str) -> bool:
-    return run_id in st.session_state.get(MY_RUNS, set())
+    return run_id in st.session_state.get(keys.MY_RUNS, set())
 
 
 def may_manage(run_id: str, *, say: bool = True) -> bool:
@@ -115,28 +114,30 @@ def notice(action: Action) -> bool:
 
 
 def _sign_in() -> None:
-    typed = st.session_state.pop("access.passcode", "")
+    typed = st.session_state.pop(keys.PASSCODE, "")
     throttle, key = passcode_throttle(), client_key()
     if (wait := throttle.wait(key)) > 0:
-        st.session_state[PROBLEM] = f"Too many wrong passcodes from this computer; try again in {wait:.0f} s."
+        st.session_state[keys.ACCESS_PROBLEM] = (
+            f"Too many wrong passcodes from this computer; try again in {wait:.0f} s."
+        )
         return
     if OwnerSignIn.from_settings(settings()).passcode_matches(typed):
-        st.session_state[SIGNED_IN] = True
-        st.session_state.pop(PROBLEM, None)
+        st.session_state[keys.OWNER_SIGNED_IN] = True
+        st.session_state.pop(keys.ACCESS_PROBLEM, None)
         return
     throttle.failed(key)
-    st.session_state[PROBLEM] = "That is not the owner's passcode."
+    st.session_state[keys.ACCESS_PROBLEM] = "That is not the owner's passcode."
 
 
 def _sign_out() -> None:
-    st.session_state.pop(SIGNED_IN, None)
+    st.session_state.pop(keys.OWNER_SIGNED_IN, None)
 
 
 def _sign_in_form(sign_in: OwnerSignIn) -> None:
     with st.popover("Sign in as the owner", icon=":material/key:", width="stretch"):
         if sign_in.passcode:
             with st.form("access.sign_in", border=False):
-                st.text_input("Owner's passcode", type="password", key="access.passcode")
+                st.text_input("Owner's passcode", type="password", key=keys.PASSCODE)
                 st.form_submit_button("Sign in", type="primary", on_click=_sign_in)
         if sign_in.emails:
             st.button("Log in with your account", icon=":material/login:", key="access.login", on_click=st.login)
@@ -147,7 +148,7 @@ def _sign_in_form(sign_in: OwnerSignIn) -> None:
                 "No owner sign-in is set up: start the studio with `make serve`, or set "
                 "MEDRAG_OWNER_PASSCODE (or MEDRAG_OWNER_EMAILS with an [auth] login) in .streamlit/secrets.toml."
             )
-    if problem := st.session_state.get(PROBLEM):
+    if problem := st.session_state.get(keys.ACCESS_PROBLEM):
         st.error(problem)
 
 
@@ -198,7 +199,7 @@ def sidebar(access: Access) -> None:
             st.markdown(f":material/shield_person: **Owner** · {how}")
             st.caption("You may do everything: settings, benchmarks, index builds, run files, rooms and adjudication.")
             _allowances(access)
-            if st.session_state.get(SIGNED_IN):
+            if st.session_state.get(keys.OWNER_SIGNED_IN):
                 st.button("Sign out", icon=":material/logout:", key="access.sign_out", on_click=_sign_out)
             return
         may = [VISITOR_WORDS[a] for a in VISITOR_WORDS if access.may(a)]

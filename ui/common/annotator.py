@@ -11,9 +11,7 @@ from core.access import Mode
 from core.labels import LabelError, LabelStore, check_annotator
 from core.labels.claims import NameClaims
 from ui.common import access
-
-NAME = "annotate.annotator"
-PROBLEM = "annotate.name_problem"
+from ui.common import keys
 
 
 @st.cache_resource(show_spinner=False)
@@ -43,7 +41,7 @@ def current() -> str | None:
     """The annotator's name, or None while nobody is identified."""
     if _login_configured():
         return _logged_in_name()
-    return st.session_state.get(NAME)
+    return st.session_state.get(keys.ANNOTATOR)
 
 
 @st.cache_resource(show_spinner=False)
@@ -57,15 +55,15 @@ def _take_name(typed: str) -> None:
         now = access.current()
         if now.mode is Mode.SHARED:
             name = _claims(str(paths.db_path())).take(name, access.client_key(), owner=now.owner)
-        st.session_state[NAME] = name
-        st.session_state.pop(PROBLEM, None)
+        st.session_state[keys.ANNOTATOR] = name
+        st.session_state.pop(keys.ANNOTATOR_PROBLEM, None)
     except LabelError as exc:
-        st.session_state.pop(NAME, None)
-        st.session_state[PROBLEM] = str(exc)
+        st.session_state.pop(keys.ANNOTATOR, None)
+        st.session_state[keys.ANNOTATOR_PROBLEM] = str(exc)
 
 
 def _change_name() -> None:
-    st.session_state.pop(NAME, None)
+    st.session_state.pop(keys.ANNOTATOR, None)
 
 
 def identify(*, key: str = "annotate") -> str | None:
@@ -78,15 +76,17 @@ def identify(*, key: str = "annotate") -> str | None:
         else:
             st.caption(f"Labelling as **{name}** (logged in)")
         return name
-    name = st.session_state.get(NAME)
+    name = st.session_state.get(keys.ANNOTATOR)
     if name:
         left, right = st.columns([5, 1], vertical_alignment="center")
         left.caption(f"Labelling as **{name}** in this browser session")
         right.button("Change", key=f"{key}.change_name", on_click=_change_name)
         return name
     with st.form(f"{key}.who", border=False):  # one per trace on Compare: each has its own key
-        st.text_input("Your name (stored with every label)", key=f"{key}.name_input", placeholder="e.g. Dr A. Rahman")
-        st.form_submit_button("Start labelling", on_click=_take_name, args=(f"{key}.name_input",), type="primary")
-    if problem := st.session_state.get(PROBLEM):
+        st.text_input(
+            "Your name (stored with every label)", key=keys.annotator_input(key), placeholder="e.g. Dr A. Rahman"
+        )
+        st.form_submit_button("Start labelling", on_click=_take_name, args=(keys.annotator_input(key),), type="primary")
+    if problem := st.session_state.get(keys.ANNOTATOR_PROBLEM):
         st.error(problem)
     return None

@@ -1,6 +1,6 @@
 """The Corpora part of Settings: where retrieval runs (today's in-process index or Qdrant, from
 ``MEDRAG_SEARCH_URL``), which corpora the methods search, their sizes and index status, and building their indexes
-(or ingesting them into Qdrant) with a progress bar."""
+(or ingesting them into Qdrant) as a job of the server's runner (``index_status``), followed with a progress bar."""
 
 from __future__ import annotations
 
@@ -12,10 +12,8 @@ from core.paths import REPO_ROOT
 from core.retrieval import CorpusError, CorpusInfo, describe_corpora
 from core.retrieval.default_corpus import ensure_default_corpus
 from core.retrieval.location import SEARCH_URL, InProcess, search_location
-from ui.common import state
-
-ADDED = "settings.corpus_paths"  # corpora the user pointed at, besides the default ones
-READY = "settings.corpora_ready"  # the message of the last build, shown once after the redraw
+from ui.common import index_status, state
+from ui.common import keys
 
 
 # The index status is on each corpus's line above; the table keeps the figures narrow enough for a 1024-px window,
@@ -57,8 +55,8 @@ def add_corpus(typed: str) -> str | None:
     found, problem = _describe([Path(typed)])
     if problem:
         return problem
-    added = st.session_state.setdefault(ADDED, [])
-    chosen = st.session_state.get(state.CORPORA)  # None: every listed corpus is on, the new one too
+    added = st.session_state.setdefault(keys.CORPUS_PATHS, [])
+    chosen = st.session_state.get(keys.CORPORA)  # None: every listed corpus is on, the new one too
     for path in (str(info.path) for info in found):
         if path not in added:
             added.append(path)
@@ -69,42 +67,29 @@ def add_corpus(typed: str) -> str | None:
 
 def use_only(paths: list[str]) -> None:
     """The methods search these corpora, and only these, from now on (Settings lists them checked)."""
-    added = st.session_state.setdefault(ADDED, [])
+    added = st.session_state.setdefault(keys.CORPUS_PATHS, [])
     added.extend(p for p in paths if p not in added)
-    st.session_state[state.CORPORA] = list(paths)
+    st.session_state[keys.CORPORA] = list(paths)
 
 
 def known_corpora() -> list[CorpusInfo]:
     """Every corpus this studio knows of besides the default: those added in Settings, and the shared corpora
     folder beside a development checkout; each with whether its index is built."""
     shared = REPO_ROOT.parent / "shared" / "data" / "corpora"
-    paths = [Path(p) for p in st.session_state.get(ADDED, [])] + sorted(shared.glob("*.jsonl*"))
+    paths = [Path(p) for p in st.session_state.get(keys.CORPUS_PATHS, [])] + sorted(shared.glob("*.jsonl*"))
     found, _ = _describe(paths) if paths else ([], None)
     return list({str(info.path): info for info in found}.values())
 
 
 def _add_corpus() -> None:
-    typed = st.session_state.get("settings.new_corpus", "").strip()
+    typed = st.session_state.get(keys.NEW_CORPUS, "").strip()
     if not typed:
         return
     if problem := add_corpus(typed):
-        st.session_state["settings.corpus_problem"] = problem
+        st.session_state[keys.CORPUS_PROBLEM] = problem
         return
-    st.session_state["settings.new_corpus"] = ""
-    st.session_state.pop("settings.corpus_problem", None)
-
-
-def _build(selection: tuple[str, ...] | None) -> None:
-    bar = st.progress(0.0, text="opening the corpora")
-    try:
-        retriever = state.retriever_pool().get(selection, progress=state.bar_progress(bar))
-    except (OSError, ValueError, RuntimeError) as exc:
-        bar.empty()
-        st.error(f"The indexes could not be built: {exc}")
-        return
-    bar.empty()
-    st.session_state[READY] = f"Ready: {', '.join(retriever.corpora)}."
-    st.rerun()  # redraw the statuses above, now built
+    st.session_state[keys.NEW_CORPUS] = ""
+    st.session_state.pop(keys.CORPUS_PROBLEM, None)
 
 
 def _where() -> bool:
@@ -131,9 +116,9 @@ def corpora_section() -> None:
         defaults, problem = _describe(None)
     if problem:
         st.error(f"The default corpus cannot be read: {problem}")
-    added, _ = _describe([Path(p) for p in st.session_state.get(ADDED, [])])
+    added, _ = _describe([Path(p) for p in st.session_state.get(keys.CORPUS_PATHS, [])])
     corpora = defaults + [info for info in added if info.path not in {d.path for d in defaults}]
-    chosen = st.session_state.get(state.CORPORA)
+    chosen = st.session_state.get(keys.CORPORA)
     enabled = []
     for info in corpora:
         on = st.checkbox(
@@ -145,7 +130,7 @@ def corpora_section() -> None:
         if on:
             enabled.append(str(info.path))
     if corpora:
-        st.session_state[state.CORPORA] = None if enabled == [str(d.path) for d in defaults] else enabled
+        st.session_state[keys.CORPORA] = None if enabled == [str(d.path) for d in defaults] else enabled
         st.dataframe(
             [
                 {
@@ -162,18 +147,18 @@ def corpora_section() -> None:
                 for i in corpora
             ],
             hide_index=True,
-            key="settings.corpora",
+            key="settings.corpora_table",
             column_config=_COLUMNS,
         )
     if corpora and not enabled:
         st.warning("No corpus is enabled: methods that retrieve will not run until you enable one.")
     st.text_input(
         "Add a corpus: a .jsonl / .jsonl.gz file or a folder of them (MedRAG chunk format)",
-        key="settings.new_corpus",
+        key=keys.NEW_CORPUS,
         placeholder="/data/corpora/statpearls",
         on_change=_add_corpus,
     )
-    if problem := st.session_state.get("settings.corpus_problem"):
+    if problem := st.session_state.get(keys.CORPUS_PROBLEM):
         st.error(problem)
     selection = state.corpus_selection()
     ready = state.retriever_pool().is_open(selection)
@@ -183,7 +168,7 @@ def corpora_section() -> None:
         else ("Build missing indexes")
     )
     label = "Corpora are open" if ready else f"{missing} and open the corpora"
-    if st.button(label, icon=":material/build:", key="settings.build", disabled=ready or selection == ()):
-        _build(selection)
-    if message := st.session_state.pop(READY, None):
-        st.success(message)
+    building = index_status.building(selection)
+    if st.button(label, icon=":material/build:", key="settings.build", disabled=ready or building or selection == ()):
+        st.session_state[keys.INDEX_BUILD] = index_status.index_build(selection, again=True).id
+    index_status.follow_build()

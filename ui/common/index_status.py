@@ -1,4 +1,5 @@
-"""The default corpus index, built in the background while the app already answers.
+"""Index builds as jobs of the server's runner: the default corpus index, built in the background while the app
+already answers, and the builds Settings starts for the corpora chosen there.
 
 The first page view starts the build (it only loads the index when it is already built); the sidebar follows
 its progress, and a method that reads the default corpus is told plainly that it has to wait, while methods
@@ -8,12 +9,15 @@ the first run needs it, as on an endpoint with indexes built ahead.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from core.methods.base import MethodSpec
 from core.retrieval.background import BackgroundBuild, BuildStatus
 from ui.common import jobs
 from ui.common import state
+from ui.common import keys
 
 REFRESH_SECONDS = 2
 JOB = "default corpus index"  # its id in the server's job runner: one build per server
@@ -23,11 +27,25 @@ def enabled() -> bool:
     return state.settings().background_index
 
 
+def build_id(selection: tuple[str, ...] | None) -> str:
+    """The job id of the build that opens these corpora (``None``: the default corpus), one per server."""
+    return JOB if selection is None else "index build: " + "|".join(selection)
+
+
+def index_build(selection: tuple[str, ...] | None, *, again: bool = False) -> BackgroundBuild:
+    """The build that opens these corpora in the pool every page uses, going or done, else started; with ``again``,
+    a failed one is started anew (a click to try again; a page view never retries on its own)."""
+    pool, job_id = state.retriever_pool(), build_id(selection)
+    names = "Default corpus index" if selection is None else "Indexes: " + ", ".join(Path(p).name for p in selection)
+
+    def make() -> BackgroundBuild:
+        return BackgroundBuild(lambda progress: pool.get(selection, progress), names, job_id=job_id)
+
+    return jobs.again_if_failed(job_id, BackgroundBuild, make) if again else jobs.runner().once(job_id, make)
+
+
 def _build() -> BackgroundBuild:
-    pool = state.retriever_pool()  # the build opens the default corpus in the pool every page uses
-    return jobs.runner().once(
-        JOB, lambda: BackgroundBuild(lambda progress: pool.get(None, progress), "Default corpus index", job_id=JOB)
-    )
+    return index_build(None)
 
 
 def status() -> BuildStatus | None:
@@ -66,7 +84,7 @@ def corpus_not_ready(spec: MethodSpec) -> str | None:
     """Why ``spec`` cannot start yet: it reads the default corpus and its index is still being built."""
     if (
         not spec.uses_retrieval
-        or st.session_state.get(state.RETRIEVER_OVERRIDE) is not None
+        or st.session_state.get(keys.RETRIEVER_OVERRIDE) is not None
         or state.corpus_selection() is not None
     ):
         return None
@@ -80,3 +98,46 @@ def corpus_not_ready(spec: MethodSpec) -> str | None:
         f"Methods that need no corpus, such as CoT, answer now; start {spec.label} once the sidebar says "
         "the index is ready."
     )
+
+
+# -- a build Settings started, followed until it ends -----------------------------------------------------------------
+
+CANNOT_STOP = (
+    "An index build cannot be stopped midway: a half-built index would leave its corpus unusable until it is built "
+    "again. It goes on if you leave this page; History › Running now lists it."
+)
+
+
+def building(selection: tuple[str, ...] | None) -> bool:
+    """Whether the build that opens these corpora is going now (it is never started just to look)."""
+    job = jobs.runner().get(build_id(selection), BackgroundBuild)
+    return job is not None and not job.done
+
+
+def follow_build() -> None:
+    """The build Settings follows (one this session started, or one going when the page opened, so a reload finds it
+    again) with its progress; once it ends, what came of it, said once."""
+    job = jobs.runner().get(st.session_state.get(keys.INDEX_BUILD), BackgroundBuild)
+    if job is None:
+        going = jobs.runner().running(BackgroundBuild)
+        if not going:
+            return
+        job = going[0]
+        st.session_state[keys.INDEX_BUILD] = job.id
+    if not job.done:
+        st.fragment(_follow, run_every=REFRESH_SECONDS)(job.id)
+        return
+    del st.session_state[keys.INDEX_BUILD]
+    if job.error:
+        st.error(f"The indexes could not be built: {job.error}")
+    else:
+        st.success(f"Ready: {', '.join(job.result.corpora)}.")
+
+
+def _follow(job_id: str) -> None:
+    job = jobs.runner().get(job_id, BackgroundBuild)
+    if job is None or job.done:
+        st.rerun()  # the whole page: the corpora's statuses above change with it
+    now = job.summary()
+    st.progress(now.fraction or 0.0, text=f"{job.label} · {now.text}")
+    st.caption(CANNOT_STOP)

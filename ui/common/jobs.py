@@ -1,17 +1,23 @@
 """The server's job runner (``core/jobs.py``), one per process (``st.cache_resource``): live runs, what-if re-runs,
 benchmarks and index builds started from any page are held there by id, so a rerun, another page, a reload or a
-second tab finds the same job again. And the session's side of it: who may stop a job, and the Stop button."""
+second tab finds the same job again; the embedded model's start is one too. And the session's side of it: who may
+stop a job, and the Stop button."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import streamlit as st
 
 from core.access import Action
-from core.jobs import Job, JobRunner
+from core.jobs import Busy, Job, JobRunner
 from core.live_run import LiveRun
+from core.llm.model_start import JOB_ID, ModelStart
 from ui.common import access
+
+J = TypeVar("J", bound=Job)
 
 STOP_WAIT_SECONDS = 2.0
 
@@ -24,6 +30,31 @@ def runner() -> JobRunner:
 def live(run_id: str | None) -> LiveRun | None:
     """The live run (or what-if re-run) with this run id, while this server holds it."""
     return runner().get(run_id, LiveRun)
+
+
+def again_if_failed(job_id: str, of: type[J], make: Callable[[], J]) -> J:
+    """The job with this id, going or ended well; started by ``make()`` (which gives it that id) when there is none,
+    or again when the last one failed (a click to try again)."""
+    job = runner().get(job_id, of)
+    if job is None:
+        return runner().once(job_id, make)
+    if not (job.done and job.error):
+        return job
+    try:
+        return runner().start(make())
+    except Busy as exc:  # another tab tried again first
+        return exc.running
+
+
+def model_start() -> ModelStart:
+    """The embedded model's start, one per server: the job going or done, or a new one."""
+    return again_if_failed(JOB_ID, ModelStart, lambda: ModelStart(owner=access.client_key()))
+
+
+def model_starting() -> ModelStart | None:
+    """The embedded model's start while it is going (it is never started just to look)."""
+    job = runner().get(JOB_ID, ModelStart)
+    return job if job is not None and not job.done else None
 
 
 def may_stop(job: Job) -> bool:

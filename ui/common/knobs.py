@@ -15,6 +15,7 @@ from pydantic.fields import FieldInfo
 from core.methods import registry
 from core.methods.base import MethodParams, MethodSpec
 from ui.common.state import kept
+from ui.common import keys
 
 
 def _unwrap_optional(annotation: Any) -> Any:
@@ -85,7 +86,7 @@ def knob_widget(name: str, info: FieldInfo, value: Any, key: str) -> Any:
 
 def _copy_key(widget_key: str, default: Any) -> str:
     """Where a knob's value is kept across pages: per the starting point (Settings' default) it was changed from."""
-    return f"kept:{widget_key}:{json.dumps(default, default=str)}"
+    return keys.knob_copy(widget_key, default)
 
 
 def knob_inputs(
@@ -96,7 +97,7 @@ def knob_inputs(
     defaults = defaults or {}
     values = {}
     for name, info in spec.params.model_fields.items():
-        widget_key = f"{key}.{spec.name}.{name}"
+        widget_key = keys.knob_widget(key, spec.name, name)
         # Streamlit forgets a widget's value while its page is not shown; this copy brings it back on return, as
         # long as the starting point (Settings' default for the knob) is the one it was changed from
         copy = _copy_key(widget_key, defaults.get(name))
@@ -111,7 +112,7 @@ def preset_knobs(spec: MethodSpec, *, key: str, defaults: dict[str, Any], values
     """The knob widgets, not on screen now, start from ``values`` next time (a run's knobs, to ask it again)."""
     for name in spec.params.model_fields:
         if name in values:
-            widget_key = f"{key}.{spec.name}.{name}"
+            widget_key = keys.knob_widget(key, spec.name, name)
             st.session_state.pop(widget_key, None)
             st.session_state[_copy_key(widget_key, defaults.get(name))] = values[name]
 

@@ -1,8 +1,8 @@
 """What the screens share: the LLM, retriever and run store (one per process, ``st.cache_resource``) and
 each user's settings (``st.session_state``).
 
-Tests inject a scripted LLM or a fixed retriever by putting it in ``st.session_state[LLM_OVERRIDE]`` or
-``st.session_state[RETRIEVER_OVERRIDE]`` before the page runs; nothing else changes for them.
+Tests inject a scripted LLM or a fixed retriever by putting it in ``st.session_state[keys.LLM_OVERRIDE]`` or
+``st.session_state[keys.RETRIEVER_OVERRIDE]`` before the page runs; nothing else changes for them.
 """
 
 from __future__ import annotations
@@ -24,15 +24,8 @@ from core.retrieval.progress import stage_line
 from core.settings import Settings
 from core.settings import settings as read_settings
 from core.store import RunStore
+from ui.common import keys
 
-LLM_OVERRIDE = "llm_override"
-RETRIEVER_OVERRIDE = "retriever_override"
-# {"embedded": bool, "base_url": str, "model": str, "provider": str, "timeout": float, "context_window": int,
-#  "reasoning_effort": str | None}; never a key
-ENDPOINT = "settings.endpoint"
-SESSION_KEY = "settings.session_key"  # a key typed on Settings for another endpoint: this session's memory only
-KNOB_DEFAULTS = "settings.knobs"  # {method name: {knob: value}}
-CORPORA = "settings.corpora"  # list of corpus paths; None means the default corpus
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -67,9 +60,9 @@ def key_source(name: str) -> str:
 
 
 def endpoint_settings() -> dict[str, Any]:
-    if ENDPOINT not in st.session_state:
+    if keys.ENDPOINT not in st.session_state:
         start = Endpoint.from_settings(settings())
-        st.session_state[ENDPOINT] = {
+        st.session_state[keys.ENDPOINT] = {
             "embedded": start.embedded,
             "base_url": start.base_url or "",
             "model": start.model,
@@ -78,7 +71,7 @@ def endpoint_settings() -> dict[str, Any]:
             "context_window": start.context_window or 0,
             "reasoning_effort": start.reasoning_effort,
         }
-    return st.session_state[ENDPOINT]
+    return st.session_state[keys.ENDPOINT]
 
 
 def server_key_for(base_url: str | None, model: str, provider: str | None) -> tuple[str, str] | None:
@@ -101,7 +94,7 @@ def endpoint() -> Endpoint:
         base_url=base_url,
         model=model,
         provider=provider,
-        api_key=key[0] if key else st.session_state.get(SESSION_KEY, ""),
+        api_key=key[0] if key else st.session_state.get(keys.SESSION_KEY, ""),
         timeout=chosen["timeout"],
         max_retries=env.max_retries,
         context_window=int(chosen.get("context_window") or 0) or None,
@@ -118,14 +111,14 @@ def _llm(endpoint: Endpoint) -> LLM:
 
 
 def llm() -> LLM:
-    if (override := st.session_state.get(LLM_OVERRIDE)) is not None:
+    if (override := st.session_state.get(keys.LLM_OVERRIDE)) is not None:
         return override
     return _llm(endpoint())
 
 
 def probe_llm() -> LLM:
     """The configured LLM without the response cache, so a connection test really reaches the endpoint."""
-    if (override := st.session_state.get(LLM_OVERRIDE)) is not None:
+    if (override := st.session_state.get(keys.LLM_OVERRIDE)) is not None:
         return override
     return LLM(endpoint(), cache_mode="off")
 
@@ -138,7 +131,7 @@ def runs_go_to() -> str:
 
 
 def uses_embedded_model() -> bool:
-    return st.session_state.get(LLM_OVERRIDE) is None and endpoint().embedded
+    return st.session_state.get(keys.LLM_OVERRIDE) is None and endpoint().embedded
 
 
 @st.cache_resource(show_spinner=False)
@@ -178,20 +171,20 @@ def retriever_pool() -> RetrieverPool:
 
 def corpus_selection() -> tuple[str, ...] | None:
     """The enabled corpora's paths; ``None`` while the user has not changed the default corpus."""
-    chosen = st.session_state.get(CORPORA)
+    chosen = st.session_state.get(keys.CORPORA)
     return None if chosen is None else tuple(chosen)
 
 
 def retriever_for(spec: MethodSpec, progress: Progress | bool = False) -> Retriever | None:
     if not spec.uses_retrieval:
         return None
-    if (override := st.session_state.get(RETRIEVER_OVERRIDE)) is not None:
+    if (override := st.session_state.get(keys.RETRIEVER_OVERRIDE)) is not None:
         return override
     return retriever_pool().get(corpus_selection(), progress)
 
 
 def knob_defaults(method: str) -> dict[str, Any]:
-    return st.session_state.setdefault(KNOB_DEFAULTS, {}).get(method, {})
+    return st.session_state.setdefault(keys.KNOB_DEFAULTS, {}).get(method, {})
 
 
 # -- widgets whose value survives a visit to another page ----------------------------------
@@ -204,7 +197,7 @@ def kept(widget: Callable[..., Any], label: str, *, key: str, default: Any, **kw
     the widget's session-state key first: a click that interrupts a page's first, slow run (a cold server) could
     otherwise leave the widget at its type's blank (an empty multiselect, a number input at its minimum). Keyed
     widgets keep their identity when that starting value changes, so it only matters when the widget is new."""
-    copy = f"kept:{key}"
+    copy = keys.kept(key)
     start = st.session_state.get(copy, default)
     kind = getattr(widget, "__name__", "")
     if kind in ("radio", "selectbox"):
@@ -223,10 +216,10 @@ def preset(key: str, value: Any) -> None:
     """The value a kept widget that is not on screen now starts from the next time it is drawn (its own state goes,
     so Streamlit does not warn about a widget given both a value and a state)."""
     st.session_state.pop(key, None)
-    st.session_state[f"kept:{key}"] = value
+    st.session_state[keys.kept(key)] = value
 
 
 def set_kept(key: str, value: Any) -> None:
     """Change a kept widget's value from a callback (before the widget is drawn again)."""
     st.session_state[key] = value
-    st.session_state[f"kept:{key}"] = value
+    st.session_state[keys.kept(key)] = value

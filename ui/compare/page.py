@@ -27,8 +27,8 @@ from ui.runs.header import again_buttons, method_block, question_block
 from ui.runs.swimlanes import swimlanes
 from ui.common.text import md, short
 from ui.runs.trace_view import render_run
+from ui.common import keys
 
-SHOWN = "compare.runs"  # ids of the runs this tab compares
 MAX_RUNS = 3
 
 
@@ -83,10 +83,10 @@ def shown_run_ids() -> list[str]:
     """The runs named in the URL win (a link, a reload); otherwise the ones this tab last started."""
     from_url = st.query_params.get("runs")
     if from_url:
-        st.session_state[SHOWN] = list(dict.fromkeys(i.strip() for i in from_url.split(",") if i.strip()))
-    elif st.session_state.get(SHOWN):
-        st.query_params["runs"] = ",".join(st.session_state[SHOWN])
-    return st.session_state.get(SHOWN, [])
+        st.session_state[keys.COMPARE_RUNS] = list(dict.fromkeys(i.strip() for i in from_url.split(",") if i.strip()))
+    elif st.session_state.get(keys.COMPARE_RUNS):
+        st.query_params["runs"] = ",".join(st.session_state[keys.COMPARE_RUNS])
+    return st.session_state.get(keys.COMPARE_RUNS, [])
 
 
 def _show(ids: list[str]) -> None:
@@ -112,7 +112,7 @@ def _show(ids: list[str]) -> None:
     if keep and st.button("Keep these runs as a comparison", icon=":material/bookmark_add:", key="compare.keep"):
         save_group(state.store(), [r.id for r in runs], short(runs[0].question, 80))
         st.toast("Kept: History lists it under Comparisons.")
-    swimlanes(runs, key="compare")
+    swimlanes(runs, key=keys.COMPARE_FORM)
     st.subheader("Full traces")
     for i, (tab, run) in enumerate(zip(st.tabs([method_label(r.method) for r in runs]), runs)):
         with tab:
@@ -120,7 +120,7 @@ def _show(ids: list[str]) -> None:
 
 
 def _new() -> None:
-    st.session_state.pop(SHOWN, None)
+    st.session_state.pop(keys.COMPARE_RUNS, None)
     st.query_params.pop("runs", None)
 
 
@@ -131,9 +131,9 @@ def _again(runs: list[Run]) -> None:
     state.preset("compare.methods", [r.method for r in known])
     for run in known:
         preset_knobs(
-            methods[run.method], key="compare.knobs", defaults=state.knob_defaults(run.method), values=run.params
+            methods[run.method], key=keys.COMPARE_KNOBS, defaults=state.knob_defaults(run.method), values=run.params
         )
-    preset_question("compare", runs[0].question, runs[0].options)
+    preset_question(keys.COMPARE_FORM, runs[0].question, runs[0].options)
     _new()
 
 
@@ -155,9 +155,9 @@ def _form() -> None:
             spec = methods[name]
             st.caption(f"**{spec.label}**: {spec.description}")
             with st.expander(f"{spec.label} knobs"):
-                values[name] = knob_inputs(spec, key="compare.knobs", defaults=state.knob_defaults(name))
+                values[name] = knob_inputs(spec, key=keys.COMPARE_KNOBS, defaults=state.knob_defaults(name))
     with ask:
-        text, options = question_form("compare")
+        text, options = question_form(keys.COMPARE_FORM)
         st.caption(f"Runs on {state.runs_go_to()}.")
         clicked = st.button(
             "Run all",
@@ -174,7 +174,7 @@ def _form() -> None:
         if started:
             ids = [live.id for live in started]
             save_group(state.store(), ids, short(started[0].question.text, 80))
-            st.session_state[SHOWN] = ids
+            st.session_state[keys.COMPARE_RUNS] = ids
             st.query_params["runs"] = ",".join(ids)
             st.rerun()
 
@@ -187,10 +187,10 @@ def _asked(runs: list[Run]) -> None:
         for run in runs:
             method_block(run)
     with ask:
-        question_block(runs[0].question, runs[0].options, key="compare")
+        question_block(runs[0].question, runs[0].options, key=keys.COMPARE_FORM)
         if len({(r.question, tuple(r.options.items())) for r in runs}) > 1:
             st.warning("These runs were not asked the same question: the one above is the first run's.")
-        again_buttons(key="compare", again=lambda: _again(runs), new=_new)
+        again_buttons(key=keys.COMPARE_FORM, again=lambda: _again(runs), new=_new)
         jobs.stop_button(lives, key="compare.stop", label="Stop all")
 
 

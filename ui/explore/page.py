@@ -23,13 +23,12 @@ from ui.runs.method_map import method_map
 from ui.runs.question_form import preset_question, question_form
 from ui.runs.display import load, show_run
 from ui.runs.header import again_buttons, method_block, question_block
-
-SHOWN = "ask.run"  # the id of the run this tab shows
+from ui.common import keys
 
 
 def _new() -> None:
     """Back to the form; the run shown stays in History."""
-    st.session_state.pop(SHOWN, None)
+    st.session_state.pop(keys.ASK_RUN, None)
     st.query_params.pop("run", None)
 
 
@@ -38,8 +37,8 @@ def _again(run: Run) -> None:
     spec = registry().get(run.method)
     if spec is not None:
         state.preset("ask.method", run.method)
-        preset_knobs(spec, key="ask.knobs", defaults=state.knob_defaults(spec.name), values=run.params)
-    preset_question("ask", run.question, run.options)
+        preset_knobs(spec, key=keys.ASK_KNOBS, defaults=state.knob_defaults(spec.name), values=run.params)
+    preset_question(keys.ASK_FORM, run.question, run.options)
     _new()
 
 
@@ -48,12 +47,12 @@ def _form() -> None:
     with setup:
         spec = method_picker("ask.method")
         with st.expander("Knobs", expanded=False):
-            values = knob_inputs(spec, key="ask.knobs", defaults=state.knob_defaults(spec.name))
+            values = knob_inputs(spec, key=keys.ASK_KNOBS, defaults=state.knob_defaults(spec.name))
         with st.expander("Method map", expanded=True, icon=":material/account_tree:"):
             method_map(spec, [])
     may_run = access.current().may(Action.LIVE_RUN)
     with ask:
-        text, options = question_form("ask")
+        text, options = question_form(keys.ASK_FORM)
         st.caption(f"Runs on {state.runs_go_to()}.")
         clicked = st.button(
             "Run", type="primary", icon=":material/play_arrow:", width="stretch", key="ask.go", disabled=not may_run
@@ -62,7 +61,7 @@ def _form() -> None:
     if clicked:
         started = start([(spec, values)], text, options)
         if started:  # the new run replaces the form, and the page redraws with its Stop button
-            st.session_state[SHOWN] = started[0].id
+            st.session_state[keys.ASK_RUN] = started[0].id
             st.query_params["run"] = started[0].id
             st.rerun()
 
@@ -75,15 +74,15 @@ def _shown(run: Run) -> None:
     with setup:
         method_block(run)
     with ask:
-        question_block(run.question, run.options, key="ask")
-        again_buttons(key="ask", again=lambda: _again(run), new=_new)
+        question_block(run.question, run.options, key=keys.ASK_FORM)
+        again_buttons(key=keys.ASK_FORM, again=lambda: _again(run), new=_new)
         jobs.stop_button([live] if running else [], key="ask.stop")
-    show_run(run.id, key="ask")
+    show_run(run.id, key=keys.ASK_FORM)
 
 
 def page() -> None:
     header("Ask", "Pick a method and ask a question: each step appears as it happens, then the whole trace.")
-    run_id = linked("run", SHOWN)  # the run named in the URL, else the one this tab last started
+    run_id = linked("run", keys.ASK_RUN)  # the run named in the URL, else the one this tab last started
     if run_id is None:
         _form()
         return

@@ -12,6 +12,8 @@ from core.access import Action
 from core.eval.job import EvalJob
 from core.jobs import Job
 from core.live_run import LiveRun
+from core.llm.model_start import ModelStart
+from core.retrieval.background import BackgroundBuild
 from core.workshop.whatif import WhatIfRun
 from ui.common import access
 from ui.common import jobs
@@ -33,7 +35,9 @@ FOLLOW = [
     Follow(WhatIfRun, "workshop", "whatif", Action.REPLAY),  # before LiveRun: a what-if re-run is one too
     Follow(LiveRun, "history", "run", Action.REPLAY),
     Follow(EvalJob, "benchmark", None, Action.BENCHMARK),
-]  # an index build is followed in the sidebar
+    Follow(BackgroundBuild, "settings", None, Action.SETTINGS),  # the default corpus's is in the sidebar too
+    Follow(ModelStart, "settings", None, Action.SETTINGS),
+]
 
 
 def running_now(rows: list[dict[str, Any]]) -> None:
@@ -78,7 +82,10 @@ def _job(job: Job) -> None:
                 **({where.query: job.id} if where.query else {}),
             )
     with stop:
-        jobs.stop_button([job], key=f"history.stop.{job.id}")
+        if job.cancellable:
+            jobs.stop_button([job], key=f"history.stop.{job.id}")
+        else:
+            st.caption("cannot be stopped midway")
 
 
 def comparisons(groups: list[dict[str, Any]], runs: dict[str, dict[str, Any]]) -> None:

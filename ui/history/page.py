@@ -22,6 +22,7 @@ from ui.runs.money import COLUMN_HELP, run_costs
 from ui.runs.display import show_run
 from ui.history.run_files import files_panel
 from ui.common.text import short
+from ui.common import keys
 
 STATUSES = ("ok", "error", "cancelled", "interrupted", "running")
 # the long texts get set widths (cut with an ellipsis, whole on hover), so the table fits 1440 px whole
@@ -34,7 +35,6 @@ COLUMNS = {
     "cost": st.column_config.TextColumn(width="small", help=COLUMN_HELP),
     "run": st.column_config.TextColumn(width="small"),
 }
-CONFIRM = "history.confirm_delete"
 
 
 def _when(ts: float) -> str:
@@ -72,25 +72,25 @@ def _table(rows: list[dict[str, Any]]) -> None:
 
 
 def _ask_to_delete(run_id: str) -> None:
-    st.session_state[CONFIRM] = run_id
+    st.session_state[keys.HISTORY_CONFIRM] = run_id
 
 
 def _keep() -> None:
-    st.session_state.pop(CONFIRM, None)
+    st.session_state.pop(keys.HISTORY_CONFIRM, None)
 
 
 def _delete(run_id: str) -> None:
     if not access.may_manage(run_id):
         return
     state.store().delete_run(run_id)
-    st.session_state.pop(CONFIRM, None)
-    st.session_state.pop("history.open", None)
+    st.session_state.pop(keys.HISTORY_CONFIRM, None)
+    st.session_state.pop(keys.HISTORY_OPEN, None)
     st.query_params.pop("run", None)
     st.toast(f"Deleted run {run_id}.")
 
 
 def _opened() -> None:
-    st.query_params["run"] = st.session_state["history.open"]
+    st.query_params["run"] = st.session_state[keys.HISTORY_OPEN]
 
 
 def page() -> None:
@@ -131,11 +131,11 @@ def page() -> None:
     by_id = {r["id"]: r for r in rows}
     if linked:  # a link opens its run, even one the filters hide
         by_id.setdefault(linked, next(r for r in every if r["id"] == linked))
-        st.session_state["history.open"] = linked
+        st.session_state[keys.HISTORY_OPEN] = linked
     run_id = st.selectbox(
         "Open a run",
         list(by_id),
-        key="history.open",
+        key=keys.HISTORY_OPEN,
         on_change=_opened,
         format_func=lambda i: (
             f"{_when(by_id[i]['started'])} · {method_label(by_id[i]['method'])} · {by_id[i]['status']} · "
@@ -146,7 +146,7 @@ def page() -> None:
     st.divider()
     title, action = st.columns([4, 1], vertical_alignment="center")
     title.subheader(f"{method_label(run.method)} · {_when(run.started)}")
-    if st.session_state.get(CONFIRM) == run.id:
+    if st.session_state.get(keys.HISTORY_CONFIRM) == run.id:
         action.button("Yes, delete it", type="primary", key="history.delete_yes", on_click=_delete, args=(run.id,))
         st.warning(f"Delete run {run.id} and its {len(run.events)} events for good?")
         st.button("Keep it", key="history.delete_no", on_click=_keep)

@@ -14,8 +14,7 @@ from core.store import RunStore
 from ui.common import access
 from ui.common.knobs import method_label
 from ui.common.text import md, short
-
-DONE = "history.files.imported"  # the upload already imported in this session (a rerun must not import it again)
+from ui.common import keys
 
 
 def _when(ts: float) -> str:
@@ -32,19 +31,19 @@ def imported_mark(store: RunStore, run_id: str | None) -> None:
 
 
 def _import(store: RunStore) -> None:
-    upload = st.session_state.get("history.files.upload")
-    if upload is None or st.session_state.get(DONE) == upload.file_id:
+    upload = st.session_state.get(keys.HISTORY_UPLOAD)
+    if upload is None or st.session_state.get(keys.HISTORY_IMPORTED) == upload.file_id:
         return
-    st.session_state[DONE] = upload.file_id
+    st.session_state[keys.HISTORY_IMPORTED] = upload.file_id
     if problem := access.current().refusal(Action.IMPORT_RUNS):
-        st.session_state["history.files.message"] = ("error", f"{problem} Nothing was imported.")
+        st.session_state[keys.HISTORY_FILES_SAID] = ("error", f"{problem} Nothing was imported.")
         return
     try:
         report = import_file(store, upload, name=upload.name)
     except RunFileError as exc:
-        st.session_state["history.files.message"] = ("error", f"{upload.name}: {exc}. Nothing was imported.")
+        st.session_state[keys.HISTORY_FILES_SAID] = ("error", f"{upload.name}: {exc}. Nothing was imported.")
         return
-    st.session_state["history.files.message"] = ("success", report.summary())
+    st.session_state[keys.HISTORY_FILES_SAID] = ("success", report.summary())
 
 
 def _file(store: RunStore, chosen: list[str], kind: str | None) -> bytes:
@@ -55,7 +54,7 @@ def _file(store: RunStore, chosen: list[str], kind: str | None) -> bytes:
 
 def files_panel(store: RunStore) -> None:
     """Export and import, in one expander; the open run's imported mark above it."""
-    imported_mark(store, st.query_params.get("run") or st.session_state.get("history.open"))
+    imported_mark(store, st.query_params.get("run") or st.session_state.get(keys.HISTORY_OPEN))
     now = access.current()
     rows = [r for r in store.list_runs(limit=1000) if now.may(Action.MANAGE_RUNS) or access.mine(r["id"])]
     with st.expander("Run files: download runs, or import a file", icon=":material/swap_horiz:"):
@@ -68,7 +67,7 @@ def files_panel(store: RunStore) -> None:
                 )
             by_id = {r["id"]: r for r in rows if r["status"] != "running"}  # a run still going has no file yet
             going = len(rows) - len(by_id)
-            opened = st.session_state.get("history.open")
+            opened = st.session_state.get(keys.HISTORY_OPEN)
             chosen = st.multiselect(
                 "Runs to download",
                 list(by_id),
@@ -105,10 +104,10 @@ def files_panel(store: RunStore) -> None:
                 st.file_uploader(
                     "Import a run file (.json.gz)",
                     type=["gz"],
-                    key="history.files.upload",
+                    key=keys.HISTORY_UPLOAD,
                     on_change=_import,
                     args=(store,),
                 )
-            kind_, message = st.session_state.get("history.files.message", (None, None))
+            kind_, message = st.session_state.get(keys.HISTORY_FILES_SAID, (None, None))
             if message:
                 (st.error if kind_ == "error" else st.success)(message)

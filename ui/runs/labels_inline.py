@@ -7,19 +7,20 @@ from collections import Counter
 
 import streamlit as st
 
-from core.labels import GRADES, LabelError, derive_question, resolve
+from core.labels import GRADES, Label, LabelError, derive_question, resolve
 from core.labels.identity import generated_id
 from core.labels.pool import PoolQuestion, RunFilter, collect
 from core.trace import Run
 from ui.common.annotator import identify, label_store
 from ui.common.state import store
 from ui.runs.snippet_cards import Evidence, cards, snippet_card
+from ui.common import keys
 
 CHOICES = list(GRADES)
 
 
-def _counts(given: dict) -> str:
-    counts = Counter(row["grade"] for row in given.values())
+def _counts(given: dict[str, Label]) -> str:
+    counts = Counter(row.grade for row in given.values())
     if not counts:
         return "not judged yet"
     return " · ".join(f"{counts[g]}× {g} {GRADES[g]}" for g in sorted(counts, reverse=True))
@@ -38,7 +39,7 @@ def _save(run: Run, snippet_id: str, widget: str, annotator: str) -> None:
     try:
         labels.set_label(ref, snippet_id, annotator, grade, source=f"trace {run.id}")
     except LabelError as exc:
-        st.session_state[f"{widget}.problem"] = str(exc)
+        st.session_state[keys.problem_of(widget)] = str(exc)
         return
     if not store().has_run(run.id):  # a toast, since the page may no longer draw this run
         st.toast(
@@ -78,8 +79,8 @@ def label_tab(run: Run, evidence: Evidence, key: str) -> None:
         with right:
             st.caption(_counts(given))
             if annotator:
-                widget = f"labels-{key}-{run.id}-{snippet_id}"
-                mine = given.get(annotator, {}).get("grade")
+                widget = keys.trace_label(key, run.id, snippet_id)
+                mine = label.grade if (label := given.get(annotator)) else None
                 if widget not in st.session_state or st.session_state[widget] != mine:
                     st.session_state[widget] = mine
                 st.segmented_control(
@@ -91,5 +92,5 @@ def label_tab(run: Run, evidence: Evidence, key: str) -> None:
                     on_change=_save,
                     args=(run, snippet_id, widget, annotator),
                 )
-                if problem := st.session_state.pop(f"{widget}.problem", None):
+                if problem := st.session_state.pop(keys.problem_of(widget), None):
                     st.warning(problem)

@@ -12,7 +12,7 @@ import streamlit as st
 from core.access import Access, Action
 from core.live_run import LiveRun
 from core.llm import LLM, Endpoint
-from core.llm.embedded import EmbeddedServer, ModelAssemblyError
+from core.llm.embedded import EmbeddedServer
 from core.methods.base import MethodSpec
 from ui.common import access as session_access
 from ui.common import index_status
@@ -20,6 +20,9 @@ from ui.common import jobs
 from ui.common import state
 from ui.common.knobs import check_knobs
 from ui.runs.question_form import parse_question
+from ui.common import keys
+
+WAIT_SECONDS = 0.5  # how often a page waiting for the model's start redraws its progress
 
 
 @st.cache_resource(show_spinner=False)
@@ -29,7 +32,7 @@ def _embedded_llm() -> LLM:
 
 def llm_for(access: Access) -> LLM:
     """The owner's configured model; a visitor's runs go to the embedded model, never to the owner's endpoint."""
-    if access.may(Action.USE_ENDPOINT) or st.session_state.get(state.LLM_OVERRIDE) is not None:
+    if access.may(Action.USE_ENDPOINT) or st.session_state.get(keys.LLM_OVERRIDE) is not None:
         return state.llm()
     return _embedded_llm()
 
@@ -51,29 +54,28 @@ def embedded_server() -> EmbeddedServer | None:
 
 
 def start_model() -> bool:
-    """Assemble (first time) and load the embedded model, with progress on the page; False if it cannot."""
+    """Assemble (first time) and load the embedded model, waiting here with its progress; False if it cannot. The
+    start is a job of the server's runner: a start another page or tab began is waited for, not begun again."""
+    job = jobs.model_start()
     with st.status("Starting the embedded model (once per server start)…", expanded=True) as box:
         bar = st.progress(0.0, text="checking the model file")
-
-        def assembling(done: int, total: int) -> None:
-            bar.progress(min(done / total, 1.0), text=f"assembling the model: {done >> 20:,} of {total >> 20:,} MiB")
-
-        try:
-            server = EmbeddedServer.get(progress=assembling)
-        except (ModelAssemblyError, OSError) as exc:
+        while not job.until_done(WAIT_SECONDS):
+            now = job.summary()
+            bar.progress(now.fraction or 0.0, text=now.text)
+        if job.error:
             box.update(label="The embedded model could not start", state="error")
-            st.error(f"{exc}")
+            st.error(job.error)
             return False
         bar.progress(1.0, text="loaded")
         box.update(
-            label=f"Embedded model ready (loaded in {server.load_seconds:.0f} s)", state="complete", expanded=False
+            label=f"Embedded model ready (loaded in {job.result.load_seconds:.0f} s)", state="complete", expanded=False
         )
     return True
 
 
 def ensure_model(access: Access | None = None) -> bool:
     """Start the embedded model before the first run that needs it."""
-    if st.session_state.get(state.LLM_OVERRIDE) is not None or embedded_server() is not None:
+    if st.session_state.get(keys.LLM_OVERRIDE) is not None or embedded_server() is not None:
         return True
     embedded = state.uses_embedded_model() if access is None else llm_for(access).endpoint.embedded
     return start_model() if embedded else True

@@ -13,6 +13,7 @@ from core.question import Question
 from core.teaching import TeachingCase
 from ui.common.state import kept, preset, set_kept
 from ui.runs.teaching_view import pack, pack_problem
+from ui.common import keys
 
 FORMATS = ("Multiple choice", "Free text")
 LETTERS = string.ascii_uppercase[:10]
@@ -32,29 +33,29 @@ def _case(case_id: str | None) -> TeachingCase | None:
 
 
 def _ids(key: str) -> list[int]:
-    if f"{key}.options" not in st.session_state:
-        st.session_state[f"{key}.options"] = list(range(START_OPTIONS))
-        st.session_state[f"{key}.next"] = START_OPTIONS
-    return st.session_state[f"{key}.options"]
+    if keys.form_options(key) not in st.session_state:
+        st.session_state[keys.form_options(key)] = list(range(START_OPTIONS))
+        st.session_state[keys.form_next_option(key)] = START_OPTIONS
+    return st.session_state[keys.form_options(key)]
 
 
 def _add_option(key: str) -> None:
     ids = _ids(key)
-    ids.append(st.session_state[f"{key}.next"])
-    st.session_state[f"{key}.next"] += 1
+    ids.append(st.session_state[keys.form_next_option(key)])
+    st.session_state[keys.form_next_option(key)] += 1
 
 
 def _remove_option(key: str, uid: int) -> None:
     _ids(key).remove(uid)
-    st.session_state.pop(f"kept:{key}.opt.{uid}", None)
+    st.session_state.pop(keys.kept(keys.form_option(key, uid)), None)
 
 
 def _fill_options(key: str, texts: list[str], put: Callable[[str, Any], None] = set_kept) -> None:
-    start = st.session_state.get(f"{key}.next", 0)
-    st.session_state[f"{key}.options"] = list(range(start, start + len(texts)))
-    st.session_state[f"{key}.next"] = start + len(texts)
-    for uid, text in zip(st.session_state[f"{key}.options"], texts):
-        put(f"{key}.opt.{uid}", text)
+    start = st.session_state.get(keys.form_next_option(key), 0)
+    st.session_state[keys.form_options(key)] = list(range(start, start + len(texts)))
+    st.session_state[keys.form_next_option(key)] = start + len(texts)
+    for uid, text in zip(st.session_state[keys.form_options(key)], texts):
+        put(keys.form_option(key, uid), text)
 
 
 def option_editor(key: str) -> dict[str, str]:
@@ -67,7 +68,7 @@ def option_editor(key: str) -> dict[str, str]:
             options[letter] = kept(
                 st.text_input,
                 f"Option {letter}",
-                key=f"{key}.opt.{uid}",
+                key=keys.form_option(key, uid),
                 default="",
                 label_visibility="collapsed",
                 placeholder=f"Option {letter}",
@@ -90,11 +91,11 @@ def option_editor(key: str) -> dict[str, str]:
 
 
 def _load_case(key: str) -> None:
-    case = _case(st.session_state.get(f"{key}.case"))
+    case = _case(st.session_state.get(keys.form_case(key)))
     if case is None:
         return
-    set_kept(f"{key}.text", case.question)
-    set_kept(f"{key}.format", FORMATS[0] if case.options else FORMATS[1])
+    set_kept(keys.form_text(key), case.question)
+    set_kept(keys.form_format(key), FORMATS[0] if case.options else FORMATS[1])
     _fill_options(key, list(case.options.values()))
 
 
@@ -102,9 +103,9 @@ def preset_question(key: str, text: str, options: dict[str, str]) -> None:
     """The form, not on screen now, opens next time with this question and its options (to ask it again)."""
     found = pack()
     case = found.case_for(text, options) if found else None
-    preset(f"{key}.case", case.id if case else None)
-    preset(f"{key}.text", text)
-    preset(f"{key}.format", FORMATS[0] if options else FORMATS[1])
+    preset(keys.form_case(key), case.id if case else None)
+    preset(keys.form_text(key), text)
+    preset(keys.form_format(key), FORMATS[0] if options else FORMATS[1])
     _fill_options(key, list(options.values()) or [""] * START_OPTIONS, preset)
 
 
@@ -117,7 +118,7 @@ def case_picker(key: str) -> None:
     kept(
         st.selectbox,
         "Start from a teaching case (teaching material, not clinical guidance)",
-        key=f"{key}.case",
+        key=keys.form_case(key),
         default=None,
         options=[None, *by_id],
         on_change=_load_case,
@@ -133,14 +134,14 @@ def question_form(key: str) -> tuple[str, dict[str, str] | None]:
     text = kept(
         st.text_area,
         "Question",
-        key=f"{key}.text",
+        key=keys.form_text(key),
         default="",
         height=150,
         placeholder="e.g. A 58-year-old with crushing chest pain and ST elevation in II, III and aVF: "
         "which artery is most likely occluded?",
     )
     answer_format = kept(
-        st.radio, "Answer format", key=f"{key}.format", default=FORMATS[0], options=FORMATS, horizontal=True
+        st.radio, "Answer format", key=keys.form_format(key), default=FORMATS[0], options=FORMATS, horizontal=True
     )
     return text, option_editor(key) if answer_format == FORMATS[0] else None
 

@@ -17,12 +17,12 @@ from core.llm.profiles import Profile
 from core.methods.base import ASSUMED_WINDOW
 from ui.common import state
 from ui.runs.launch import ensure_model
+from ui.common import keys
 
 MODES = ("Embedded model (offline)", "OpenAI-compatible endpoint")
 AUTO = ""  # the provider picker's "detect from the URL"
 CHOICES = [AUTO, *(name for name in profiles.PROFILES if name != "embedded")]
 EFFORTS = [None, "low", "medium", "high"]
-MODELS = "settings.models"  # the model names the endpoint listed, {base URL: [names]}
 
 
 def _provider_label(name: str) -> str:
@@ -32,11 +32,11 @@ def _provider_label(name: str) -> str:
 def _preset_url() -> None:
     """A provider picked: its usual base URL, unless the user typed one of their own."""
     chosen = state.endpoint_settings()
-    profile = profiles.PROFILES.get(st.session_state["settings.provider"])
+    profile = profiles.PROFILES.get(st.session_state[keys.PROVIDER])
     typed = chosen["base_url"].strip()
     presets = {p.example_url for p in profiles.PROFILES.values()}
     if profile is not None and profile.example_url and (not typed or typed in presets):
-        chosen["base_url"] = st.session_state["settings.base_url"] = profile.example_url
+        chosen["base_url"] = st.session_state[keys.BASE_URL] = profile.example_url
 
 
 def describe(profile: Profile, window: int | None) -> str:
@@ -62,11 +62,11 @@ def _key_line(chosen: dict) -> None:
     st.text_input(
         "API key for this endpoint",
         type="password",
-        key=state.SESSION_KEY,
+        key=keys.SESSION_KEY,
         help="Kept in this browser session's memory only: never saved, logged or shown. A key the server "
         "was configured with goes only to the endpoint it was configured for.",
     )
-    if not st.session_state.get(state.SESSION_KEY):
+    if not st.session_state.get(keys.SESSION_KEY):
         profile = profiles.resolve(base_url, chosen["model"], chosen.get("provider") or None)
         where = f" ([get one]({profile.key_url}))" if profile.key_url else ""
         st.caption(
@@ -77,7 +77,7 @@ def _key_line(chosen: dict) -> None:
 
 
 def _model_input(chosen: dict) -> None:
-    listed = st.session_state.get(MODELS, {}).get(chosen["base_url"].strip(), [])
+    listed = st.session_state.get(keys.LISTED_MODELS, {}).get(chosen["base_url"].strip(), [])
     if listed:
         current = chosen["model"] if chosen["model"] in listed else listed[0]
         chosen["model"] = st.selectbox(
@@ -105,7 +105,7 @@ def _model_input(chosen: dict) -> None:
         except (LLMError, ConfigError) as exc:
             st.error(f"{exc}")
         else:
-            st.session_state.setdefault(MODELS, {})[chosen["base_url"].strip()] = names
+            st.session_state.setdefault(keys.LISTED_MODELS, {})[chosen["base_url"].strip()] = names
             st.rerun() if names else st.warning("The endpoint lists no models; type the model's name.")
     if not chosen["model"].strip():
         st.warning("Type or pick the model's name: the endpoint needs it with every call.")
@@ -116,7 +116,7 @@ def _endpoint_fields(chosen: dict) -> None:
         "Provider",
         CHOICES,
         format_func=_provider_label,
-        key="settings.provider",
+        key=keys.PROVIDER,
         index=CHOICES.index(chosen.get("provider") or AUTO),
         on_change=_preset_url,
         help="What the backend accepts (reply formats, sampling fields, token limits) "
@@ -125,7 +125,7 @@ def _endpoint_fields(chosen: dict) -> None:
     chosen["base_url"] = st.text_input(
         "Base URL",
         value=chosen["base_url"],
-        key="settings.base_url",
+        key=keys.BASE_URL,
         placeholder="http://localhost:8000/v1",
         help="Any OpenAI-compatible server: OpenAI, Azure, Anthropic's and Gemini's "
         "OpenAI layers, Groq, DeepSeek, OpenRouter, vLLM, Ollama, LM Studio",

@@ -9,14 +9,16 @@ from __future__ import annotations
 import streamlit as st
 
 from core.llm import embedded
-from ui.common import state
+from core.llm.model_start import JOB_ID, ModelStart
+from ui.common import jobs, state
 from ui.common.chrome import header
 from ui.common.corpora import corpora_section
 from ui.settings.endpoint import endpoint_section
 from ui.common.knobs import check_knobs, knob_inputs, method_picker
-from ui.runs.launch import embedded_server, start_model
+from ui.runs.launch import embedded_server
 from ui.settings.prices import prices_section
 from ui.settings.server_info import benchmark_section, server_section
+from ui.common import keys
 
 
 def model_section() -> None:
@@ -46,10 +48,35 @@ def model_section() -> None:
             else " · it starts with the first run, or now:"
         )
     )
-    if server is None and st.button("Start the embedded model", icon=":material/memory:", key="settings.start"):
-        if start_model():
-            st.rerun()
+    if server is None:
+        _model_start()
     server_section()
+
+
+def _model_start() -> None:
+    """Start the model as a job of the server's runner and follow it; a start going when the page opened (a reload,
+    another tab, a first run on Ask) is followed the same way."""
+    if jobs.model_starting() is not None:
+        st.fragment(_follow_start, run_every=1)()
+        return
+    last = jobs.runner().get(JOB_ID, ModelStart)
+    if last is not None and last.error:
+        st.error(f"The embedded model could not start: {last.error}")
+    if st.button("Start the embedded model", icon=":material/memory:", key="settings.start"):
+        jobs.model_start()
+        st.rerun()
+
+
+def _follow_start() -> None:
+    job = jobs.model_starting()
+    if job is None:
+        st.rerun()  # ended: the whole section redraws with the server running, or with why it did not start
+    now = job.summary()
+    st.progress(now.fraction or 0.0, text=f"Starting the embedded model · {now.text}")
+    st.caption(
+        "The model's start cannot be stopped midway: llama.cpp loads it in one call. It goes on if you leave this "
+        "page; History › Running now lists it."
+    )
 
 
 def defaults_section() -> None:
@@ -59,14 +86,14 @@ def defaults_section() -> None:
     )
     spec = method_picker("settings.method", label="Method")
     saved = state.knob_defaults(spec.name)
-    values = knob_inputs(spec, key="settings.knobs", defaults=saved, keep=False)  # saved as defaults instead
+    values = knob_inputs(spec, key=keys.SETTINGS_KNOBS, defaults=saved, keep=False)  # saved as defaults instead
     checked, problem = check_knobs(spec, values)
     if problem:
         st.error(problem)
         return
     paper = spec.params().model_dump()
     changed = {k: v for k, v in checked.model_dump().items() if v != paper[k]}
-    st.session_state.setdefault(state.KNOB_DEFAULTS, {})[spec.name] = changed
+    st.session_state.setdefault(keys.KNOB_DEFAULTS, {})[spec.name] = changed
     if changed:
         st.markdown("Changed from the paper: " + ", ".join(f"`{k}={v}`" for k, v in changed.items()))
         st.button("Back to the paper's defaults", key="settings.reset", on_click=_reset, args=(spec.name,))
@@ -75,8 +102,8 @@ def defaults_section() -> None:
 
 
 def _reset(method: str) -> None:
-    st.session_state[state.KNOB_DEFAULTS].pop(method, None)
-    for key in [k for k in st.session_state if str(k).startswith(f"settings.knobs.{method}.")]:
+    st.session_state[keys.KNOB_DEFAULTS].pop(method, None)
+    for key in [k for k in st.session_state if str(k).startswith(keys.knob_widgets_of(keys.SETTINGS_KNOBS, method))]:
         del st.session_state[key]
 
 

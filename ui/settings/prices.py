@@ -10,37 +10,35 @@ from core.pricing import CURRENCIES, EMBEDDED_MODEL, MAX_PRICE, Price, prices, r
 from core.store.prices import model_runs
 from ui.common import state
 from ui.common.text import md
-
-SAID = "prices.said"  # (kind, message) left by the last save or removal, shown once
-
-
-def _inputs(model: str) -> tuple[str, str, str]:
-    return f"prices.input.{model}", f"prices.output.{model}", f"prices.currency.{model}"
+from ui.common import keys
 
 
 def _save(model: str) -> None:
-    inp, out, currency = (st.session_state.get(k) for k in _inputs(model))
+    inp, out, currency = (st.session_state.get(k) for k in keys.price_inputs(model))
     if inp is None or out is None:
-        st.session_state[SAID] = ("error", "Model prices: enter both the input and the output price (0 for free).")
+        st.session_state[keys.PRICES_SAID] = (
+            "error",
+            "Model prices: enter both the input and the output price (0 for free).",
+        )
         return
     try:
         price = Price(model=model, input_per_m=inp, output_per_m=out, currency=currency or "USD")
         save_price(state.store(), price)
     except ValidationError as exc:
         problems = "; ".join(f"{e['loc'][0]}: {e['msg']}" for e in exc.errors())
-        st.session_state[SAID] = ("error", f"Model prices: {problems}.")
+        st.session_state[keys.PRICES_SAID] = ("error", f"Model prices: {problems}.")
         return
     except ValueError as exc:
-        st.session_state[SAID] = ("error", f"Model prices: {exc}.")
+        st.session_state[keys.PRICES_SAID] = ("error", f"Model prices: {exc}.")
         return
-    st.session_state[SAID] = ("success", f"Saved: {price.model} at {price.rates}.")
+    st.session_state[keys.PRICES_SAID] = ("success", f"Saved: {price.model} at {price.rates}.")
 
 
 def _remove(model: str) -> None:
     remove_price(state.store(), model)
-    for key in _inputs(model):
+    for key in keys.price_inputs(model):
         st.session_state.pop(key, None)
-    st.session_state[SAID] = ("success", f"Removed the price of {model}: its runs show no cost now.")
+    st.session_state[keys.PRICES_SAID] = ("success", f"Removed the price of {model}: its runs show no cost now.")
 
 
 def _table(table: dict[str, Price], used: dict[str, int]) -> None:
@@ -77,7 +75,7 @@ def prices_section(editable: bool = True) -> None:
     missing = [m for m in used if m not in table and m != EMBEDDED_MODEL]
     if missing:
         st.markdown("Used without a price: " + ", ".join(f"**{md(m)}** \\({used[m]} runs\\)" for m in missing))
-    if said := st.session_state.pop(SAID, None):
+    if said := st.session_state.pop(keys.PRICES_SAID, None):
         (st.success if said[0] == "success" else st.error)(said[1])
     if not editable:
         return
@@ -96,28 +94,23 @@ def prices_section(editable: bool = True) -> None:
         return
     model = model.strip()
     current = table.get(model)
-    inp, out, currency = _inputs(model)
+    inp, out, currency = keys.price_inputs(model)
     left, middle, right = st.columns([2, 2, 1])
-    left.number_input(
-        "Input, per million tokens",
-        min_value=0.0,
-        max_value=MAX_PRICE,
-        step=0.05,
-        format="%.4f",
-        value=current.input_per_m if current else None,
-        key=inp,
-        placeholder="e.g. 0.15",
+    rates = (
+        (left, "Input", current.input_per_m if current else None, inp, "0.15"),
+        (middle, "Output", current.output_per_m if current else None, out, "0.60"),
     )
-    middle.number_input(
-        "Output, per million tokens",
-        min_value=0.0,
-        max_value=MAX_PRICE,
-        step=0.05,
-        format="%.4f",
-        value=current.output_per_m if current else None,
-        key=out,
-        placeholder="e.g. 0.60",
-    )
+    for column, which, value, key, example in rates:
+        column.number_input(
+            f"{which}, per million tokens",
+            min_value=0.0,
+            max_value=MAX_PRICE,
+            step=0.05,
+            format="%.4f",
+            value=value,
+            key=key,
+            placeholder=f"e.g. {example}",
+        )
     currencies = list(dict.fromkeys([*CURRENCIES, *([current.currency] if current else [])]))  # one set elsewhere
     right.selectbox("Currency", currencies, index=currencies.index(current.currency) if current else 0, key=currency)
     save, remove, _ = st.columns([1, 1, 2])

@@ -20,9 +20,9 @@ from ui.common.knobs import method_label
 from ui.workshop.replay import TICK_SECONDS, controls, player, show, tick
 from ui.common.text import short
 from ui.workshop.data import PACK, STORE, Chosen, load, pack
+from ui.common import keys
 
 MAX_RUNS = 3
-PICKS, TRUST = "workshop.picks", "workshop.trust"
 
 
 def _passage_titles() -> dict[str, str]:
@@ -117,37 +117,37 @@ def choose_saved() -> Chosen | None:
 
 
 def _pick(run_id: str, option: str | None) -> None:
-    st.session_state.setdefault(PICKS, {})[run_id] = option
+    st.session_state.setdefault(keys.WORKSHOP_PICKS, {})[run_id] = option
 
 
 def _trust(chosen_ids: set[str]) -> None:
-    st.session_state[TRUST] = chosen_ids
+    st.session_state[keys.WORKSHOP_TRUST] = chosen_ids
 
 
 def stage(chosen: Chosen, replay: Replay) -> None:
     """The replay, the prediction and, at the end, the reveal; redrawn alone (a fragment) while it plays."""
-    p = player("workshop.player", replay)
+    p = player(keys.WORKSHOP_PLAYER, replay)
     tick(replay, p)
-    controls(replay, p, key="workshop")
+    controls(replay, p, key=keys.WORKSHOP_CONTROLS)
     revealed = replay.steps[p.step].reveal
-    seen = f"workshop.revealed.{','.join(chosen.ids)}"  # once revealed, predictions stay closed for these runs
+    seen = keys.workshop_revealed(",".join(chosen.ids))  # once revealed, predictions stay closed for these runs
     if revealed:  # at the top: the replay above it runs to thousands of pixels
-        predict.reveal(replay, chosen.case, picks=st.session_state.get(PICKS, {}), once_key=seen)
+        predict.reveal(replay, chosen.case, picks=st.session_state.get(keys.WORKSHOP_PICKS, {}), once_key=seen)
     else:
         with st.container(border=True):
             predict.predictions(
                 replay,
                 p.step,
-                key="workshop",
-                picks=st.session_state.get(PICKS, {}),
-                trusted=st.session_state.get(TRUST, set()),
+                key=keys.WORKSHOP_CONTROLS,
+                picks=st.session_state.get(keys.WORKSHOP_PICKS, {}),
+                trusted=st.session_state.get(keys.WORKSHOP_TRUST, set()),
                 on_pick=_pick,
                 on_trust=_trust,
                 locked=bool(st.session_state.get(seen)),
             )
     show(replay, p.step, key="solo")
     with st.expander("What if… drop or pin a snippet and re-run (needs the model)", icon=":material/science:"):
-        whatif_view.panel(chosen, replay, p.step, key="workshop.whatif")
+        whatif_view.panel(chosen, replay, p.step, key=keys.WHATIF_PANEL)
 
 
 def page() -> None:
@@ -187,5 +187,5 @@ def replayed(chosen: Chosen) -> None:
         help="You get a short code; participants join it from their own browsers and follow your steps",
     ):
         room_view.open_room(chosen, replay, title)
-    playing = player("workshop.player", replay).playing
+    playing = player(keys.WORKSHOP_PLAYER, replay).playing
     st.fragment(stage, run_every=TICK_SECONDS if playing else None)(chosen, replay)

@@ -16,6 +16,7 @@ from core.workshop.marks import marks_line, retrieved, teaching_marks
 from core.workshop.replay import Replay
 from ui.common.knobs import method_label
 from ui.common.text import md, short
+from ui.common import keys
 
 ROLE_BADGES = {"key": "green", "near_miss": "orange", "outdated": "red"}
 
@@ -51,9 +52,9 @@ def predictions(
             options,
             horizontal=True,
             index=options.index(current) if current in options else None,
-            key=f"{key}.pick.{r.id}",
+            key=keys.prediction(key, r.id),
             format_func=lambda o, r=r: f"{o}. {short(r.options[o], 40)}",
-            on_change=lambda r=r: on_pick(r.id, st.session_state.get(f"{key}.pick.{r.id}")),
+            on_change=lambda r=r: on_pick(r.id, st.session_state.get(keys.prediction(key, r.id))),
         )
     hits = {h.snippet_id: h for h in replay.hits_shown(step)}
     if hits:
@@ -62,9 +63,9 @@ def predictions(
             list(hits),
             selection_mode="multi",
             default=[i for i in trusted if i in hits],
-            key=f"{key}.trust.{step}",
+            key=keys.trusted(key, step),
             format_func=lambda i: short(hits[i].title or i, 60),
-            on_change=lambda: on_trust(set(st.session_state.get(f"{key}.trust.{step}") or [])),
+            on_change=lambda: on_trust(set(st.session_state.get(keys.trusted(key, step)) or [])),
         )
 
 

@@ -19,6 +19,7 @@ from ui.runs.snippet_cards import Evidence
 from ui.runs.teaching_view import marks_for
 from ui.common.text import md
 from ui.runs.trace_view import render_timeline
+from ui.common import keys
 
 SPEEDS = {"×1": 1.0, "×4": 4.0, "instant": 0.0}
 TICK_SECONDS = 0.5  # how often autoplay looks whether the next step is due
@@ -82,15 +83,15 @@ def _toggle(p: Player, replay: Replay) -> None:
 
 
 def _jump(key: str, p: Player, replay: Replay) -> None:
-    label = st.session_state.get(f"{key}.jump")
+    label = st.session_state.get(keys.replay_jump(key))
     starts = dict(replay.stage_starts())
     if label in starts:
         _go(p, starts[label], replay)
-    st.session_state[f"{key}.jump"] = None
+    st.session_state[keys.replay_jump(key)] = None
 
 
 def _speed(key: str, p: Player) -> None:
-    p.speed = st.session_state.get(f"{key}.speed") or "×1"
+    p.speed = st.session_state.get(keys.replay_speed(key)) or "×1"
 
 
 def controls(replay: Replay, p: Player, key: str) -> None:
@@ -128,13 +129,13 @@ def controls(replay: Replay, p: Player, key: str) -> None:
         args=(p, p.step + 1, replay),
         width="stretch",
     )
-    st.session_state.setdefault(f"{key}.speed", p.speed)
-    speed.segmented_control("Speed", list(SPEEDS), key=f"{key}.speed", on_change=_speed, args=(key, p))
+    st.session_state.setdefault(keys.replay_speed(key), p.speed)
+    speed.segmented_control("Speed", list(SPEEDS), key=keys.replay_speed(key), on_change=_speed, args=(key, p))
     jump.selectbox(
         "Jump to stage",
         [label for label, _ in replay.stage_starts()],
         index=None,
-        key=f"{key}.jump",
+        key=keys.replay_jump(key),
         placeholder="Jump to stage…",
         on_change=_jump,
         args=(key, p, replay),

@@ -24,8 +24,8 @@ from ui.runs.display import load
 from ui.runs.swimlanes import swimlanes
 from ui.common.text import md, short
 from ui.workshop.data import PACK, Chosen, pack
+from ui.common import keys
 
-WHATIF = "workshop.whatif"  # the run id of the what-if re-run this tab shows
 LINK = "whatif"  # ... and the URL's name for it (``/workshop?whatif=<id>``), so a reload finds it again
 
 
@@ -99,7 +99,7 @@ def panel(chosen: Chosen, replay: Replay, step: int, key: str) -> None:
             format_func=lambda i: _hit_label(hits[i]),
         )
         variation = Variation(drop=[snippet]) if snippet else None
-    live = jobs.live(linked(LINK, WHATIF))  # the re-run shown, also on the first draw after a reload
+    live = jobs.live(linked(LINK, keys.WORKSHOP_WHATIF))  # the re-run shown, also on the first draw after a reload
     busy = live is not None and not live.done
     if st.button(
         f"Re-run {method_label(run.method)} live with this change",
@@ -145,7 +145,7 @@ def start(chosen: Chosen, parent: Run, variation: Variation) -> None:
     if not admit(access, [job]):
         return
     session_access.started([job.id])
-    st.session_state[WHATIF] = job.id
+    st.session_state[keys.WORKSHOP_WHATIF] = job.id
     st.query_params[LINK] = job.id
     st.rerun()  # the panel is drawn inside the replay's fragment; the re-run's progress is drawn by the whole page
 
@@ -154,7 +154,7 @@ def progress() -> None:
     """Where the live re-run is (a fragment that polls every second, with Stop), then the two runs side by side.
     The re-run is the one named in the URL (a reload, a link) or else the one this tab last started; it is found
     in the server's job runner while it goes, in the store once it has ended."""
-    run_id = linked(LINK, WHATIF)
+    run_id = linked(LINK, keys.WORKSHOP_WHATIF)
     if run_id is None:
         return
     live = jobs.runner().get(run_id, WhatIfRun)
@@ -198,7 +198,7 @@ def _saved(run_id: str) -> tuple[Run, Run, Variation] | None:
 
 
 def _close() -> None:
-    st.session_state.pop(WHATIF, None)
+    st.session_state.pop(keys.WORKSHOP_WHATIF, None)
     st.query_params.pop(LINK, None)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.retrieval.backend import Key, Search, SearchBackend
+from core.retrieval.backend import Key, Request, Search, SearchBackend
 from core.retrieval.bm25 import tokenize
 from core.retrieval.corpus import Snippet
 from core.retrieval.fusion import merge_by_score
@@ -29,21 +29,16 @@ class QdrantBackend(SearchBackend):
         self.corpora = list(self.records)
         self.statistics = Statistics(store, self.records)
 
-    def start(
-        self,
-        text: str,
-        vector: np.ndarray | None,
-        retrievers: tuple[str, ...],
-        scopes: list[list[str]],
-        exclude: frozenset[str],
-    ) -> Search:
-        terms = tokenize(text)
+    def start(self, request: Request) -> Search:
+        terms = tokenize(request.text)
         sparse = {}
-        if "bm25" in retrievers:
-            sparse = {tuple(scope): query_vector(terms, self.statistics.idf(set(terms), scope)) for scope in scopes}
-        names = [name for scope in scopes for name in scope]
-        excluded = [point_id(name, snippet_id) for name in names for snippet_id in sorted(exclude)]
-        return _QdrantSearch(self, names, vector, retrievers, sparse, excluded)
+        if "bm25" in request.retrievers:
+            sparse = {
+                tuple(scope): query_vector(terms, self.statistics.idf(set(terms), scope)) for scope in request.scopes
+            }
+        names = [name for scope in request.scopes for name in scope]
+        excluded = [point_id(name, snippet_id) for name in names for snippet_id in sorted(request.exclude)]
+        return _QdrantSearch(self, names, request.vector, request.retrievers, sparse, excluded)
 
 
 class _QdrantSearch(Search):

@@ -16,7 +16,7 @@ from tests.test_eval import BENCH, IDS
 from tests.test_eval_presets import mass_llm
 from core.eval.job import EvalJob
 from ui.common.jobs import runner
-from ui.common.state import LLM_OVERRIDE, RETRIEVER_OVERRIDE
+from ui.common.keys import LLM_OVERRIDE, RETRIEVER_OVERRIDE
 
 
 @pytest.fixture(autouse=True)
@@ -76,7 +76,7 @@ def test_a_benchmark_runs_in_the_background_and_shows_results_with_intervals(ben
     table = at.dataframe(key="bench.summary").value
     assert list(table["arm"]) == ["CoT"] * 3 and list(table["dataset"]) == ["medqa", "pubmedqa", "all"]
     assert table.iloc[-1]["correct / n"] == "3 / 5" and table.iloc[-1]["95% CI"] == "23.1%–88.2%"
-    assert at.button(key="bench.start").label == "Everything here is finished" and at.button(key="bench.start").disabled
+    assert at.button(key="bench.start").label == "All finished" and at.button(key="bench.start").disabled
     progress = [p.text for p in at.get("progress")]
     assert progress == ["**CoT**: 5 of 5 questions · 0 errors · 0 s of runs, 0 s per question"]
     chosen = table_with(at, "Stuart–Maxwell p")  # every answer "A": 3 of medqa's, 1 of pubmedqa's right
@@ -106,7 +106,7 @@ def test_stop_then_resume_and_the_command_line_picks_up_the_rest(bench, monkeypa
     assert main(argv) == 0
     assert f"{5 - done} run(s) now, {done} from before" in capsys.readouterr().out
     at.run()
-    assert at.button(key="bench.start").label == "Everything here is finished"
+    assert at.button(key="bench.start").label == "All finished"
     assert main(argv + ["--report"]) == 0
     assert "cot  all       60.0% (3/5)  23.1%–88.2%" in capsys.readouterr().out
 
@@ -181,7 +181,7 @@ def test_a_cell_opens_its_questions_with_links_to_history_and_compare(bench):
         path, answering("A"), **{"bench.methods": ["cot", "medrag"], RETRIEVER_OVERRIDE: ListRetriever(make_hits(4))}
     )
     at = finish(at.button(key="bench.start").click().run())
-    runs = {(r["arm"], r["qid"]): r["run_id"] for r in runner().latest(EvalJob).outcome.rows}
+    runs = {(r.arm, r.qid): r.run_id for r in runner().latest(EvalJob).outcome.rows}
     at.selectbox(key="bench.cell").set_value("cot|medqa").run()  # as a click on the table's first line does
     questions = table_with(at, "gold")
     assert list(questions["id"]) == ["q1", "q2", "q3"] and list(questions["gold"]) == ["B", "A", "A"]

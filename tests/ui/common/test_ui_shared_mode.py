@@ -12,7 +12,8 @@ from core.paths import REPO_ROOT
 from core.store import RunStore
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits, until_runs_end
 from tests.ui.history.test_ui_history import saved_runs
-from ui.common.state import LLM_OVERRIDE, RETRIEVER_OVERRIDE
+from tests.ui.navigation_titles import navigation_titles
+from ui.common.keys import LLM_OVERRIDE, RETRIEVER_OVERRIDE
 
 APP = str(REPO_ROOT / "streamlit_app.py")
 PASSCODE = "correct-horse-7"
@@ -56,13 +57,7 @@ def test_a_visitor_is_told_who_they_are_and_signs_in_as_the_owner_only_with_the_
 
 
 def test_owner_pages_are_not_in_a_visitors_navigation_and_refuse_when_reached():
-    listed = AppTest.from_string(
-        "import streamlit as st\nfrom core.access import Access, Mode, Role\nfrom ui.navigation import sections\n"
-        "st.session_state['pages'] = {s: [p.title for p in ps] for s, ps in "
-        "sections(Access(Mode.SHARED, Role.VISITOR)).items()}",
-        default_timeout=10,
-    ).run()
-    assert listed.session_state["pages"] == {
+    assert navigation_titles("SHARED", "VISITOR") == {
         "": ["MedRAG Studio"],
         "Run": ["Ask", "Compare", "Workshop"],
         "Review": ["History", "Annotate"],

@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 from core.store import RunStore
 from core.store.groups import list_groups
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits, until_runs_end
-from ui.common.state import LLM_OVERRIDE, RETRIEVER_OVERRIDE
+from ui.common.keys import LLM_OVERRIDE, RETRIEVER_OVERRIDE
 
 QUESTION = "Which drug treats disease 1?"
 

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.store import RunStore
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits, until_runs_end
-from ui.common.state import ENDPOINT, KNOB_DEFAULTS, LLM_OVERRIDE, RETRIEVER_OVERRIDE
+from ui.common.keys import ENDPOINT, KNOB_DEFAULTS, LLM_OVERRIDE, RETRIEVER_OVERRIDE
 
 
 def ask_page(llm=None, retriever=None) -> AppTest:

@@ -11,7 +11,7 @@ from core.store import RunStore
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits, until_runs_end
 from tests.ui.explore.test_ui_ask import ask_page, fill, text_of
 from ui.common.jobs import live, runner
-from ui.common.state import LLM_OVERRIDE
+from ui.common.keys import LLM_OVERRIDE
 
 REPLY = {"reasoning": "Insulin lowers blood glucose.", "answer": "A", "cited_ids": []}
 

@@ -16,7 +16,7 @@ from core.runner import execute
 from core.store import RunStore
 from core.trace import Run
 from tests.fakes import ScriptedLLM
-from ui.common.state import LLM_OVERRIDE
+from ui.common.keys import LLM_OVERRIDE
 from tests.ui.benchmark.test_ui_benchmark import answering, bench, finish, no_jobs, page  # noqa: F401 (fixtures)
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})

@@ -8,7 +8,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from tests.fakes import ScriptedLLM
-from ui.common.state import CORPORA, ENDPOINT, KNOB_DEFAULTS, LLM_OVERRIDE, SESSION_KEY
+from ui.common.keys import CORPORA, ENDPOINT, KNOB_DEFAULTS, LLM_OVERRIDE, SESSION_KEY
 
 SECRET = "sk-test-do-not-show-123"
 
