@@ -23,6 +23,13 @@ from ui.common import keys
 Label = Callable[[str], str]
 
 
+def _keyed(name: str, options: list[str]) -> str:
+    """A widget key that changes with its options: while a benchmark runs, a dataset or pooled choice appears
+    ("all" once a second dataset has answers), and a box keyed by name alone would keep showing the first option it
+    was drawn with instead of the default the new list brings."""
+    return f"{name}:{'|'.join(options)}"
+
+
 def history_link(run_id: str) -> str:
     return f"/history?run={quote(run_id)}"
 
@@ -192,7 +199,9 @@ def results(rows: list[ItemResult], items: list[BenchItem], label: Label) -> Non
         left, right = st.columns(2)
         measure = left.segmented_control("Cost per question", [*COSTS, MONEY], default="tokens", key="bench.cost")
         datasets = list(dict.fromkeys(s["dataset"] for s in summary))
-        dataset = right.selectbox("Dataset", datasets, index=len(datasets) - 1, key="bench.cost_dataset")
+        dataset = right.selectbox(
+            "Dataset", datasets, index=len(datasets) - 1, key=_keyed("bench.cost_dataset", datasets)
+        )
         if measure == MONEY:
             money_plot(summary, rows, label, dataset)
         else:
@@ -212,7 +221,7 @@ def results(rows: list[ItemResult], items: list[BenchItem], label: Label) -> Non
         scope = st.selectbox(
             "Questions",
             list(tests),
-            key="bench.pairs_scope",
+            key=_keyed("bench.pairs_scope", list(tests)),
             format_func=lambda d: "all datasets pooled" if d == ALL else d,
         )
         st.markdown(f"**{overall_reading(tests[scope], label)}**")
