@@ -55,7 +55,8 @@ def _participant_view(room: Room, member: Member) -> None:
     st.markdown(f"**{md(room.title)}** · you are **{md(member.name)}** in room **{room.code}**")
     st.fragment(_poll(room.code), run_every=POLL_SECONDS)()
     progress_line(replay, room.step)
-    picks, trusted = rooms().my_votes(room.code, member.id)
+    picks, trust = rooms().my_votes(room.code, member.id)
+    trusted = {i for i, yes in trust.items() if yes}
     seen = keys.room_revealed(room.code)  # once revealed, this participant's predictions stay closed
     if room.revealed:  # at the top, brought into view when it comes
         predict.reveal(replay, chosen.case, picks=picks, tally=rooms().tally(room.code), once_key=seen)
@@ -66,7 +67,7 @@ def _participant_view(room: Room, member: Member) -> None:
                 room.step,
                 key=keys.room_controls(room.code),
                 picks=picks,
-                trusted={i for i, yes in trusted.items() if yes},
+                trusted=trusted,
                 on_pick=lambda run_id, option: _vote(room, member, run_id, option),
                 on_trust=lambda chosen_ids: _trust(room, member, trusted, chosen_ids),
                 locked=bool(st.session_state.get(seen)),
@@ -83,11 +84,11 @@ def _vote(room: Room, member: Member, run_id: str, option: str | None) -> None:
         st.toast(str(exc))
 
 
-def _trust(room: Room, member: Member, before: dict[str, bool], chosen_ids: set[str]) -> None:
+def _trust(room: Room, member: Member, before: set[str], chosen_ids: set[str]) -> None:
     try:
-        for snippet_id in chosen_ids - {i for i, yes in before.items() if yes}:
+        for snippet_id in chosen_ids - before:
             rooms().trust(room.code, member.id, snippet_id, True)
-        for snippet_id in {i for i, yes in before.items() if yes} - chosen_ids:
+        for snippet_id in before - chosen_ids:
             rooms().trust(room.code, member.id, snippet_id, None)
     except RoomError as exc:
         st.toast(str(exc))
