@@ -21,8 +21,9 @@ $(VENV)/.dev: $(VENV)/.app requirements-dev.txt
 setup: $(VENV)/.app
 	$(PY) -m core setup
 
+# The tests build the default corpus index themselves (tests/test_default_index.py), beside other tests.
 setup-dev: $(VENV)/.dev
-	$(PY) -m core setup
+	$(PY) -m core setup --skip-index
 
 # Debian's chromium for the browser tests (Playwright drives it through executablePath).
 browser:
@@ -55,8 +56,9 @@ native: $(VENV)/.app
 	  "$$(grep -oE '^xllamacpp==[^ ;#]+' requirements.txt)"
 	$(PY) -c "import xllamacpp; print(xllamacpp.get_system_info())"
 
+# A worker per core, each test module whole on one worker (its app and browser are module-wide).
 test: setup-dev browser
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n auto --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # The checks CI runs before the tests: lint, the format, and docs drawn from benchmarks/results/ as they stand.
 lint: $(VENV)/.dev

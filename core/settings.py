@@ -179,6 +179,12 @@ class Settings(BaseSettings):
     llama_verbosity: Count = var(
         "MEDRAG_LLAMA_VERBOSITY", "llama.cpp's own log level for the embedded server", 0, shown="`0` (quiet)"
     )
+    threads: Annotated[int, BeforeValidator(_number(whole=True, minimum=1))] | None = var(
+        "MEDRAG_THREADS",
+        "cores the embedded model and index builds compute on: fewer leave the rest to other work on this "
+        "machine (two models each computing on every core slow each other several times over)",
+        shown="every core",
+    )
 
     # -- retrieval -------------------------------------------------------------------------------------------
     search_url: str | None = var(
@@ -247,6 +253,10 @@ class Settings(BaseSettings):
             for k, v in data.items()
             if not (isinstance(v, str) and not v.strip())
         }
+
+    def compute_threads(self) -> int:
+        """Threads for the model and for embedding: ``MEDRAG_THREADS``, else every core."""
+        return self.threads or os.cpu_count() or 1
 
     def secret(self, name: str) -> str:
         """The value of the key variable ``name`` (``''`` when unset): for the one place that sends it."""

@@ -1,11 +1,46 @@
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
 SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+SLOW = ("model", "browser")
+
+
+def pytest_configure(config):
+    """Under pytest-xdist each worker's model and index builds compute on its share of the cores: two servers each
+    on every core slow each other several times over (``MEDRAG_THREADS``). A worker's test servers inherit it."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers > 1:
+        os.environ.setdefault("MEDRAG_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
+
+
+def _turn(module: list[pytest.Item]) -> int:
+    """When a module goes out to a worker: the default index's build first; then the slow modules (the model, a
+    browser) that do without it, then the quick ones, while it builds; then those that read it, slow ones first."""
+
+    def marked(*names: str) -> bool:
+        return any(item.get_closest_marker(name) for item in module for name in names)
+
+    if marked("builds_default_index"):
+        return 0
+    return (2 if marked("default_index") else 0) + (1 if marked(*SLOW) else 2)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Spread over workers (``make test``: a module whole on one worker, handed out in this order), the default
+    corpus index builds on one worker while the other runs what does not read it, and the slow modules go out
+    before the quick ones fill in around them, so the workers finish together."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.module.__name__, []).append(item)
+    turn = {name: _turn(module) for name, module in modules.items()}
+    items.sort(key=lambda item: turn[item.module.__name__])  # stable: each module's own order is kept
 
 
 @pytest.fixture(autouse=True)

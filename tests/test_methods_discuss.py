@@ -355,6 +355,7 @@ def test_the_trace_screen_shows_the_one_judgment_and_what_was_read(accept, monke
         assert '<span class="tag drop" title="the decision-maker rejected the snippets as a whole">dropped' in text
 
 
+@pytest.mark.default_index
 @pytest.mark.model
 def test_smoke_on_the_embedded_model(embedded_llm):
     from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack

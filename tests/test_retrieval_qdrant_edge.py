@@ -40,6 +40,7 @@ def overlap(a, b) -> float:
     return len({h.snippet_id for h in a} & {h.snippet_id for h in b}) / K
 
 
+@pytest.mark.default_index
 def test_a_real_corpus_of_ten_thousand_snippets_and_more_is_in_qdrants_engine(both):
     in_process, qdrant, store = both
     assert sum(r.snippets for r in qdrant.backend.records.values()) == 16_839  # 10,000 and more

@@ -253,7 +253,7 @@ class EmbeddedServer:
         params.endpoint_metrics = True  # token and time counters for the benchmark and status screens
         # Slot copies pass through files here, each deleted once read back.
         self._slot_dir = Path(tempfile.mkdtemp(prefix="medrag-slots-")) if config.copies_prefixes else None
-        config.apply(params, path, threads or os.cpu_count() or 2, self._slot_dir)
+        config.apply(params, path, threads or settings().compute_threads(), self._slot_dir)
         started = time.perf_counter()
         before = _threads()
         self._server = xllamacpp.Server(params)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.retrieval.progress import Progress, no_progress
+from core.settings import settings
 
 # The model is a local folder; these make any accidental hub lookup fail instead of reaching out.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -77,7 +78,7 @@ class Embedder:
             out = np.empty((len(texts), self.dim), dtype=np.float32)
             order = np.argsort([len(t) for t in texts])  # similar lengths together: less padding
             threads = torch.get_num_threads()
-            torch.set_num_threads(os.cpu_count() or 1)
+            torch.set_num_threads(settings().compute_threads())
             precision = torch.autocast("cpu", dtype=torch.bfloat16) if self.bf16 else contextlib.nullcontext()
             try:
                 with precision:
@@ -153,7 +154,7 @@ def build_faiss(
     else:
         index = faiss.IndexHNSWFlat(dim, params.hnsw_m, faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = params.hnsw_ef_construction
-    faiss.omp_set_num_threads(os.cpu_count() or 1)
+    faiss.omp_set_num_threads(settings().compute_threads())
     try:
         step = 20_000
         for start in range(0, n, step):

@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, settle
 from tests.e2e.conftest import snap as snap_page
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.browser, pytest.mark.default_index, pytest.mark.timeout(600)]
 WIDTH = 1440
 
 

@@ -27,7 +27,7 @@ from tests.e2e.serve import REPO, serve_app
 from tests.fake_endpoint import FakeEndpoint, Step
 from ui.benchmark.results import compare_link, history_link
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.browser, pytest.mark.default_index, pytest.mark.timeout(600)]
 MODEL = "gpt-4o-mini"
 PRICE = Price(model=MODEL, input_per_m=0.15, output_per_m=0.60)
 WIDTHS = (1440, 1024)

@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import MODEL_SECONDS, open_page, pick, saved_runs, set_number, settle, snap
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.browser, pytest.mark.default_index, pytest.mark.timeout(1800)]
 
 CASE = "Cardiology · Acute inferior ST-elevation myocardial infarction"
 

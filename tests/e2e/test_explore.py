@@ -19,7 +19,7 @@ from benchmarks.first_token import FIRST_TOKEN_JS
 from core.trace import Run
 from tests.e2e.conftest import MODEL_SECONDS, button, open_page, pick, saved_runs, set_number, settle, snap
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.browser, pytest.mark.default_index, pytest.mark.timeout(900)]
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 RECORDED = ("sema_asthma_run", "cot_asthma_run", "medrag_asthma_run")

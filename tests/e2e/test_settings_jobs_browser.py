@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import MODEL_SECONDS, SHOTS, open_page, settle, snap
 
-pytestmark = [pytest.mark.browser, pytest.mark.model, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.browser, pytest.mark.default_index, pytest.mark.model, pytest.mark.timeout(1200)]
 
 
 def test_the_model_start_and_an_index_build_run_as_jobs_that_survive_a_reload(page, app):

@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 from tests.e2e.conftest import MODEL_SECONDS, SHOTS, choose, open_page, settle, snap
 from tests.e2e.truth_seed import BENCH_QUESTION, mini_benchmark, seed
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(1200)]
+pytestmark = [pytest.mark.browser, pytest.mark.default_index, pytest.mark.timeout(1200)]
 WIDTHS = (1440, 1024)
 PAGES = ("ask", "compare", "benchmark", "workshop", "history", "annotate", "settings")
 
