@@ -8,14 +8,15 @@ PORT ?= 8501
 
 .PHONY: run serve test lint setup setup-dev browser native
 
+# --no-compile: Python compiles what it imports on first use, not all of every package (half the install's time).
 $(VENV)/.app: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-compile -r requirements.txt
 	touch $@
 
 $(VENV)/.dev: $(VENV)/.app requirements-dev.txt
-	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-compile -r requirements-dev.txt
 	touch $@
 
 setup: $(VENV)/.app

@@ -19,21 +19,23 @@ def pytest_configure(config):
 
 
 def _turn(module: list[pytest.Item]) -> int:
-    """When a module goes out to a worker: the default index's build first; then the slow modules (the model, a
-    browser) that do without it, then the quick ones, while it builds; then those that read it, slow ones first."""
+    """When a module goes out to a worker: the default index's build first, on every core, while the other worker
+    runs the quick modules, which mostly wait; then the slow ones (the model, a browser), those that do without the
+    index first; last the quick ones that read it."""
 
     def marked(*names: str) -> bool:
         return any(item.get_closest_marker(name) for item in module for name in names)
 
     if marked("builds_default_index"):
         return 0
-    return (2 if marked("default_index") else 0) + (1 if marked(*SLOW) else 2)
+    if not marked(*SLOW):
+        return 4 if marked("default_index") else 1
+    return 3 if marked("default_index") else 2
 
 
 def pytest_collection_modifyitems(config, items):
-    """Spread over workers (``make test``: a module whole on one worker, handed out in this order), the default
-    corpus index builds on one worker while the other runs what does not read it, and the slow modules go out
-    before the quick ones fill in around them, so the workers finish together."""
+    """Spread over workers (``make test``: a module whole on one worker, handed out in this order) so that the
+    workers finish together and wait for the default index as little as they can."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
     modules: dict[str, list[pytest.Item]] = {}

@@ -1,12 +1,13 @@
 """``python -m core setup`` as ``make setup`` runs it: the embedded model assembled and verified, then the default
 corpus (the HPO definitions and the teaching pack) converted and indexed where every run looks for it.
 
-On a fresh checkout this is the build the tests that read the default corpus wait for (``default_index``), so
-``make test`` hands this module out first; where the index is already built, setup says so and skips the work.
+On a fresh checkout this is the build the tests that read the default corpus wait for (marker ``default_index``), so
+``make test`` hands this module out first; where the index is already built, setup skips the work.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,8 +22,10 @@ pytestmark = [pytest.mark.builds_default_index, pytest.mark.timeout(1800)]
 
 
 def test_setup_indexes_the_default_corpus_where_runs_find_it():
+    # every core, as make setup has them: make test hands this out beside the quick modules (tests/conftest.py)
+    env = {**os.environ, "MEDRAG_THREADS": str(os.cpu_count() or 1)}
     done = subprocess.run(
-        [sys.executable, "-m", "core", "setup"], cwd=REPO, capture_output=True, text=True, timeout=1800
+        [sys.executable, "-m", "core", "setup"], cwd=REPO, env=env, capture_output=True, text=True, timeout=1800
     )
 
     assert done.returncode == 0, done.stderr[-2000:]
