@@ -5,6 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
+# One more test worker than cores: each computes on one core at most, and a third of the tests' time is waiting.
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
 
 .PHONY: run serve test lint setup setup-dev browser native
 
@@ -57,9 +59,9 @@ native: $(VENV)/.app
 	  "$$(grep -oE '^xllamacpp==[^ ;#]+' requirements.txt)"
 	$(PY) -c "import xllamacpp; print(xllamacpp.get_system_info())"
 
-# A worker per core, each test module whole on one worker (its app and browser are module-wide).
+# Each test module whole on one worker (its app and browser are module-wide).
 test: setup-dev browser
-	$(PY) -m pytest -n auto --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
 
 # The checks CI runs before the tests: lint, the format, and docs drawn from benchmarks/results/ as they stand.
 lint: $(VENV)/.dev

@@ -19,18 +19,15 @@ def pytest_configure(config):
 
 
 def _turn(module: list[pytest.Item]) -> int:
-    """When a module goes out to a worker: the default index's build first, on every core, while the other worker
-    runs the quick modules, which mostly wait; then the slow ones (the model, a browser), those that do without the
-    index first; last the quick ones that read it."""
+    """When a module goes out to a worker: the default index's build first; the other workers meanwhile run what
+    does without it, slow modules (the model, a browser) before quick ones; then those that read it, likewise."""
 
     def marked(*names: str) -> bool:
         return any(item.get_closest_marker(name) for item in module for name in names)
 
     if marked("builds_default_index"):
         return 0
-    if not marked(*SLOW):
-        return 4 if marked("default_index") else 1
-    return 3 if marked("default_index") else 2
+    return (2 if marked("default_index") else 0) + (1 if marked(*SLOW) else 2)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -7,7 +7,6 @@ On a fresh checkout this is the build the tests that read the default corpus wai
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,10 +21,8 @@ pytestmark = [pytest.mark.builds_default_index, pytest.mark.timeout(1800)]
 
 
 def test_setup_indexes_the_default_corpus_where_runs_find_it():
-    # every core, as make setup has them: make test hands this out beside the quick modules (tests/conftest.py)
-    env = {**os.environ, "MEDRAG_THREADS": str(os.cpu_count() or 1)}
     done = subprocess.run(
-        [sys.executable, "-m", "core", "setup"], cwd=REPO, env=env, capture_output=True, text=True, timeout=1800
+        [sys.executable, "-m", "core", "setup"], cwd=REPO, capture_output=True, text=True, timeout=1800
     )
 
     assert done.returncode == 0, done.stderr[-2000:]
