@@ -5,8 +5,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
-# One more test worker than cores: each computes on one core at most, and a third of the tests' time is waiting.
-TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
+# pytest-xdist workers: one per core (a third on two cores was slower, docs/architecture.md#tests)
+TEST_WORKERS ?= auto
 
 .PHONY: run serve test lint setup setup-dev browser native
 
