@@ -355,10 +355,11 @@ def test_the_trace_screen_shows_the_one_judgment_and_what_was_read(accept, monke
         assert '<span class="tag drop" title="the decision-maker rejected the snippets as a whole">dropped' in text
 
 
-@pytest.mark.default_index
 @pytest.mark.model
 def test_smoke_on_the_embedded_model(embedded_llm):
-    from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
+    # the teaching pack's own index, as the other methods' smoke tests read: it runs while the HPO index builds
+    from core.retrieval import open_retriever
+    from core.retrieval.default_corpus import teaching_pack_dir
 
     case = next(c for c in load_cases() if c.id == "paracetamol")
     # Small knobs that still run every agent: two experts (their turns run together), one review round, and the
@@ -369,7 +370,7 @@ def test_smoke_on_the_embedded_model(embedded_llm):
         case.to_question(),
         {"n_experts": 2, "turns": 1, "k": 3, "max_doc_chars": 500, "answer_format": "answer only"},
         llm=embedded_llm,
-        retriever=open_retriever(),
+        retriever=open_retriever([teaching_pack_dir()]),
     )
 
     assert run.status == "ok", run.events[-1].payload
