@@ -114,6 +114,11 @@ def var(name: str, meaning: str, default: Any = None, shown: str | None = None) 
 KEY = "never shown, logged or written"
 
 
+def usable_cores() -> int:
+    """The cores this process may run on: ``sched_getaffinity`` where the system has it (Linux), else every core."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 class Settings(BaseSettings):
     """The studio's settings. Build them with ``settings()``, which turns a value that cannot be used into a
     ``ConfigError``; a provider's key is read by variable name with ``secret``."""
@@ -255,8 +260,9 @@ class Settings(BaseSettings):
         }
 
     def compute_threads(self) -> int:
-        """Threads for the model and for embedding: ``MEDRAG_THREADS``, else every core."""
-        return self.threads or os.cpu_count() or 1
+        """Threads for the model and for embedding: ``MEDRAG_THREADS``, else every core this process may run on (a
+        container's or ``taskset``'s share, not the machine's: more threads than cores spin against each other)."""
+        return self.threads or usable_cores()
 
     def secret(self, name: str) -> str:
         """The value of the key variable ``name`` (``''`` when unset): for the one place that sends it."""
