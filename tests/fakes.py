@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.llm import LLM, Endpoint, LLMCancelled, LLMResponse
 from core.trace import Hit, Usage
+from tests.waiting import patience, wait_until
 
 if TYPE_CHECKING:  # imported where used: the provider matrix runs these fakes against older clients too
     from core.eval.results import ItemResult
@@ -21,20 +22,59 @@ CHUNKS = 3  # pieces each scripted reply streams in
 Reply = str | dict | Callable[[list[dict[str, str]]], str | dict]
 
 
+class Gate:
+    """Where scripted calls wait until the test lets them on: ``let(n)`` lets n of them pass, ``open()`` every one
+    from now on; ``held`` counts those waiting now, so a test sees calls in flight before it lets them end."""
+
+    def __init__(self) -> None:
+        self._turn = threading.Condition()
+        self._passes = 0.0
+        self.held = 0
+
+    def let(self, n: float = 1) -> None:
+        with self._turn:
+            self._passes += n
+            self._turn.notify_all()
+
+    def open(self) -> None:
+        self.let(float("inf"))
+
+    def wait(self, cancel: threading.Event | None = None) -> bool:
+        """Waits for a pass (True) or for ``cancel`` (False: the pass is left for another). A call neither let on
+        nor cancelled within the tests' patience fails, so that a stop that never lands fails its test."""
+        deadline = time.monotonic() + patience()
+        with self._turn:
+            self.held += 1
+            try:
+                # a cancel event cannot wake the condition: look at it between short waits
+                while not self._turn.wait_for(lambda: self._passes > 0, timeout=0.02):
+                    if cancel is not None and cancel.is_set():
+                        return False
+                    if time.monotonic() > deadline:
+                        raise AssertionError(f"held at the gate for {patience():g} s: never let on, never cancelled")
+                self._passes -= 1
+                return True
+            finally:
+                self.held -= 1
+
+
 class ScriptedLLM(LLM):
     """Replies come from rules (first rule whose text occurs in the prompt) or else from a queue.
 
-    ``delay`` makes every call take that long (spread over its chunks), so tests can tell concurrent calls from
-    sequential ones; a set cancel event ends the call at the next chunk with ``LLMCancelled``.
+    ``gate``: every call streams ``held_after`` chunks, then waits there until the test lets it on, so a test sees
+    calls in flight for as long as it needs; a gate never opened holds a reply for good, so a call that ends anyway
+    was cut. ``delay`` spreads a call over that many seconds where only the look of a working model matters. A set
+    cancel event ends the call with ``LLMCancelled`` at once, also while it waits at the gate.
     """
 
-    def __init__(self, delay: float = 0.0, cache=None):
+    def __init__(self, delay: float = 0.0, cache=None, gate: Gate | None = None, held_after: int = 0):
         super().__init__(
             Endpoint(base_url="http://scripted.invalid/v1", model="scripted"),
             cache=cache,
             cache_mode="auto" if cache is not None else "off",
         )
         self.delay = delay
+        self.gate, self.held_after = gate, held_after
         self.rules: list[tuple[str, Reply]] = []
         self.queue: deque[Reply] = deque()
         self.calls: list[dict[str, Any]] = []
@@ -81,7 +121,9 @@ class ScriptedLLM(LLM):
                 reply = reply(messages)
             text = reply if isinstance(reply, str) else json.dumps(reply)
             step = max(1, -(-len(text) // CHUNKS))
-            for end in range(step, len(text) + step, step):
+            for i, end in enumerate(range(step, len(text) + step, step)):
+                if i == self.held_after and self.gate is not None:
+                    self._hold(cancel, text[: end - step], started)
                 if cancel is not None and cancel.wait(self.delay / CHUNKS):
                     raise LLMCancelled(
                         "the call was cancelled",
@@ -102,6 +144,23 @@ class ScriptedLLM(LLM):
         finally:
             with self._lock:
                 self.active -= 1
+
+    def _hold(self, cancel: threading.Event | None, text: str, started: float) -> None:
+        if not self.gate.wait(cancel):
+            seconds = round(time.perf_counter() - started, 3)
+            raise LLMCancelled("the call was cancelled", text, Usage(calls=1, seconds=seconds))
+
+
+def together(parties: int, reply: Reply) -> Callable[[list[dict[str, str]]], str | dict]:
+    """``reply``, given only once ``parties`` calls wait for it at the same moment: proof that they run concurrently.
+    Calls made one after another never meet: the barrier breaks after a patient wait and the calls fail."""
+    barrier = threading.Barrier(parties, timeout=patience())
+
+    def meet(messages: list[dict[str, str]]) -> str | dict:
+        barrier.wait()
+        return reply(messages) if callable(reply) else reply
+
+    return meet
 
 
 def chunk_stream(text: str, prompt_tokens: int, completion_tokens: int, pieces: int = CHUNKS):
@@ -142,11 +201,12 @@ def chunk_stream(text: str, prompt_tokens: int, completion_tokens: int, pieces: 
 
 
 class ListRetriever:
-    """A retriever over a fixed list of hits, for control-flow tests (ranks by word overlap)."""
+    """A retriever over a fixed list of hits, for control-flow tests (ranks by word overlap). ``hold`` is called with
+    each query (already in ``queries``) before it is answered: a gate's wait, so that a test acts mid-retrieval."""
 
-    def __init__(self, hits: list[Hit], delay: float = 0.0):
+    def __init__(self, hits: list[Hit], hold: Callable[[str], object] | None = None):
         self.hits = hits
-        self.delay = delay
+        self.hold = hold
         self.corpora = sorted({h.corpus for h in hits})
         self.queries: list[str] = []
 
@@ -154,8 +214,8 @@ class ListRetriever:
         self, query: str, k: int, *, corpora=None, balanced=False, exclude=frozenset(), pin=frozenset(), per_corpus=None
     ) -> list[Hit]:
         self.queries.append(query)
-        if self.delay:
-            time.sleep(self.delay)
+        if self.hold is not None:
+            self.hold(query)
         words = set(query.lower().split())
         pool = [h for h in self.hits if h.snippet_id not in exclude and (not corpora or h.corpus in corpora)]
         pool.sort(key=lambda h: (h.snippet_id not in pin, -len(words & set(h.text.lower().split()))))
@@ -189,11 +249,7 @@ def until_runs_end(at, timeout: float = 30.0):
 
     if not runner().running(LiveRun):
         return at  # nothing was started (the page refused the input): what it said is on screen
-    deadline = time.time() + timeout
-    while runner().running(LiveRun):
-        if time.time() > deadline:
-            raise AssertionError("a run did not end in time")
-        time.sleep(0.05)
+    wait_until(lambda: not runner().running(LiveRun), "every run the page started to end", timeout)
     return at.run()
 
 
