@@ -7,6 +7,7 @@ import json
 import threading
 import time
 from collections import deque
+from itertools import count
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -23,13 +24,19 @@ Reply = str | dict | Callable[[list[dict[str, str]]], str | dict]
 
 
 class Gate:
-    """Where scripted calls wait until the test lets them on: ``let(n)`` lets n of them pass, ``open()`` every one
-    from now on; ``held`` counts those waiting now, so a test sees calls in flight before it lets them end."""
+    """Where scripted calls wait until the test lets them on, first come first: ``let(n)`` lets the n that have
+    waited longest pass, ``open()`` every one from now on; ``held`` counts those waiting now, so a test sees calls in
+    flight before it lets them end."""
 
     def __init__(self) -> None:
         self._turn = threading.Condition()
         self._passes = 0.0
-        self.held = 0
+        self._line: list[int] = []  # the waiting calls' tickets, in the order they came
+        self._tickets = count()
+
+    @property
+    def held(self) -> int:
+        return len(self._line)
 
     def let(self, n: float = 1) -> None:
         with self._turn:
@@ -40,14 +47,15 @@ class Gate:
         self.let(float("inf"))
 
     def wait(self, cancel: threading.Event | None = None) -> bool:
-        """Waits for a pass (True) or for ``cancel`` (False: the pass is left for another). A call neither let on
-        nor cancelled within the tests' patience fails, so that a stop that never lands fails its test."""
+        """Waits for a pass (True) or for ``cancel`` (False). A call neither let on nor cancelled within the tests'
+        patience fails, so that a stop that never lands fails its test rather than hanging it."""
         deadline = time.monotonic() + patience()
         with self._turn:
-            self.held += 1
+            ticket = next(self._tickets)
+            self._line.append(ticket)
             try:
                 # a cancel event cannot wake the condition: look at it between short waits
-                while not self._turn.wait_for(lambda: self._passes > 0, timeout=0.02):
+                while not self._turn.wait_for(lambda: self._passes > 0 and self._line[0] == ticket, timeout=0.02):
                     if cancel is not None and cancel.is_set():
                         return False
                     if time.monotonic() > deadline:
@@ -55,26 +63,27 @@ class Gate:
                 self._passes -= 1
                 return True
             finally:
-                self.held -= 1
+                self._line.remove(ticket)
+                self._turn.notify_all()  # the next in line may have a pass waiting for it
 
 
 class ScriptedLLM(LLM):
     """Replies come from rules (first rule whose text occurs in the prompt) or else from a queue.
 
-    ``gate``: every call streams ``held_after`` chunks, then waits there until the test lets it on, so a test sees
-    calls in flight for as long as it needs; a gate never opened holds a reply for good, so a call that ends anyway
+    ``gate``: every call waits there until the test lets it on, after as many chunks as each of ``held_at`` says (0:
+    before its first words, while it reads the prompt), so a test sees calls in flight for as long as it needs; a gate never opened holds a reply for good, so a call that ends anyway
     was cut. ``delay`` spreads a call over that many seconds where only the look of a working model matters. A set
     cancel event ends the call with ``LLMCancelled`` at once, also while it waits at the gate.
     """
 
-    def __init__(self, delay: float = 0.0, cache=None, gate: Gate | None = None, held_after: int = 0):
+    def __init__(self, delay: float = 0.0, cache=None, gate: Gate | None = None, held_at: tuple[int, ...] = (0,)):
         super().__init__(
             Endpoint(base_url="http://scripted.invalid/v1", model="scripted"),
             cache=cache,
             cache_mode="auto" if cache is not None else "off",
         )
         self.delay = delay
-        self.gate, self.held_after = gate, held_after
+        self.gate, self.held_at = gate, held_at
         self.rules: list[tuple[str, Reply]] = []
         self.queue: deque[Reply] = deque()
         self.calls: list[dict[str, Any]] = []
@@ -122,7 +131,7 @@ class ScriptedLLM(LLM):
             text = reply if isinstance(reply, str) else json.dumps(reply)
             step = max(1, -(-len(text) // CHUNKS))
             for i, end in enumerate(range(step, len(text) + step, step)):
-                if i == self.held_after and self.gate is not None:
+                if i in self.held_at and self.gate is not None:
                     self._hold(cancel, text[: end - step], started)
                 if cancel is not None and cancel.wait(self.delay / CHUNKS):
                     raise LLMCancelled(
