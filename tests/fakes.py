@@ -160,16 +160,20 @@ class ScriptedLLM(LLM):
             raise LLMCancelled("the call was cancelled", text, Usage(calls=1, seconds=seconds))
 
 
-def together(parties: int, reply: Reply) -> Callable[[list[dict[str, str]]], str | dict]:
-    """``reply``, given only once ``parties`` calls wait for it at the same moment: proof that they run concurrently.
-    Calls made one after another never meet: the barrier breaks after a patient wait and the calls fail."""
+def together(parties: int) -> Callable[[Reply], Callable[[list[dict[str, str]]], str | dict]]:
+    """Wraps replies so that each is given only once ``parties`` calls wait for theirs at the same moment: proof that
+    they run concurrently. Calls made one after another never meet: the barrier breaks after the tests' patience
+    and the calls fail. One meeting may wrap several rules' replies (three agents that work side by side)."""
     barrier = threading.Barrier(parties, timeout=patience())
 
-    def meet(messages: list[dict[str, str]]) -> str | dict:
-        barrier.wait()
-        return reply(messages) if callable(reply) else reply
+    def wrap(reply: Reply) -> Callable[[list[dict[str, str]]], str | dict]:
+        def meet(messages: list[dict[str, str]]) -> str | dict:
+            barrier.wait()
+            return reply(messages) if callable(reply) else reply
 
-    return meet
+        return meet
+
+    return wrap
 
 
 def chunk_stream(text: str, prompt_tokens: int, completion_tokens: int, pieces: int = CHUNKS):

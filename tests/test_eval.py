@@ -121,7 +121,7 @@ def test_the_same_model_name_at_another_endpoint_is_a_new_configuration(bench_fi
 
 
 def test_questions_run_concurrently(bench_files):
-    llm = ScriptedLLM().on("", together(2, {"reasoning": "r", "answer": "A", "cited_ids": []}))
+    llm = ScriptedLLM().on("", together(2)({"reasoning": "r", "answer": "A", "cited_ids": []}))
     outcome = evaluate(plan(bench_files), llm=llm, retriever=None, store=RunStore(), concurrency=2)
     # every answer came only once two calls were in flight: 4 questions two at a time, never more
     assert outcome.ran == 4 and [r.status for r in outcome.rows] == ["ok"] * 4 and llm.max_active == 2
