@@ -28,13 +28,14 @@ def patience(seconds: float = PATIENCE) -> float:
     return seconds * scale()
 
 
-def wait_until(condition: Callable[[], T], what: str, timeout: float = PATIENCE) -> T:
-    """``condition()``'s first truthy value, checked every 20 ms; an AssertionError naming ``what`` once the
-    (scaled) timeout has passed without it."""
+def wait_until(condition: Callable[[], T], what: str, timeout: float = PATIENCE, every: float = 0.02) -> T:
+    """``condition()``'s first truthy value, checked ``every`` seconds (more where checking is itself work that
+    would take the CPU from what it waits for); an AssertionError naming ``what`` once the (scaled) timeout has
+    passed without it."""
     limit = patience(timeout)
     deadline = time.monotonic() + limit
     while not (found := condition()):
         if time.monotonic() > deadline:
             raise AssertionError(f"waited {limit:g} s for {what}")
-        time.sleep(0.02)
+        time.sleep(every)
     return found
