@@ -7,8 +7,8 @@ import json
 import threading
 import time
 from collections import deque
-from itertools import count
 from collections.abc import Callable
+from itertools import count
 from typing import TYPE_CHECKING, Any
 
 from core.llm import LLM, Endpoint, LLMCancelled, LLMResponse
@@ -71,9 +71,10 @@ class ScriptedLLM(LLM):
     """Replies come from rules (first rule whose text occurs in the prompt) or else from a queue.
 
     ``gate``: every call waits there until the test lets it on, after as many chunks as each of ``held_at`` says (0:
-    before its first words, while it reads the prompt), so a test sees calls in flight for as long as it needs; a gate never opened holds a reply for good, so a call that ends anyway
-    was cut. ``delay`` spreads a call over that many seconds where only the look of a working model matters. A set
-    cancel event ends the call with ``LLMCancelled`` at once, also while it waits at the gate.
+    before its first words, while it reads the prompt), so a test sees calls in flight for as long as it needs; a
+    gate never opened holds a reply for good, so a call that ends anyway was cut. ``delay`` spreads a call over that
+    many seconds where only the look of a working model matters (runs that record some time). A set cancel event
+    ends the call with ``LLMCancelled`` at once, also while it waits at the gate.
     """
 
     def __init__(self, delay: float = 0.0, cache=None, gate: Gate | None = None, held_at: tuple[int, ...] = (0,)):

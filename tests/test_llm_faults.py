@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 
-
 import pytest
 from pydantic import BaseModel
 

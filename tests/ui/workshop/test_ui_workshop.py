@@ -4,7 +4,6 @@ in History."""
 
 from __future__ import annotations
 
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
