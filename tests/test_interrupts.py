@@ -59,7 +59,9 @@ class Cli:
 
     def __init__(self, process: subprocess.Popen):
         self.process, self.err = process, []
-        self._reader = threading.Thread(target=lambda: self.err.extend(iter(process.stderr.readline, "")))
+        self._reader = threading.Thread(
+            target=lambda: self.err.extend(iter(process.stderr.readline, "")), daemon=True
+        )  # lines are added one by one as they come
         self._reader.start()
 
     def said(self) -> str:
