@@ -8,10 +8,12 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from itertools import count
 from typing import TYPE_CHECKING, Any
 
 from core.llm import LLM, Endpoint, LLMCancelled, LLMResponse
 from core.trace import Hit, Usage
+from tests.waiting import patience, wait_until
 
 if TYPE_CHECKING:  # imported where used: the provider matrix runs these fakes against older clients too
     from core.eval.results import ItemResult
@@ -21,20 +23,68 @@ CHUNKS = 3  # pieces each scripted reply streams in
 Reply = str | dict | Callable[[list[dict[str, str]]], str | dict]
 
 
+class Gate:
+    """Where scripted calls wait until the test lets them on, first come first: ``let(n)`` lets the n that have
+    waited longest pass, ``open()`` every one from now on; ``held`` counts those waiting now, so a test sees calls in
+    flight before it lets them end."""
+
+    def __init__(self) -> None:
+        self._turn = threading.Condition()
+        self._passes = 0.0
+        self._line: list[int] = []  # the waiting calls' tickets, in the order they came
+        self._tickets = count()
+
+    @property
+    def held(self) -> int:
+        return len(self._line)
+
+    def let(self, n: float = 1) -> None:
+        with self._turn:
+            self._passes += n
+            self._turn.notify_all()
+
+    def open(self) -> None:
+        self.let(float("inf"))
+
+    def wait(self, cancel: threading.Event | None = None) -> bool:
+        """Waits for a pass (True) or for ``cancel`` (False). A call neither let on nor cancelled within the tests'
+        patience fails, so that a stop that never lands fails its test rather than hanging it."""
+        deadline = time.monotonic() + patience()
+        with self._turn:
+            ticket = next(self._tickets)
+            self._line.append(ticket)
+            try:
+                # a cancel event cannot wake the condition: look at it between short waits
+                while not self._turn.wait_for(lambda: self._passes > 0 and self._line[0] == ticket, timeout=0.02):
+                    if cancel is not None and cancel.is_set():
+                        return False
+                    if time.monotonic() > deadline:
+                        raise AssertionError(f"held at the gate for {patience():g} s: never let on, never cancelled")
+                self._passes -= 1
+                return True
+            finally:
+                self._line.remove(ticket)
+                self._turn.notify_all()  # the next in line may have a pass waiting for it
+
+
 class ScriptedLLM(LLM):
     """Replies come from rules (first rule whose text occurs in the prompt) or else from a queue.
 
-    ``delay`` makes every call take that long (spread over its chunks), so tests can tell concurrent calls from
-    sequential ones; a set cancel event ends the call at the next chunk with ``LLMCancelled``.
+    ``gate``: every call waits there until the test lets it on, after as many chunks as each of ``held_at`` says (0:
+    before its first words, while it reads the prompt), so a test sees calls in flight for as long as it needs; a
+    gate never opened holds a reply for good, so a call that ends anyway was cut. ``delay`` spreads a call over that
+    many seconds where only the look of a working model matters (runs that record some time). A set cancel event
+    ends the call with ``LLMCancelled`` at once, also while it waits at the gate.
     """
 
-    def __init__(self, delay: float = 0.0, cache=None):
+    def __init__(self, delay: float = 0.0, cache=None, gate: Gate | None = None, held_at: tuple[int, ...] = (0,)):
         super().__init__(
             Endpoint(base_url="http://scripted.invalid/v1", model="scripted"),
             cache=cache,
             cache_mode="auto" if cache is not None else "off",
         )
         self.delay = delay
+        self.gate, self.held_at = gate, held_at
         self.rules: list[tuple[str, Reply]] = []
         self.queue: deque[Reply] = deque()
         self.calls: list[dict[str, Any]] = []
@@ -81,7 +131,9 @@ class ScriptedLLM(LLM):
                 reply = reply(messages)
             text = reply if isinstance(reply, str) else json.dumps(reply)
             step = max(1, -(-len(text) // CHUNKS))
-            for end in range(step, len(text) + step, step):
+            for i, end in enumerate(range(step, len(text) + step, step)):
+                if i in self.held_at and self.gate is not None:
+                    self._hold(cancel, text[: end - step], started)
                 if cancel is not None and cancel.wait(self.delay / CHUNKS):
                     raise LLMCancelled(
                         "the call was cancelled",
@@ -102,6 +154,27 @@ class ScriptedLLM(LLM):
         finally:
             with self._lock:
                 self.active -= 1
+
+    def _hold(self, cancel: threading.Event | None, text: str, started: float) -> None:
+        if not self.gate.wait(cancel):
+            seconds = round(time.perf_counter() - started, 3)
+            raise LLMCancelled("the call was cancelled", text, Usage(calls=1, seconds=seconds))
+
+
+def together(parties: int) -> Callable[[Reply], Callable[[list[dict[str, str]]], str | dict]]:
+    """Wraps replies so that each is given only once ``parties`` calls wait for theirs at the same moment: proof that
+    they run concurrently. Calls made one after another never meet: the barrier breaks after the tests' patience
+    and the calls fail. One meeting may wrap several rules' replies (three agents that work side by side)."""
+    barrier = threading.Barrier(parties, timeout=patience())
+
+    def wrap(reply: Reply) -> Callable[[list[dict[str, str]]], str | dict]:
+        def meet(messages: list[dict[str, str]]) -> str | dict:
+            barrier.wait()
+            return reply(messages) if callable(reply) else reply
+
+        return meet
+
+    return wrap
 
 
 def chunk_stream(text: str, prompt_tokens: int, completion_tokens: int, pieces: int = CHUNKS):
@@ -142,11 +215,12 @@ def chunk_stream(text: str, prompt_tokens: int, completion_tokens: int, pieces: 
 
 
 class ListRetriever:
-    """A retriever over a fixed list of hits, for control-flow tests (ranks by word overlap)."""
+    """A retriever over a fixed list of hits, for control-flow tests (ranks by word overlap). ``hold`` is called with
+    each query (already in ``queries``) before it is answered: a gate's wait, so that a test acts mid-retrieval."""
 
-    def __init__(self, hits: list[Hit], delay: float = 0.0):
+    def __init__(self, hits: list[Hit], hold: Callable[[str], object] | None = None):
         self.hits = hits
-        self.delay = delay
+        self.hold = hold
         self.corpora = sorted({h.corpus for h in hits})
         self.queries: list[str] = []
 
@@ -154,8 +228,8 @@ class ListRetriever:
         self, query: str, k: int, *, corpora=None, balanced=False, exclude=frozenset(), pin=frozenset(), per_corpus=None
     ) -> list[Hit]:
         self.queries.append(query)
-        if self.delay:
-            time.sleep(self.delay)
+        if self.hold is not None:
+            self.hold(query)
         words = set(query.lower().split())
         pool = [h for h in self.hits if h.snippet_id not in exclude and (not corpora or h.corpus in corpora)]
         pool.sort(key=lambda h: (h.snippet_id not in pin, -len(words & set(h.text.lower().split()))))
@@ -189,11 +263,7 @@ def until_runs_end(at, timeout: float = 30.0):
 
     if not runner().running(LiveRun):
         return at  # nothing was started (the page refused the input): what it said is on screen
-    deadline = time.time() + timeout
-    while runner().running(LiveRun):
-        if time.time() > deadline:
-            raise AssertionError("a run did not end in time")
-        time.sleep(0.05)
+    wait_until(lambda: not runner().running(LiveRun), "every run the page started to end", timeout)
     return at.run()
 
 

@@ -4,11 +4,11 @@ and the clear refusal a method that needs the corpus gets meanwhile."""
 from __future__ import annotations
 
 import threading
-import time
 
 from streamlit.testing.v1 import AppTest
 
 from core.retrieval.background import BackgroundBuild
+from tests.waiting import patience, wait_until
 
 
 def blocking_build(
@@ -16,16 +16,13 @@ def blocking_build(
 ) -> BackgroundBuild:
     def work(progress):
         progress(*step)
-        release.wait(10)
+        release.wait(patience())
         if fail:
             raise RuntimeError("disk full")
         return "retriever"
 
     build = BackgroundBuild(work).start()
-    for _ in range(500):  # until the build has reported its first stage
-        if build.status().stage or build.status().state != "building":
-            break
-        time.sleep(0.01)
+    wait_until(lambda: build.status().stage or build.status().state != "building", "the build's first stage")
     return build
 
 
@@ -36,7 +33,7 @@ def test_a_build_reports_its_stage_then_its_result():
     assert status.state == "building" and status.fraction == 0.25
     assert "embed hpo: 4,096 of 16,384 (25%)" in status.describe()
     release.set()
-    assert build.until_done(5) and build.status().state == "ready" and build.result == "retriever"
+    assert build.until_done(patience()) and build.status().state == "ready" and build.result == "retriever"
     assert build.status().describe().startswith("ready")
 
 
@@ -44,7 +41,7 @@ def test_a_failed_build_says_why_and_raises_nothing():
     release = threading.Event()
     release.set()
     build = blocking_build(release, fail=True)
-    assert build.until_done(5)
+    assert build.until_done(patience())
     status = build.status()
     assert status.state == "failed" and status.error == "disk full"
     assert "failed" in status.describe() and "disk full" in status.describe()
@@ -72,7 +69,7 @@ def test_the_sidebar_shows_progress_and_corpus_methods_wait(monkeypatch):
     assert "Building the default corpus index" in at.sidebar.get("progress")[0].proto.text
     assert "still being built" in at.session_state["medrag"] and at.session_state["cot"] is None
     release.set()
-    build.until_done(5)
+    build.until_done(patience())
     at.run()
     assert at.session_state["medrag"] is None
     assert "index ready" in at.sidebar.caption[0].value
@@ -82,7 +79,7 @@ def test_loading_a_built_index_makes_runs_wait_instead_of_refusing(monkeypatch):
     from ui.common import index_status
 
     release = threading.Event()
-    loading = BackgroundBuild(lambda progress: release.wait(10)).start()  # no build stage: only loading
+    loading = BackgroundBuild(lambda progress: release.wait(patience())).start()  # no build stage: only loading
     monkeypatch.setenv("MEDRAG_BACKGROUND_INDEX", "1")
     monkeypatch.setattr(index_status, "_build", lambda: loading)
     at = AppTest.from_string(SCRIPT, default_timeout=10).run()
@@ -119,7 +116,7 @@ def test_history_lists_the_build_while_it_runs_and_offers_no_stop(monkeypatch):
     class Pool:  # the default corpus, building until released
         def get(self, corpus, progress):
             progress("embed hpo", 4_096, 16_384)
-            release.wait(10)
+            release.wait(patience())
 
     monkeypatch.setenv("MEDRAG_BACKGROUND_INDEX", "1")
     monkeypatch.setattr("ui.common.state.retriever_pool", Pool)
@@ -134,5 +131,5 @@ def test_history_lists_the_build_while_it_runs_and_offers_no_stop(monkeypatch):
         assert not [b for b in at.button if b.key.startswith("history.stop")]  # a build cannot be stopped midway
     finally:
         release.set()
-        build.until_done(5)
+        build.until_done(patience())
         runner.clear()

@@ -4,14 +4,14 @@ a served call reads its prompt, then writes; calls leave the queue when they end
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
 from core.call_queue import CallQueue
 from core.question import Question
 from core.runner import execute
-from tests.fakes import ScriptedLLM
+from tests.fakes import Gate, ScriptedLLM
+from tests.waiting import patience, wait_until
 
 MC = Question(text="Which hormone lowers blood glucose?", options={"A": "Insulin", "B": "Glucagon"})
 
@@ -47,25 +47,28 @@ def test_runs_register_their_calls_and_one_beyond_the_slots_waits_for_the_first(
     monkeypatch.setattr("core.methods.base.slots_of", lambda llm: 1)  # a backend with one slot
     from core.call_queue import QUEUE
 
-    llm = ScriptedLLM(delay=1.5).on("Think step by step", {"reasoning": "Insulin.", "answer": "A"})
+    gate = Gate()  # the first call is held while it reads the prompt, then again after its first words
+    llm = ScriptedLLM(gate=gate, held_at=(0, 1)).on("Think step by step", {"reasoning": "Insulin.", "answer": "A"})
     ids: list[str] = []
     threads = []
-    for _ in range(2):
+    for i in range(2):
         thread = threading.Thread(
             target=execute, args=("cot", MC), kwargs={"llm": llm, "ctx_hook": lambda ctx: ids.append(ctx.run.id)}
         )
         thread.start()
         threads.append(thread)
-        time.sleep(0.2)  # the second call is sent after the first
+        if i == 0:  # the second call is sent after the first
+            wait_until(lambda: gate.held, "the first run's call")
+    wait_until(lambda: len(ids) == 2 and QUEUE.standing(ids[1]), "the second run's call in the queue")
     states = {i: [c.line() for c in QUEUE.standing(i)] for i in ids}
     assert states[ids[0]] == ["reading the prompt (1 other run on the LLM endpoint at http://scripted.invalid/v1 too)"]
     assert states[ids[1]] == ["waiting: 1 run ahead on the LLM endpoint at http://scripted.invalid/v1"]
-    deadline = time.time() + 5
-    while QUEUE.standing(ids[0])[0].state != "writing" and time.time() < deadline:
-        time.sleep(0.05)
-    assert QUEUE.standing(ids[0])[0].line().startswith("writing")  # its first words are back
+    gate.let(1)
+    wait_until(lambda: [c.state for c in QUEUE.standing(ids[0])] == ["writing"], "the first call's first words")
+    assert QUEUE.standing(ids[0])[0].line().startswith("writing")
+    gate.open()
     for thread in threads:
-        thread.join(10)
+        thread.join(patience())
     assert QUEUE.standing(ids[0]) == [] and QUEUE.standing(ids[1]) == []
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import csv
 import json
 import threading
-import time
 from types import SimpleNamespace
 
 import pytest
@@ -15,7 +14,8 @@ from core.eval import BenchmarkError, EvalPlan, evaluate, load_benchmark, load_i
 from core.eval.report import format_table
 from core.llm import LLM, Endpoint, LLMError
 from core.store import RunStore
-from tests.fakes import ListRetriever, ScriptedLLM, chunk_stream, make_hits
+from tests.fakes import Gate, ListRetriever, ScriptedLLM, chunk_stream, make_hits, together
+from tests.waiting import patience, wait_until
 
 BENCH = {
     "medqa": {
@@ -31,9 +31,9 @@ BENCH = {
 IDS = {"medqa": ["q1", "q2"], "pubmedqa": ["p1", "p2"]}
 
 
-def always(letter: str, delay: float = 0.0) -> ScriptedLLM:
+def always(letter: str) -> ScriptedLLM:
     """A model that answers every question with the same letter."""
-    return ScriptedLLM(delay=delay).enqueue(*[{"reasoning": "r", "answer": letter, "cited_ids": []}] * 50)
+    return ScriptedLLM().enqueue(*[{"reasoning": "r", "answer": letter, "cited_ids": []}] * 50)
 
 
 def plan(bench_files, methods=("cot",), **kw) -> EvalPlan:
@@ -121,24 +121,28 @@ def test_the_same_model_name_at_another_endpoint_is_a_new_configuration(bench_fi
 
 
 def test_questions_run_concurrently(bench_files):
-    delay = 0.4
-    llm = always("A", delay=delay)
-    started = time.perf_counter()
+    llm = ScriptedLLM().on("", together(2)({"reasoning": "r", "answer": "A", "cited_ids": []}))
     outcome = evaluate(plan(bench_files), llm=llm, retriever=None, store=RunStore(), concurrency=2)
-    assert outcome.ran == 4 and llm.max_active == 2
-    assert time.perf_counter() - started < 3.5 * delay  # 4 questions two at a time: ~2 delays, not 4
+    # every answer came only once two calls were in flight: 4 questions two at a time, never more
+    assert outcome.ran == 4 and [r.status for r in outcome.rows] == ["ok"] * 4 and llm.max_active == 2
 
 
 def test_stop_cancels_what_is_left_and_a_rerun_finishes_it(bench_files):
     store = RunStore()
-    stop = threading.Event()
+    stop, gate = threading.Event(), Gate()
+    gate.let(1)  # the first question is answered; the second's call is held until the stop cuts it
+
+    def stop_once_the_second_is_asked(row) -> None:
+        wait_until(lambda: gate.held, "the second question's call")
+        stop.set()
+
     outcome = evaluate(
         plan(bench_files),
-        llm=always("A", delay=0.2),
+        llm=ScriptedLLM(gate=gate).enqueue(*[{"reasoning": "r", "answer": "A", "cited_ids": []}] * 4),
         retriever=None,
         store=store,
         concurrency=1,
-        progress=lambda row: stop.set(),
+        progress=stop_once_the_second_is_asked,
         stop=stop,
     )
     assert outcome.cancelled and outcome.ran == 1 and len(outcome.rows) == 1
@@ -216,15 +220,17 @@ def test_command_rejects_bad_input_before_running(bench_files, monkeypatch, caps
     assert message in capsys.readouterr().err
 
 
-class SlowEndpointLLM(LLM):
-    """The real client, response cache included, over a stand-in endpoint that always answers "A" after a pause."""
+class MeetingEndpointLLM(LLM):
+    """The real client, response cache included, over a stand-in endpoint that answers "A" only once ``parties``
+    requests are in flight together."""
 
-    def __init__(self):
+    def __init__(self, parties: int):
         super().__init__(Endpoint(base_url="http://stand-in.invalid/v1", model="stand-in"))
+        self.meeting = threading.Barrier(parties, timeout=patience())
 
     def _connect(self):
         def create(**_kw):
-            time.sleep(0.2)
+            self.meeting.wait()
             return chunk_stream(json.dumps({"reasoning": "r", "answer": "A"}), 10, 5)
 
         return SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
@@ -232,5 +238,5 @@ class SlowEndpointLLM(LLM):
 
 def test_concurrent_runs_share_a_fresh_response_cache(bench_files):
     """Four questions at once on a new studio folder: the cache is created once, not raced by the threads."""
-    outcome = evaluate(plan(bench_files), llm=SlowEndpointLLM(), retriever=None, store=RunStore(), concurrency=4)
+    outcome = evaluate(plan(bench_files), llm=MeetingEndpointLLM(4), retriever=None, store=RunStore(), concurrency=4)
     assert sorted(r.status for r in outcome.rows) == ["ok"] * 4

@@ -1,6 +1,7 @@
 """Ctrl-C (once or twice) and SIGTERM during ``ask`` and ``eval`` in real processes: no traceback, the runs in
-flight end ``cancelled`` within seconds, eval writes what finished; a killed process's run becomes
-``interrupted`` the next time a store opens, while a live process's run is left alone."""
+flight end ``cancelled`` (their replies are held for good, so they end only by being cut), eval writes what
+finished; a killed process's run becomes ``interrupted`` the next time a store opens, while a live process's run
+is left alone."""
 
 from __future__ import annotations
 
@@ -9,18 +10,34 @@ import os
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
 
 from core.store import RunStore
 from tests.fake_endpoint import FakeEndpoint, streams
+from tests.fakes import Gate
+from tests.waiting import patience, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 QUESTION = "Which hormone lowers blood glucose?"
-SLOW = streams('{"reasoning": "' + "thinking " * 60 + '", "answer": "A"}', pieces=60, chunk_delay=0.5)  # 30 s
 QUICK = streams('{"reasoning": "Insulin lowers it.", "answer": "A"}')
+
+
+REPLY = '{"reasoning": "' + "thinking " * 60 + '", "answer": "A"}'
+
+
+def held(gate: Gate):
+    """A reply whose first words are written, the rest held at ``gate``."""
+    return streams(REPLY, pieces=60, gate=gate, held_at=(2,))
+
+
+@pytest.fixture
+def gate():
+    held_replies = Gate()
+    yield held_replies
+    held_replies.open()  # whatever is still held lets its handler end
 
 
 @pytest.fixture
@@ -36,7 +53,32 @@ def endpoint():
         server.close()
 
 
-def start_cli(home: Path, server: FakeEndpoint, *args: str) -> subprocess.Popen:
+class Cli:
+    """``python -m core`` in its own process; what it writes to stderr is read as it comes, so a test can wait
+    for a line."""
+
+    def __init__(self, process: subprocess.Popen):
+        self.process, self.err = process, []
+        self._reader = threading.Thread(
+            target=lambda: self.err.extend(iter(process.stderr.readline, "")), daemon=True
+        )  # lines are added one by one as they come
+        self._reader.start()
+
+    def said(self) -> str:
+        return "".join(self.err)
+
+    def ended(self) -> tuple[int, str]:
+        """The exit status and everything it wrote, once it has ended (failing if it does not)."""
+        try:
+            self.process.wait(timeout=patience())  # what it prints to stdout fits the pipe's buffer
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            raise AssertionError(f"the process did not end; it said: {self.said()}") from None
+        self._reader.join(patience())
+        return self.process.returncode, self.process.stdout.read() + self.said()
+
+
+def start_cli(home: Path, server: FakeEndpoint, *args: str) -> Cli:
     env = {
         **os.environ,
         "MEDRAG_STUDIO_HOME": str(home),
@@ -45,7 +87,7 @@ def start_cli(home: Path, server: FakeEndpoint, *args: str) -> subprocess.Popen:
         "MEDRAG_MAX_RETRIES": "0",
         "MEDRAG_CACHE": "off",
     }
-    return subprocess.Popen(
+    process = subprocess.Popen(
         [sys.executable, "-m", "core", *args],
         cwd=REPO,
         env=env,
@@ -53,39 +95,34 @@ def start_cli(home: Path, server: FakeEndpoint, *args: str) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
     )
+    return Cli(process)
 
 
-def wait_for(condition, timeout: float = 60) -> None:
-    deadline = time.time() + timeout
-    while not condition():
-        assert time.time() < deadline, "timed out waiting"
-        time.sleep(0.05)
-
-
-def signal_and_wait(process: subprocess.Popen, signals: list[int]) -> tuple[int, str, float]:
-    sent = time.perf_counter()
-    for signum in signals:
-        process.send_signal(signum)
-        time.sleep(0.2)
-    out, err = process.communicate(timeout=30)
-    return process.returncode, out + err, time.perf_counter() - sent
+def signal_and_wait(cli: Cli, signals: list[int]) -> tuple[int, str]:
+    """Sends each signal once the one before it has been heard (two Ctrl-C at once would arrive as one)."""
+    for heard, signum in enumerate(signals, start=1):
+        cli.process.send_signal(signum)
+        if heard < len(signals):
+            wait_until(lambda: cli.said().count("stopping") >= heard, f"signal {heard} to be heard")
+    return cli.ended()
 
 
 @pytest.mark.parametrize(
     ("signals", "code"), [([signal.SIGINT], 130), ([signal.SIGINT, signal.SIGINT], 130), ([signal.SIGTERM], 143)]
 )
-def test_ask_stops_cleanly(endpoint, tmp_path, signals, code):
-    server = endpoint(SLOW)
-    process = start_cli(tmp_path, server, "ask", QUESTION, "--option", "A=Insulin", "--option", "B=Glucagon")
-    wait_for(lambda: server.requests)
-    time.sleep(0.5)  # some of the reply has streamed
-    returncode, said, seconds = signal_and_wait(process, signals)
-    assert returncode == code and "Traceback" not in said and seconds < 5, said
+def test_ask_stops_cleanly(endpoint, gate, tmp_path, signals, code):
+    server = endpoint(held(gate))
+    cli = start_cli(tmp_path, server, "ask", QUESTION, "--option", "A=Insulin", "--option", "B=Glucagon")
+    wait_until(lambda: gate.held, "the reply's first words to be written")
+    returncode, said = signal_and_wait(cli, signals)  # it ends although the reply is held: the call was cut
+    assert returncode == code and "Traceback" not in said, said
     assert "cancelled:" in said  # the totals line
     [row] = RunStore(tmp_path / "studio.sqlite").list_runs()
     run = RunStore(tmp_path / "studio.sqlite").load_run(row["id"])
     assert run.status == "cancelled" and run.events[-1].payload.error_type == "cancelled"
-    assert run.events[0].kind == "agent_message" and run.events[0].payload.text.startswith('{"reasoning"')
+    # the trace keeps what had arrived of the reply (how much, another process cannot see before it signals: that
+    # the words read before a stop are kept is shown in-process, in test_llm_stream)
+    assert run.events[0].kind == "agent_message" and REPLY.startswith(run.events[0].payload.text)
     assert run.totals.calls == 1
 
 
@@ -109,16 +146,16 @@ def write_bench(folder: Path, n: int) -> Path:
 
 
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_eval_stops_cleanly_and_writes_what_finished(endpoint, tmp_path, signum, code):
-    server = endpoint(script=lambda request: QUICK if "number 1:" in json.dumps(request["messages"]) else SLOW)
+def test_eval_stops_cleanly_and_writes_what_finished(endpoint, gate, tmp_path, signum, code):
+    server = endpoint(script=lambda request: QUICK if "number 1:" in json.dumps(request["messages"]) else held(gate))
     bench, out = write_bench(tmp_path, 4), tmp_path / "results"
-    process = start_cli(
+    cli = start_cli(
         tmp_path, server, "eval", "--methods", "cot", "--bench", str(bench), "--concurrency", "2", "--out", str(out)
     )
-    wait_for(lambda: len(server.requests) >= 2)
-    time.sleep(1.0)  # question 1 has finished; two slow ones are in flight
-    returncode, said, seconds = signal_and_wait(process, [signum])
-    assert returncode == code and "Traceback" not in said and seconds < 8, said
+    # two at a time: question 3 is asked only once question 1 has finished; 2 and 3 are held in flight
+    wait_until(lambda: len(server.requests) == 3 and gate.held == 2, "questions 2 and 3 held, question 1 done")
+    returncode, said = signal_and_wait(cli, [signum])
+    assert returncode == code and "Traceback" not in said, said
     assert "interrupted: run the same command again to resume" in said
     items = (out / "items.csv").read_text()
     assert "q1" in items and "q2" not in items
@@ -126,16 +163,15 @@ def test_eval_stops_cleanly_and_writes_what_finished(endpoint, tmp_path, signum,
     assert sorted(r["status"] for r in runs) == ["cancelled", "cancelled", "ok"]
 
 
-def test_a_killed_process_leaves_an_interrupted_run_but_a_live_one_is_left_alone(endpoint, tmp_path):
-    server = endpoint(SLOW)
-    process = start_cli(tmp_path, server, "ask", QUESTION)
-    wait_for(lambda: server.requests)
-    time.sleep(0.5)
+def test_a_killed_process_leaves_an_interrupted_run_but_a_live_one_is_left_alone(endpoint, gate, tmp_path):
+    server = endpoint(held(gate))
+    cli = start_cli(tmp_path, server, "ask", QUESTION)
+    wait_until(lambda: gate.held, "the reply's first words to be written")
     store = RunStore(tmp_path / "studio.sqlite")  # another process opens the store while the run is live
     [live] = store.list_runs()
-    assert live["status"] == "running" and live["owner_pid"] == process.pid
-    process.kill()
-    process.wait()
+    assert live["status"] == "running" and live["owner_pid"] == cli.process.pid
+    cli.process.kill()
+    cli.ended()
     [row] = RunStore(tmp_path / "studio.sqlite").list_runs()
     run = store.load_run(row["id"])
     assert run.status == "interrupted" and run.finished is not None and run.answer is None

@@ -5,7 +5,7 @@ after a job ends. A what-if re-run is a job like a live run: it can be stopped."
 from __future__ import annotations
 
 import threading
-import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -16,28 +16,29 @@ from core.runfiles import Variation
 from core.runner import execute
 from core.store import RunStore
 from core.workshop.whatif import WhatIfRun
-from tests.fakes import ListRetriever, ScriptedLLM, make_hits
+from tests.fakes import Gate, ListRetriever, ScriptedLLM, make_hits
+from tests.waiting import patience, wait_until
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
 REPLY = {"reasoning": "From the documents.", "answer": "B", "cited_ids": []}
 
 
 class Steps(Job):
-    """Counts to ``n``, one step per ``pause`` seconds, stopping early when asked; ``fail`` raises at the end."""
+    """Counts to ``n`` (each step once ``release`` is set, when given), stopping early when asked; ``fail`` raises at
+    the end."""
 
     kind = "steps"
 
-    def __init__(self, n: int = 3, pause: float = 0.0, *, fail: bool = False, owner: str = "", release=None):
+    def __init__(self, n: int = 3, *, fail: bool = False, owner: str = "", release=None):
         super().__init__(f"count to {n}", owner=owner)
-        self.n, self.pause, self.fail, self.release, self.done_steps = n, pause, fail, release, 0
+        self.n, self.fail, self.release, self.done_steps = n, fail, release, 0
 
     def work(self) -> int:
         for _ in range(self.n):
             if self.stop_requested:
                 break
             if self.release is not None:
-                self.release.wait(10)
-            time.sleep(self.pause)
+                self.release.wait(patience())
             self.done_steps += 1
         if self.fail:
             raise OSError("disk full")
@@ -55,10 +56,10 @@ class Alone(Steps):
 def test_a_job_ends_with_its_result_or_its_failure_in_words():
     runner = JobRunner()
     ok = runner.start(Steps(3))
-    assert ok.until_done(5) and ok.result == 3 and ok.status == "finished" and ok.error is None
+    assert ok.until_done(patience()) and ok.result == 3 and ok.status == "finished" and ok.error is None
     assert ok.summary() == JobProgress("3 of 3", 1.0)
     failed = runner.start(Steps(1, fail=True))
-    assert failed.until_done(5) and failed.status == "failed" and failed.error == "OSError: disk full"
+    assert failed.until_done(patience()) and failed.status == "failed" and failed.error == "OSError: disk full"
     assert runner.get(ok.id) is ok and runner.get(failed.id, Steps) is failed and runner.get("nope") is None
     assert runner.get(ok.id, LiveRun) is None  # asked for another kind: not found
     assert runner.jobs() == [failed, ok] and runner.running() == []  # newest first
@@ -71,7 +72,7 @@ def test_cancel_stops_the_work_and_the_job_says_so():
     job.cancel()
     assert job.status == "stopping"
     release.set()
-    assert job.until_done(5) and job.status == "stopped" and job.result < 100
+    assert job.until_done(patience()) and job.status == "stopped" and job.result < 100
 
 
 def test_a_kind_that_runs_alone_refuses_a_second_while_one_runs():
@@ -80,10 +81,10 @@ def test_a_kind_that_runs_alone_refuses_a_second_while_one_runs():
     with pytest.raises(Busy) as refused:
         runner.start(Alone(1))
     assert refused.value.running is first
-    runner.start(Steps(1)).until_done(5)  # another kind is not held up
+    runner.start(Steps(1)).until_done(patience())  # another kind is not held up
     release.set()
-    first.until_done(5)
-    assert runner.start(Alone(1)).until_done(5)  # once it has ended, the next one starts
+    first.until_done(patience())
+    assert runner.start(Alone(1)).until_done(patience())  # once it has ended, the next one starts
 
 
 def test_admit_counts_an_owners_jobs_going_and_two_starts_at_once_cannot_both_pass():
@@ -104,22 +105,26 @@ def test_admit_counts_an_owners_jobs_going_and_two_starts_at_once_cannot_both_pa
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(5)
+        thread.join(patience())
     assert sorted(results, key=str) == ["1 going"] * 3 + [None]
     assert runner.admit([Steps(1, owner="bo")], counting=Steps, refusal=at_most_one) is None  # another owner
     release.set()
-    assert all(job.until_done(5) for job in runner.jobs())
+    assert all(job.until_done(patience()) for job in runner.jobs())
     assert runner.admit([Steps(1, owner="ana")], counting=Steps, refusal=at_most_one) is None  # ended: not counted
 
 
-def test_ended_jobs_are_dropped_after_a_while_unless_they_last():
+def test_ended_jobs_are_dropped_after_a_while_unless_they_last(monkeypatch):
     class Lasting(Steps):
         lasting = True
 
-    runner = JobRunner(keep_ended=0.05)
+    now = [1_000.0]  # the runner's clock, moved by the test
+    monkeypatch.setattr("core.jobs.time", SimpleNamespace(time=lambda: now[0]))
+    runner = JobRunner(keep_ended=60)
     short, kept = runner.start(Steps(1)), runner.start(Lasting(1))
-    assert short.until_done(5) and kept.until_done(5)
-    time.sleep(0.1)
+    assert short.until_done(patience()) and kept.until_done(patience())
+    runner.start(Steps(1))  # within the minute: both are still found
+    assert runner.get(short.id) is short and runner.get(kept.id) is kept
+    now[0] += 61
     runner.start(Steps(1))  # the runner tidies up as jobs start
     assert runner.get(short.id) is None and runner.get(kept.id) is kept
 
@@ -148,7 +153,7 @@ def test_a_live_run_is_a_job_whose_id_is_its_run_id(tmp_path):
         owner="ana",
     )
     assert runner.admit([live], counting=LiveRun, refusal=lambda going: None) is None
-    assert live.until_done(5) and runner.get(live.run.id, LiveRun) is live and live.status == "finished"
+    assert live.until_done(patience()) and runner.get(live.run.id, LiveRun) is live and live.status == "finished"
     assert store.load_run(live.id).status == "ok" and live.kind == "live run" and live.detail == MC.text
 
 
@@ -156,20 +161,23 @@ def test_a_what_if_re_run_can_be_stopped_and_keeps_its_parent(tmp_path):
     store = RunStore(tmp_path / "s.sqlite")
     retriever = ListRetriever(make_hits(6))
     parent = execute("medrag", MC, {"k": 3}, llm=ScriptedLLM().enqueue(REPLY), retriever=retriever, store=store)
-    slow = ListRetriever(make_hits(6), delay=1.0)
+    gate = Gate()
+    held = ListRetriever(make_hits(6), hold=lambda query: gate.wait())
     job = JobRunner().start(
         WhatIfRun(
             parent,
             Variation(drop=["teaching-1"]),
             llm=ScriptedLLM().enqueue(REPLY),
-            retriever=slow,
+            retriever=held,
             store=store,
             case_id="demo",
         )
     )
     assert job.kind == "what-if run" and job.label == "MedRAG (dropped teaching-1)" and job.status == "running"
+    wait_until(lambda: gate.held, "the re-run's retrieval")
     job.cancel()  # during the retrieval: the reader's call never starts
-    assert job.until_done(5) and job.status == "stopped"
+    gate.open()
+    assert job.until_done(patience()) and job.status == "stopped"
     saved = store.load_run(job.id)
     assert saved.status == "cancelled" and saved.parent_id == parent.id
     assert [e.kind for e in saved.events] == ["retrieval", "error"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 from pydantic import BaseModel
@@ -14,7 +13,8 @@ from core.llm.tokens import tokens_of
 from core.question import Question
 from core.runner import execute
 from tests.fake_endpoint import FakeEndpoint, streams
-from tests.fakes import ScriptedLLM
+from tests.fakes import Gate, ScriptedLLM
+from tests.waiting import wait_until
 
 ASK = [{"role": "user", "content": "pick one"}]
 
@@ -43,11 +43,11 @@ def endpoint():
         server.close()
 
 
-def cancel_after(seconds: float) -> tuple[threading.Event, list[float]]:
-    """An event set after ``seconds``, and the moment it was set (a loaded CPU may fire the timer late)."""
-    cancel, fired = threading.Event(), []
-    threading.Timer(seconds, lambda: (fired.append(time.perf_counter()), cancel.set())).start()
-    return cancel, fired
+def cancel_when(condition, what: str) -> threading.Event:
+    """An event set from another thread once ``condition()`` holds (never, if it never does)."""
+    cancel = threading.Event()
+    threading.Thread(target=lambda: (wait_until(condition, what), cancel.set()), daemon=True).start()
+    return cancel
 
 
 def _stream_threads() -> int:
@@ -72,31 +72,34 @@ def test_tokens_are_counted_when_the_endpoint_reports_no_usage(endpoint):
     assert reply.usage.prompt_tokens == tokens_of("pick one")  # the studio's one characters-per-token rule
 
 
-def test_cancel_ends_a_slow_stream_within_a_second_and_the_server_sees_the_client_leave(endpoint):
-    server, llm = endpoint(streams("x" * 40, pieces=40, chunk_delay=0.25))  # ten seconds of writing
-    cancel, fired = cancel_after(0.6)
-    seen: list[str] = []
+def test_cancel_ends_a_stream_at_once_and_the_server_sees_the_client_leave(endpoint):
+    gate = Gate()  # five pieces are written, then the rest is held for good: only the cut ends the call
+    server, llm = endpoint(streams("x" * 40, pieces=40, gate=gate, held_at=(5,)))
+    cancel, seen = threading.Event(), []
+
+    def arrived(text: str) -> None:
+        seen.append(text)
+        if len(seen) == 5:
+            cancel.set()
+
     with pytest.raises(LLMCancelled) as info:
-        llm.complete(ASK, on_text=seen.append, cancel=cancel)
-    assert time.perf_counter() - fired[0] < 1.5  # within about a second of the cancel, not the ten of the stream
-    assert seen and info.value.raw == seen[-1] and 0 < len(info.value.raw) < 40  # what had arrived is kept
+        llm.complete(ASK, on_text=arrived, cancel=cancel)
+    assert seen and info.value.raw == seen[-1] and len(info.value.raw) == 5  # what had arrived is kept
     assert info.value.usage.calls == 1 and info.value.usage.completion_tokens == len(seen)
-    deadline = time.time() + 2
-    while server.disconnects == 0 and time.time() < deadline:
-        time.sleep(0.05)
+    gate.open()  # the server writes on into the cut connection
+    wait_until(lambda: server.disconnects, "the server to see the client leave")
     assert server.disconnects == 1  # the connection was cut, so a real server stops generating
 
 
 def test_cancel_while_the_endpoint_still_reads_the_prompt(endpoint):
-    _, llm = endpoint(streams("late", delay=20))  # nothing for twenty seconds, as a long prompt on a slow CPU
-    cancel, fired = cancel_after(0.4)
+    gate = Gate()  # nothing is sent until the call has been cancelled, as a long prompt on a slow CPU
+    server, llm = endpoint(streams("late", gate=gate))
     with pytest.raises(LLMCancelled):
-        llm.complete(ASK, cancel=cancel)
-    assert time.perf_counter() - fired[0] < 1.5
-    deadline = time.time() + 2
-    while _stream_threads() and time.time() < deadline:
-        time.sleep(0.05)
-    assert _stream_threads() == 0  # the socket was shut down, so the worker did not wait the twenty seconds
+        llm.complete(ASK, cancel=cancel_when(lambda: gate.held, "the endpoint to read the prompt"))
+    # the socket was shut down, so the worker did not wait for a reply that is still held
+    wait_until(lambda: not _stream_threads(), "the stream's worker to end")
+    assert gate.held == 1
+    gate.open()
 
 
 def test_a_set_cancel_sends_nothing(endpoint):
@@ -130,10 +133,14 @@ def test_a_run_streams_partials_to_its_sinks(endpoint):
 
 
 def test_cancel_stops_a_run_in_seconds_with_an_event_saying_so(endpoint):
-    _, llm = endpoint(streams('{"reasoning": "' + "slow " * 40 + '", "answer": "A"}', pieces=40, chunk_delay=0.3))
-    cancel, fired = cancel_after(0.8)
-    run = execute("cot", MC, llm=llm, cancel=cancel)
-    assert time.perf_counter() - fired[0] < 1.5  # the stream had twelve seconds to go
+    gate = Gate()  # a few pieces are written, then the rest is held for good: only the cut ends the run
+    _, llm = endpoint(
+        streams('{"reasoning": "' + "slow " * 40 + '", "answer": "A"}', pieces=40, gate=gate, held_at=(4,))
+    )
+    cancel = threading.Event()
+    stop_once_read = [lambda partial: partial.text.startswith('{"reasoning": "sl') and cancel.set()]
+    run = execute("cot", MC, llm=llm, cancel=cancel, stream_sinks=stop_once_read)
+    gate.open()
     assert run.status == "cancelled" and run.events[-1].payload.error_type == "cancelled"
     partial = run.events[0]
     assert partial.kind == "agent_message" and partial.payload.text.startswith('{"reasoning": "sl')
@@ -144,7 +151,6 @@ def test_scripted_llm_streams_in_chunks_and_honours_cancel():
     seen: list[str] = []
     reply = ScriptedLLM().enqueue("abcdefghi").complete(ASK, on_text=seen.append)
     assert seen == ["abc", "abcdef", "abcdefghi"] and reply.text == "abcdefghi"
-    cancel, fired = cancel_after(0.3)
+    held = Gate()  # never opened: only the cancel ends the call
     with pytest.raises(LLMCancelled):
-        ScriptedLLM(delay=30).enqueue("abcdefghi").complete(ASK, cancel=cancel)
-    assert time.perf_counter() - fired[0] < 1
+        ScriptedLLM(gate=held).enqueue("abcdefghi").complete(ASK, cancel=cancel_when(lambda: held.held, "the call"))

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import itertools
 import sys
-import time
 
 import pytest
 
@@ -18,7 +17,7 @@ from core.methods.discuss import READ_BY_BOTH
 from core.question import Question
 from core.runner import execute
 from core.teaching import load_cases
-from tests.fakes import ListRetriever, ScriptedLLM, make_hits
+from tests.fakes import ListRetriever, ScriptedLLM, make_hits, together
 
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})
 OPEN = Question(text="What is the first-line drug for disease 1?")
@@ -59,7 +58,7 @@ def scripted(
     keep: set[str] = frozenset({"teaching-1", "teaching-4"}),
     accept: bool = True,
     declines_in_turn: int | None = None,
-    delay: float = 0.0,
+    experts_together: int = 1,
     cache=None,
 ) -> ScriptedLLM:
     summaries = itertools.chain([SUMMARY], LATER_SUMMARIES, itertools.repeat("Nothing more to add."))
@@ -73,7 +72,7 @@ def scripted(
         return {"nothing_to_add": True} if done else {"nothing_to_add": False, "insight": f"Know more, turn {turn}."}
 
     return (
-        ScriptedLLM(delay=delay, cache=cache)
+        ScriptedLLM(cache=cache)
         .on("You are the recruiter", EXPERTS)
         .on("You are the summarizer", lambda _: {"summary": next(summaries)})
         .on("You are the verifier", {"summary": DISTILLED})
@@ -82,7 +81,7 @@ def scripted(
             {"reasoning": "They cover it." if accept else "misleading", "answer": "yes" if accept else "no"},
         )
         .on("You are the decision-maker. For each document", verdict(set(keep), accept))
-        .on("Do not answer the question or pick an option.", expert)
+        .on("Do not answer the question or pick an option.", together(experts_together)(expert))
         .on("the ids of the documents you used", ANSWER)
         .on("commit to one answer", {"reasoning": "From memory.", "answer": "A"})
     )
@@ -251,16 +250,13 @@ def test_an_expert_with_nothing_to_add_writes_nothing_more():
 
 
 def test_experts_of_a_turn_speak_concurrently():
-    delay = 0.3
-    llm = scripted(delay=delay)
+    llm = scripted(experts_together=3)  # an expert answers only once all three of its turn are speaking
     run = execute("discuss", MC, llm=llm, retriever=ListRetriever(make_hits(12)))
 
     assert run.status == "ok" and llm.max_active == 3
     for turn in (1, 2, 3):
         events = [e for e in run.events if e.stage == f"brainstorm turn {turn}"]
-        before = run.events[events[0].seq - 1]  # the recruiter, or the previous turn's summarizer
-        experts_done = max(e.time for e in events if e.agent != "Summarizer")
-        assert experts_done - before.time < 2 * delay  # one delay for three experts, not three
+        assert sum(e.agent != "Summarizer" for e in events) == 3
 
 
 def test_the_per_snippet_variant_reads_only_the_kept_snippets():
@@ -311,10 +307,10 @@ def test_no_snippets_means_rejection():
 def test_a_reply_that_never_parses_ends_in_an_error_event_with_the_trace_kept():
     llm = scripted().on("You are the decision-maker", "keep them all")  # rules are tried in order: the first wins
     llm.rules.insert(0, llm.rules.pop())
-    started = time.perf_counter()
     run = execute("discuss", MC, llm=llm, retriever=ListRetriever(make_hits(12)))
 
-    assert run.status == "error" and run.answer is None and time.perf_counter() - started < 10
+    assert run.status == "error" and run.answer is None
+    assert len(prompts(llm, "You are the decision-maker")) == 2  # one try and one repair, not retried on and on
     assert run.events[-1].kind == "error" and "could not be parsed" in run.events[-1].payload.message
     assert [e.kind for e in run.events].count("retrieval") == 1  # everything before the failure is kept
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import threading
 
 import pytest
 
@@ -12,6 +12,7 @@ from core.runner import execute
 from core.store import RunStore
 from core.trace import Hit
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
+from tests.waiting import patience
 
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})
 SCHEMA = {
@@ -45,7 +46,7 @@ def report_citing_first_document(messages):
     }
 
 
-def scripted(sufficient_at: int | None, delay: float = 0.0, cache=None) -> ScriptedLLM:
+def scripted(sufficient_at: int | None, cache=None) -> ScriptedLLM:
     """An E-Agent that judges the evidence sufficient at turn ``sufficient_at`` (never, for None)."""
     turns = iter(range(1, 10))
 
@@ -54,7 +55,7 @@ def scripted(sufficient_at: int | None, delay: float = 0.0, cache=None) -> Scrip
         return judged(turn == sufficient_at)
 
     return (
-        ScriptedLLM(delay=delay, cache=cache)
+        ScriptedLLM(cache=cache)
         .on("You are the I-Agent", SCHEMA)
         .on("You are the E-Agent", explorer)
         .on("You are the A-Agent. Weigh", report_citing_first_document)
@@ -124,12 +125,10 @@ def test_a_judgment_of_sufficient_evidence_writes_no_follow_ups():
 
 
 def test_runs_to_t_max_when_never_sufficient_with_concurrent_follow_ups():
-    delay = 0.4
     llm = scripted(sufficient_at=None)
-    retriever = ListRetriever(make_hits(60), delay=delay)
-    started = time.perf_counter()
+    follow_ups = threading.Barrier(3, timeout=patience())  # passed only by three retrievals at the same moment
+    retriever = ListRetriever(make_hits(60), hold=lambda query: len(retriever.queries) > 1 and follow_ups.wait())
     run = execute("sema", MC, llm=llm, retriever=retriever)
-    elapsed = time.perf_counter() - started
 
     assert run.status == "ok"
     suff = [e.payload for e in run.events if e.kind == "sufficiency"]
@@ -141,8 +140,8 @@ def test_runs_to_t_max_when_never_sufficient_with_concurrent_follow_ups():
     # the last turn is judged without room for follow-ups
     last = [c for c in llm.calls if LAST in c["messages"][1]["content"]]
     assert len(last) == 1 and "follow_up_queries" not in last[0]["schema"].model_fields
-    # one initial retrieval, then three concurrent ones: ~2 delays, not 4
-    assert elapsed < 3 * delay, elapsed
+    # one initial retrieval, then three that met at the barrier: concurrent
+    assert len(retriever.queries) == 4
     # agents run at the paper's temperatures: I and E 1.0, A 0.0
     assert [c["temperature"] for c in llm.calls] == [1.0, 1.0, 1.0, 0.0, 0.0]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+from types import SimpleNamespace
 
 from core.question import Question
 from core.runner import execute
@@ -20,11 +20,12 @@ def _runs(store: RunStore, n: int) -> list[str]:
     ]
 
 
-def test_groups_keep_their_runs_in_column_order_and_survive_a_deleted_run(tmp_path):
+def test_groups_keep_their_runs_in_column_order_and_survive_a_deleted_run(tmp_path, monkeypatch):
     store = RunStore(tmp_path / "s.sqlite")
     a, b, c = _runs(store, 3)
+    saved_at = iter([1_000.0, 1_001.0])  # a second apart, whatever the clock's resolution
+    monkeypatch.setattr("core.store.groups.time", SimpleNamespace(time=lambda: next(saved_at)))
     first = save_group(store, [b, a], "first")
-    time.sleep(0.01)
     second = save_group(store, [a, b, c], "second")
     groups = list_groups(store)
     assert [g["id"] for g in groups] == [second, first]

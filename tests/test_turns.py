@@ -8,6 +8,7 @@ import time
 
 from core import turns
 from core.turns import Turns
+from tests.waiting import patience, wait_until
 
 
 def test_threads_take_turns_one_at_a_time_in_the_order_they_asked():
@@ -20,20 +21,21 @@ def test_threads_take_turns_one_at_a_time_in_the_order_they_asked():
             assert len(inside) == 1, inside  # nobody else is in
             if i == 0:
                 first_in.set()
-                release.wait(5)
+                release.wait(patience())
             order.append(i)
             inside.remove(i)
 
     threads = [threading.Thread(target=work, args=(0,))]
     threads[0].start()
-    first_in.wait(5)
+    assert first_in.wait(patience())
     for i in range(1, 8):  # they ask one after another while the first holds its turn
         threads.append(threading.Thread(target=work, args=(i,)))
         threads[-1].start()
-        time.sleep(0.02)
+        # thread i has asked once it stands in the line (the holder first, then those waiting)
+        wait_until(lambda: len(gate._waiting) == i + 1, f"thread {i} to ask for its turn")
     release.set()
     for thread in threads:
-        thread.join(5)
+        thread.join(patience())
     assert order == list(range(8))
 
 
@@ -42,8 +44,14 @@ def test_a_turn_that_never_comes_is_not_waited_for_beyond_the_limit(monkeypatch)
     gate = Turns()
     holder = gate.turn()
     holder.__enter__()  # a turn taken and never given back
-    began = time.perf_counter()
-    with gate.turn():
-        waited = time.perf_counter() - began
-    assert 0.15 < waited < 2
+    waited: list[float] = []
+
+    def second() -> None:
+        began = time.monotonic()
+        with gate.turn():  # the holder never gives it back: only the limit lets this one in
+            waited.append(time.monotonic() - began)
+
+    threading.Thread(target=second, daemon=True).start()
+    wait_until(lambda: waited, "the next thread's turn, past a holder that never gives it back")
+    assert waited[0] > 0.15  # it did wait for the holder, about as long as the limit says
     holder.__exit__(None, None, None)

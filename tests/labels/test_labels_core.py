@@ -200,19 +200,30 @@ def test_progress_counts_my_judgments_and_snippets_at_the_target(store):
     assert progress([q], labels.labels(), "bob").questions_done == 0
 
 
-def test_a_write_waits_and_retries_while_another_holds_the_lock_and_says_so_when_it_never_frees(store, tmp_path):
+def test_a_write_waits_and_retries_while_another_holds_the_lock_and_says_so_when_it_never_frees(
+    store, tmp_path, monkeypatch
+):
     import sqlite3
-    import threading
+    import time
+    from types import SimpleNamespace
 
     from core.labels import LabelStoreBusy
 
     save_run(store, "medrag", [hit("s1")])
     [q] = collect(store.path)
-    patient = LabelStore(store.path, busy_timeout=0.05, attempts=8)  # about 5 s of backoff in all
+    patient = LabelStore(store.path, busy_timeout=0.05, attempts=8)
     holder = sqlite3.connect(store.path, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")  # another writer holds the write lock
-    threading.Timer(0.3, holder.rollback).start()
+    backoffs: list[float] = []
+
+    def back_off(seconds: float) -> None:  # the other writer lets go during the second wait
+        backoffs.append(seconds)
+        if len(backoffs) == 2:
+            holder.rollback()
+
+    monkeypatch.setattr("core.labels.store.time", SimpleNamespace(sleep=back_off, time=time.time))
     assert patient.set_label(q.ref, "s1", "ann", 2).new == 1  # retried until the lock was free
+    assert len(backoffs) == 2 and backoffs[1] > backoffs[0] / 2  # two tries failed, each followed by a longer wait
     holder.execute("BEGIN IMMEDIATE")
     hasty = LabelStore(store.path, busy_timeout=0.01, attempts=2)
     with pytest.raises(LabelStoreBusy, match="stayed busy through 2 attempts.*nothing was saved"):

@@ -5,15 +5,15 @@ question's links, and bad input said in place."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.__main__ import main
-from tests.fakes import ListRetriever, ScriptedLLM, make_hits
+from tests.fakes import Gate, ListRetriever, ScriptedLLM, make_hits
 from tests.test_eval import BENCH, IDS
 from tests.test_eval_presets import mass_llm
+from tests.waiting import patience, wait_until
 from core.eval.job import EvalJob
 from ui.common.jobs import runner
 from ui.common.keys import LLM_OVERRIDE, RETRIEVER_OVERRIDE
@@ -25,7 +25,7 @@ def no_jobs():
     yield
     for job in runner().jobs():
         job.cancel()
-        job.until_done(10)
+        job.until_done(patience())
     runner.clear()
 
 
@@ -38,8 +38,8 @@ def bench(tmp_path):
     return path, ids
 
 
-def answering(letter: str = "A", delay: float = 0.0) -> ScriptedLLM:
-    return ScriptedLLM(delay=delay).enqueue(*[{"reasoning": "r", "answer": letter}] * 60)
+def answering(letter: str = "A", gate: Gate | None = None) -> ScriptedLLM:
+    return ScriptedLLM(gate=gate).enqueue(*[{"reasoning": "r", "answer": letter}] * 60)
 
 
 def page(path, llm, **state) -> AppTest:
@@ -53,7 +53,7 @@ def page(path, llm, **state) -> AppTest:
 
 def finish(at: AppTest) -> AppTest:
     job = runner().latest(EvalJob)
-    assert job is not None and job.until_done(20)
+    assert job is not None and job.until_done(patience())
     return at.run()
 
 
@@ -87,17 +87,18 @@ def test_a_benchmark_runs_in_the_background_and_shows_results_with_intervals(ben
 
 def test_stop_then_resume_and_the_command_line_picks_up_the_rest(bench, monkeypatch, capsys):
     path, _ = bench
-    llm = answering("A", delay=0.3)
-    at = page(path, llm, **{"bench.concurrency": 1})
+    gate = Gate()
+    gate.let(2)  # two questions are answered; the third's call is held until Stop cuts it
+    at = page(path, answering("A", gate), **{"bench.concurrency": 1})
     at.button(key="bench.start").click().run()
-    time.sleep(0.5)
+    wait_until(lambda: gate.held, "the third question's call")
     at.run()
     at.button(key="bench.stop").click().run()
     at = finish(at)
     assert runner().latest(EvalJob).status == "stopped"
     assert ":orange-badge[stopped]" in text_of(at)
     done = runner().latest(EvalJob).outcome.ran
-    assert 1 <= done < 5
+    assert done == 2
     assert at.button(key="bench.start").label == f"Resume ({5 - done} left)"
 
     # the command line, same benchmark, questions, knobs and backend: it runs only what is left
@@ -113,7 +114,7 @@ def test_stop_then_resume_and_the_command_line_picks_up_the_rest(bench, monkeypa
 
 def test_a_running_benchmark_is_listed_in_history_and_stops_from_there(bench):
     path, _ = bench
-    at = page(path, answering("A", delay=0.5), **{"bench.concurrency": 1})
+    at = page(path, answering("A", Gate()), **{"bench.concurrency": 1})  # held until stopped
     at.button(key="bench.start").click().run()
     job = runner().latest(EvalJob)
     history = AppTest.from_string("from ui.history.page import page\npage()", default_timeout=30).run()
@@ -121,7 +122,7 @@ def test_a_running_benchmark_is_listed_in_history_and_stops_from_there(bench):
     line = next(m.value for m in history.markdown if ":gray-badge[benchmark]" in m.value)
     assert "**mini\\: 5 questions × cot**" in line and " of 5 runs on scripted @ " in line
     history.button(key=f"history.stop.{job.id}").click().run()
-    assert job.until_done(10) and job.status == "stopped" and job.outcome.ran < 5
+    assert job.until_done(patience()) and job.status == "stopped" and job.outcome.ran < 5
     assert ":orange-badge[stopped]" in text_of(at.run())
 
 

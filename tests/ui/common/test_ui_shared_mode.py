@@ -10,9 +10,10 @@ from core import paths
 from core.access import Access, Allowances, Mode, Role, load_allowances, save_allowances
 from core.paths import REPO_ROOT
 from core.store import RunStore
-from tests.fakes import ListRetriever, ScriptedLLM, make_hits, until_runs_end
+from tests.fakes import Gate, ListRetriever, ScriptedLLM, make_hits, until_runs_end
 from tests.ui.history.test_ui_history import saved_runs
 from tests.ui.navigation_titles import navigation_titles
+from tests.waiting import patience
 from ui.common.keys import LLM_OVERRIDE, RETRIEVER_OVERRIDE
 
 APP = str(REPO_ROOT / "streamlit_app.py")
@@ -92,7 +93,7 @@ def test_a_visitor_cannot_run_delete_import_or_adjudicate():
 def test_a_visitors_live_runs_stay_within_the_owners_limit():
     save_allowances(paths.db_path(), Allowances(live_runs=True, live_runs_each=1), Access(Mode.SHARED, Role.OWNER))
     llm = (
-        ScriptedLLM(delay=0.3)
+        ScriptedLLM()
         .on("Documents:", {"reasoning": "Doc 1.", "answer": "B", "cited_ids": []})
         .on("Think step by step", {"reasoning": "Metformin.", "answer": "B"})
     )
@@ -124,7 +125,8 @@ def test_a_visitor_sees_every_running_job_and_stops_only_their_own():
     from core.question import Question
     from ui.common.jobs import runner
 
-    slow = ScriptedLLM(delay=8).on("Think step by step", {"reasoning": "Metformin.", "answer": "B"})
+    # both calls are held for good: the one stopped ends only by its cut, the other goes on
+    slow = ScriptedLLM(gate=Gate()).on("Think step by step", {"reasoning": "Metformin.", "answer": "B"})
     question = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
     mine, theirs = (
         runner().start(LiveRun("cot", question, {}, llm=slow, retriever=None, store=RunStore(), owner=f"session {who}"))
@@ -135,7 +137,7 @@ def test_a_visitor_sees_every_running_job_and_stops_only_their_own():
         assert "**Running now** · 2" in texts(history)
         assert [b.key for b in history.button if b.key.startswith("history.stop.")] == [f"history.stop.{mine.id}"]
         history.button(key=f"history.stop.{mine.id}").click().run()
-        assert mine.until_done(5) and mine.status == "stopped" and not theirs.done
+        assert mine.until_done(patience()) and mine.status == "stopped" and not theirs.done
     finally:
         theirs.cancel()
         theirs.until_done(5)

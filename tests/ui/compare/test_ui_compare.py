@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.store import RunStore
 from core.store.groups import list_groups
-from tests.fakes import ListRetriever, ScriptedLLM, make_hits, until_runs_end
+from tests.fakes import ListRetriever, ScriptedLLM, make_hits, together, until_runs_end
 from ui.common.keys import LLM_OVERRIDE, RETRIEVER_OVERRIDE
 
 QUESTION = "Which drug treats disease 1?"
@@ -34,10 +34,11 @@ def text_of(at: AppTest) -> str:
 
 
 def test_two_methods_run_concurrently_and_are_compared():
+    both = together(2)  # each method answers only once both are thinking at the same time
     llm = (
-        ScriptedLLM(delay=0.5)
-        .on("Documents:", {"reasoning": "Doc 1 names metformin.", "answer": "B", "cited_ids": ["teaching-1"]})
-        .on("Think step by step", {"reasoning": "Metformin is first line.", "answer": "B"})
+        ScriptedLLM()
+        .on("Documents:", both({"reasoning": "Doc 1 names metformin.", "answer": "B", "cited_ids": ["teaching-1"]}))
+        .on("Think step by step", both({"reasoning": "Metformin is first line.", "answer": "B"}))
     )
     at = compare_page(llm, ListRetriever(make_hits(6)))
     assert at.multiselect(key="compare.methods").value == ["cot", "medrag"]

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import time
-
 from core.question import Question
 from core.store import RunStore
-from tests.fakes import ListRetriever, ScriptedLLM, make_hits
+from tests.fakes import Gate, ListRetriever, ScriptedLLM, make_hits
+from tests.waiting import patience, wait_until
 from core.live_run import LiveRun
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
@@ -14,36 +13,37 @@ REPLY = {"reasoning": "Doc 1 says so.", "answer": "B", "cited_ids": ["teaching-1
 
 
 def test_events_arrive_before_the_run_ends(tmp_path):
+    gate = Gate()
     live = LiveRun(
         "medrag",
         MC,
         {},
-        llm=ScriptedLLM(delay=1.0).enqueue(REPLY),
+        llm=ScriptedLLM(gate=gate).enqueue(REPLY),
         retriever=ListRetriever(make_hits(4)),
         store=RunStore(tmp_path / "s.sqlite"),
     ).start()
-    live.wait(0, timeout=5)
+    wait_until(lambda: gate.held, "the reader's call")
     assert [e.kind for e in live.events] == ["retrieval"] and not live.done  # the reader is still thinking
-    while not live.done:
-        live.wait(len(live.events), timeout=5)
+    gate.open()
+    assert live.until_done(patience())
     assert [e.kind for e in live.events] == ["retrieval", "agent_message", "answer"]
     assert live.run.status == "ok" and live.run.answer.cited == ["teaching-1"]
 
 
 def test_stop_cancels_at_the_next_step(tmp_path):
-    store = RunStore(tmp_path / "s.sqlite")
+    store, gate = RunStore(tmp_path / "s.sqlite"), Gate()
     live = LiveRun(
         "medrag",
         MC,
         {},
         llm=ScriptedLLM().enqueue(REPLY),
-        retriever=ListRetriever(make_hits(4), delay=1.0),
+        retriever=ListRetriever(make_hits(4), hold=lambda query: gate.wait()),
         store=store,
     ).start()
-    time.sleep(0.2)
+    wait_until(lambda: gate.held, "the retrieval")
     live.cancel()  # during the retrieval; the reader's call never starts
-    while not live.done:
-        live.wait(len(live.events), timeout=5)
+    gate.open()
+    assert live.until_done(patience())
     assert live.run.status == "cancelled" and [e.kind for e in live.events] == ["retrieval", "error"]
     assert store.load_run(live.run.id).status == "cancelled"
 
@@ -61,7 +61,6 @@ def test_a_fault_outside_the_method_still_ends_the_run_with_an_error(tmp_path):
         retriever=None,
         store=BrokenStore(tmp_path / "s.sqlite"),
     ).start()
-    while not live.done:
-        live.wait(len(live.events), timeout=5)
+    assert live.until_done(patience())
     assert live.run.status == "error"
     assert live.events[-1].kind == "error" and "disk full" in live.events[-1].payload.message

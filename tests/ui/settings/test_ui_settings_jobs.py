@@ -8,7 +8,6 @@ is real, on a six-snippet corpus."""
 from __future__ import annotations
 
 import threading
-import time
 from types import SimpleNamespace
 
 import pytest
@@ -16,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.llm.embedded import EmbeddedServer, ModelAssemblyError
 from tests.test_retrieval_index import CARDIO, write_corpus
+from tests.waiting import patience, wait_until
 from ui.common import state
 from ui.common.jobs import runner
 from ui.common.keys import CORPORA, CORPUS_PATHS
@@ -40,12 +40,12 @@ def shown(at: AppTest) -> str:
     return "\n".join([e.value for kind in kinds for e in getattr(at, kind)] + [p.text for p in at.get("progress")])
 
 
-def until(at: AppTest, done, seconds: float = 60) -> AppTest:
-    """Runs the page again (as its polling fragment would) until ``done(at)``."""
-    deadline = time.monotonic() + seconds
-    while not done(at.run()):
-        assert time.monotonic() < deadline, shown(at)
-        time.sleep(0.2)
+def until(at: AppTest, done, what: str, seconds: float = 60) -> AppTest:
+    """Runs the page again (as its polling fragment would) until ``done(at)``; a failure shows the page."""
+    try:
+        wait_until(lambda: done(at.run()), what, seconds, every=0.2)  # each look redraws the page
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the page shows:\n{shown(at)}") from None
     return at
 
 
@@ -60,7 +60,7 @@ class ScriptedStart:
     def get(self, progress):
         self.calls += 1
         progress(1 << 20, 4 << 20)
-        assert self.release.wait(10)
+        assert self.release.wait(patience())
         if self.fail:
             raise ModelAssemblyError(self.fail)
         EmbeddedServer._instance = SimpleNamespace(base_url="http://127.0.0.1:1/v1", load_seconds=3.0, threads=set())
@@ -80,7 +80,7 @@ def test_the_model_starts_as_a_job_followed_after_a_reload_and_listed_in_history
     assert "Embedded model" in line and "cannot be stopped midway" in shown(history)
     assert not [b for b in history.button if b.key.startswith("history.stop")]
     start.release.set()
-    until(reloaded, lambda at: "server running" in shown(at))
+    until(reloaded, lambda at: "server running" in shown(at), "the reloaded page to say the server runs")
     assert "serving at http://127.0.0.1:1/v1 (loaded in 3 s)" in shown(reloaded) and start.calls == 1
 
 
@@ -89,11 +89,11 @@ def test_a_failed_start_says_why_and_a_click_tries_again(monkeypatch):
     start.release.set()
     at = AppTest.from_string(MODEL, default_timeout=10).run()
     at.button(key="settings.start").click().run()
-    until(at, lambda at: bool(at.error))
+    until(at, lambda at: bool(at.error), "the failed start's error")
     assert at.error[0].value == "The embedded model could not start: the model file is missing part 2"
     start.fail = None
     at.button(key="settings.start").click().run()
-    until(at, lambda at: "server running" in shown(at))
+    until(at, lambda at: "server running" in shown(at), "the page to say the server runs")
     assert start.calls == 2 and not at.error
 
 
@@ -107,7 +107,7 @@ def test_build_indexes_runs_as_a_job_with_progress_then_says_ready(tmp_path):
     at.button(key="settings.build").click().run()
     build = runner().get(f"index build: {corpus}")
     assert build is not None and build.kind == "index build"
-    until(at, lambda at: bool(at.success), seconds=120)
+    until(at, lambda at: bool(at.success), "the index build's success", seconds=120)
     assert at.success[0].value == "Ready: cardio." and not at.error
     assert at.button(key="settings.build").label == "Corpora are open" and at.button(key="settings.build").disabled
     assert "cardio** · 6 snippets" in "\n".join(c.label for c in at.checkbox)
@@ -119,7 +119,7 @@ def test_a_build_going_when_the_page_opens_is_followed_and_cannot_be_stopped(mon
     class Pool:  # a build going in another session, until released
         def get(self, corpora, progress):
             progress("embed cardio", 2, 6)
-            release.wait(10)
+            release.wait(patience())
             return SimpleNamespace(corpora=["cardio"])
 
         def is_open(self, corpora):
@@ -133,5 +133,5 @@ def test_a_build_going_when_the_page_opens_is_followed_and_cannot_be_stopped(mon
     assert "Indexes: cardio.jsonl · embed cardio" in shown(at)
     assert "An index build cannot be stopped midway" in shown(at)
     release.set()
-    until(at, lambda at: bool(at.success))
+    until(at, lambda at: bool(at.success), "the index build's success")
     assert at.success[0].value == "Ready: cardio."
