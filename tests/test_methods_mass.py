@@ -144,7 +144,6 @@ def test_no_documents_is_a_clear_error():
     assert run.status == "error" and "retrieval returned no documents" in run.events[-1].payload.message
 
 
-@pytest.mark.default_index
 @pytest.mark.model
 def test_smoke_on_the_embedded_model(embedded_llm):
     from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack

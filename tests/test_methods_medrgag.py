@@ -268,7 +268,6 @@ def test_a_reply_that_never_parses_ends_in_an_error_event_with_the_trace_kept():
     assert len(events(run, "generated_doc")) == 5  # everything before the failure is kept
 
 
-@pytest.mark.default_index
 @pytest.mark.model
 def test_smoke_on_the_embedded_model(embedded_llm):
     from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
