@@ -152,8 +152,9 @@ def test_smoke_on_the_embedded_model(embedded_llm):
     run = execute(
         "mass",
         case.to_question(),
-        # every view and the synthesis on the least reading; one span, and the synthesis writes the answer alone
-        {"k": 3, "n_spans": 1, "max_doc_chars": 500, "answer_format": "answer only"},
+        # every view and the synthesis on two documents and the least reading; one span, and the synthesis writes
+        # the answer alone
+        {"k": 2, "n_spans": 1, "max_doc_chars": 500, "answer_format": "answer only"},
         llm=embedded_llm,
         retriever=open_retriever(),
     )
