@@ -24,7 +24,7 @@ $(VENV)/.dev: $(VENV)/.app requirements-dev.txt
 setup: $(VENV)/.app
 	$(PY) -m core setup
 
-# The tests build the default corpus index themselves (tests/test_default_index.py), beside other tests.
+# The tests index a small default corpus of their own (docs/architecture.md#tests): no whole index to build.
 setup-dev: $(VENV)/.dev
 	$(PY) -m core setup --skip-index
 

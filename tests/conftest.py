@@ -1,45 +1,97 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 SLOW = ("model", "browser")
+# The default corpus the tests search: the first HPO terms and the whole teaching pack, converted and indexed by the
+# code that builds the whole default corpus (its 16,000-odd terms take minutes to embed; ``make setup`` builds them).
+HPO_TERMS = 400
+# The folder holding it for one pytest run: its workers (pytest-xdist) inherit it from the process that made it.
+SESSION_CORPUS = "MEDRAG_TEST_DEFAULT_CORPUS"
 
 
 def pytest_configure(config):
     """Under pytest-xdist each worker's model and index builds compute on its share of the cores: two servers each
-    on every core slow each other several times over (``MEDRAG_THREADS``). A worker's test servers inherit it."""
+    on every core slow each other several times over (``MEDRAG_THREADS``). A worker's test servers inherit it.
+
+    Every test, and every app or command a test starts, finds the small default corpus where the default corpus
+    lives (``MEDRAG_CORPORA_DIR``, ``MEDRAG_INDEX_DIR``): converted here in a second, indexed by the first test that
+    opens it (under the index's file lock, so workers build it once)."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers > 1:
         os.environ.setdefault("MEDRAG_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
+    made = os.environ.get(SESSION_CORPUS)
+    if os.environ.get("PYTEST_XDIST_WORKER") and made and Path(made).is_dir():
+        return  # a worker: the controller made the folder
+    folder = Path(tempfile.mkdtemp(prefix="medrag-tests-"))
+    config.stash[_SESSION_FOLDER] = folder
+    os.environ[SESSION_CORPUS] = str(folder)
+    os.environ["MEDRAG_CORPORA_DIR"] = str(folder / "corpora")
+    os.environ["MEDRAG_INDEX_DIR"] = str(folder / "indexes")
+    from core.retrieval.default_corpus import write_hpo_corpus
+
+    write_hpo_corpus(limit=HPO_TERMS)
 
 
-def _turn(module: list[pytest.Item]) -> int:
-    """When a module goes out to a worker: the default index's build first; the other workers meanwhile run what
-    does without it, slow modules (the model, a browser) before quick ones; then those that read it, likewise."""
+_SESSION_FOLDER = pytest.StashKey[Path]()
 
-    def marked(*names: str) -> bool:
-        return any(item.get_closest_marker(name) for item in module for name in names)
 
-    if marked("builds_default_index"):
-        return 0
-    return (2 if marked("default_index") else 0) + (1 if marked(*SLOW) else 2)
+def checkout_default_corpus() -> tuple[list[Path], Path]:
+    """The whole default corpus's folders where ``make setup`` and ``make run`` keep them in this checkout (the
+    settings' defaults), and its index folder: either may be absent, or the index not built."""
+    from core.retrieval.default_corpus import HPO_NAME, teaching_pack_dir
+    from core.settings import Settings
+
+    folders = Settings.model_fields
+    return [folders["corpora_dir"].default / HPO_NAME, teaching_pack_dir()], folders["index_dir"].default
+
+
+def pytest_unconfigure(config):
+    if folder := config.stash.get(_SESSION_FOLDER, None):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):
-    """Spread over workers (``make test``: a module whole on one worker, handed out in this order) so that the
-    workers finish together and wait for the default index as little as they can."""
+    """Spread over workers (``make test``: a module whole on one worker, handed out in this order): slow modules
+    (the model, a browser) first, so that the quick ones fill in around them and the workers finish together."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    modules: dict[str, list[pytest.Item]] = {}
-    for item in items:
-        modules.setdefault(item.module.__name__, []).append(item)
-    turn = {name: _turn(module) for name, module in modules.items()}
-    items.sort(key=lambda item: turn[item.module.__name__])  # stable: each module's own order is kept
+    slow = {item.module.__name__ for item in items if any(item.get_closest_marker(name) for name in SLOW)}
+    items.sort(key=lambda item: item.module.__name__ not in slow)  # stable: each module's own order is kept
+
+
+class ModelNotMarked(RuntimeError):
+    """A test without the ``model`` marker started the embedded model."""
+
+
+@pytest.fixture(autouse=True)
+def model_only_where_marked(request, monkeypatch):
+    """``-m 'not model'`` leaves out every test that runs the embedded model: a test without the marker that starts
+    it, or asks a server an earlier test started, fails naming itself (even where the code it ran caught the
+    error)."""
+    if request.node.get_closest_marker("model"):
+        yield
+        return
+    from core.llm.embedded import EmbeddedServer
+
+    refused: list[str] = []
+
+    def refuse(*args, **kwargs):
+        refused.append(f"{request.node.nodeid} starts the embedded model but is not marked `model`")
+        raise ModelNotMarked(refused[-1])
+
+    monkeypatch.setattr(EmbeddedServer, "_instance", None)  # one an earlier test started is out of its reach
+    monkeypatch.setattr(EmbeddedServer, "__init__", refuse)
+    yield
+    if refused:
+        pytest.fail(refused[0], pytrace=False)
 
 
 @pytest.fixture(autouse=True)

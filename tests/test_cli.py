@@ -55,7 +55,6 @@ def test_ask_streams_events_and_totals_on_the_embedded_model(tmp_path):
     assert lines[-1].startswith("ok: 1 LLM calls, 0 retrievals")
 
 
-@pytest.mark.default_index
 @pytest.mark.model
 def test_a_benchmark_runs_on_the_embedded_model_and_reports_each_arm(tmp_path):
     """The Benchmark page's own path (core.eval), on the real model: a teaching case, CoT and MedRAG; its browser

@@ -178,7 +178,6 @@ def test_bad_benchmark_files_say_what_is_wrong(tmp_path, content, ids, message):
         select(load_benchmark(path), ids)
 
 
-@pytest.mark.default_index
 def test_command_prints_the_table_writes_files_and_resumes(bench_files, tmp_path, monkeypatch, capsys):
     bench, ids = bench_files
     monkeypatch.setattr("core.cli.eval.LLM", lambda: always("A"))

@@ -143,7 +143,6 @@ def test_no_documents_is_a_clear_error():
     assert run.status == "error" and "retrieval returned no documents" in run.events[-1].payload.message
 
 
-@pytest.mark.default_index
 @pytest.mark.model
 def test_smoke_on_the_embedded_model(embedded_llm):
     from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
@@ -152,8 +151,9 @@ def test_smoke_on_the_embedded_model(embedded_llm):
     run = execute(
         "mass",
         case.to_question(),
-        # every view and the synthesis on the least reading; one span, and the synthesis writes the answer alone
-        {"k": 3, "n_spans": 1, "max_doc_chars": 500, "answer_format": "answer only"},
+        # every view and the synthesis on two documents and the least reading; one span, and the synthesis writes
+        # the answer alone
+        {"k": 2, "n_spans": 1, "max_doc_chars": 500, "answer_format": "answer only"},
         llm=embedded_llm,
         retriever=open_retriever(),
     )

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import os
 import shutil
@@ -44,8 +45,9 @@ def _hpo_is_current(source: dict) -> bool:
     return meta.get("source") == source and (hpo_dir() / HPO_FILE).is_file()
 
 
-def write_hpo_corpus(progress: Progress = no_progress) -> Path:
-    """Convert the ontology into hpo_dir(), replacing what was there only once the new files are complete."""
+def write_hpo_corpus(progress: Progress = no_progress, limit: int | None = None) -> Path:
+    """Convert the ontology into hpo_dir(), replacing what was there only once the new files are complete.
+    ``limit``: only the first terms (the tests' small default corpus, built and searched as the whole one is)."""
     source = _hpo_source()
     progress("write hpo corpus", 0, 1)  # a second or two: one step
     target = hpo_dir()
@@ -56,13 +58,14 @@ def write_hpo_corpus(progress: Progress = no_progress) -> Path:
     try:
         count = 0
         with gzip.open(tmp / HPO_FILE, "wt", encoding="utf-8") as out:
-            for record in hpo_records():
+            for record in itertools.islice(hpo_records(), limit):
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
                 count += 1
         attribution = ATTRIBUTION.format(version=source["release"])
         meta = {
             "name": HPO_NAME,
-            "description": f"Human Phenotype Ontology: {count} term definitions with synonyms",
+            "description": f"Human Phenotype Ontology: {'the first ' if limit else ''}{count} term definitions "
+            "with synonyms",
             "license": "HPO licence, https://hpo.jax.org/app/license",
             "attribution": attribution,
             "source": source,
