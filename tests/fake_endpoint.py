@@ -1,5 +1,6 @@
 """A tiny OpenAI-compatible chat endpoint on 127.0.0.1 that streams server-sent events, and misbehaves on
-purpose when told to: slow chunks, HTTP errors, bodies that are not a chat completion at all."""
+purpose when told to: slow chunks, HTTP errors, bodies that are not a chat completion at all; and holds replies at a
+``Gate`` until the test lets them go."""
 
 from __future__ import annotations
 
@@ -9,6 +10,35 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Gate:
+    """Where replies wait until the test lets them on: ``let(n)`` lets n waits pass, ``open()`` every one from now
+    on. ``held`` counts the calls waiting at it now, so a test can see a call in flight before it lets it end."""
+
+    def __init__(self, is_open: bool = False):
+        self._turn = threading.Condition()
+        self._passes = float("inf") if is_open else 0
+        self.held = 0
+
+    def let(self, n: int = 1) -> None:
+        with self._turn:
+            self._passes += n
+            self._turn.notify_all()
+
+    def open(self) -> None:
+        self.let(float("inf"))
+
+    def shut(self) -> None:
+        with self._turn:
+            self._passes = 0
+
+    def wait(self) -> None:
+        with self._turn:
+            self.held += 1
+            self._turn.wait_for(lambda: self._passes > 0)
+            self.held -= 1
+            self._passes -= 1
 
 
 @dataclass
@@ -29,6 +59,9 @@ class Step:
     # and vLLM's reasoning parsers' ``reasoning_content``).
     reasoning: str = ""
     reasoning_field: str = "reasoning_content"
+    # Where the reply waits for ``gate``: 0 before anything is sent (the prompt being read), n after n chunks.
+    gate: Gate | None = None
+    held_at: tuple[int, ...] = (0,)
 
 
 def streams(text: str, **kw) -> Step:
@@ -141,6 +174,11 @@ class FakeEndpoint:
 
     @staticmethod
     def _answer(handler: BaseHTTPRequestHandler, step: Step, stream: bool) -> None:
+        def gate(at: int) -> None:
+            if step.gate is not None and at in step.held_at:
+                step.gate.wait()
+
+        gate(0)
         time.sleep(step.delay)
         if step.text is not None and not stream:  # a client that does not stream gets the whole completion, as late
             time.sleep(step.chunk_delay * (step.pieces - 1))
@@ -164,6 +202,7 @@ class FakeEndpoint:
             last = i == len(parts) - 1
             handler.wfile.write(sse_event(chunk(part, step.finish_reason if last else None)))
             handler.wfile.flush()
+            gate(i + 1)
             if not last:
                 time.sleep(step.chunk_delay)
         if step.usage:
