@@ -42,6 +42,9 @@ def test_every_page_at_both_widths_with_three_annotators_shows_no_traceback(page
     url, _, ids = studio
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 1000})
+        open_page(page, f"{url}/?run={ids['cot']}", "Ask")  # the root: on to Ask, the address kept
+        assert f"run={ids['cot']}" in page.url
+        no_error(page, "the root")
         for name in PAGES:
             open_page(page, f"{url}/{name}", name.capitalize())
             no_error(page, name)
