@@ -1,7 +1,10 @@
 """The real app served by ``streamlit run`` for browser tests, and Debian's chromium driving it (Playwright).
 
 Each test module gets its own app on a fresh state folder; a module can put saved runs in that folder's store
-first by defining a ``seed_runs`` fixture (runs to save before the server starts).
+first by defining a ``seed_runs`` fixture (runs to save before the server starts), and give its app settings with
+``app_env``. Its app has no embedded model unless ``app_env`` says otherwise (a module marked ``model``): every other
+module runs on saved runs or a scripted endpoint. Every wait comes from ``tests/e2e/waits.py``. A failing test leaves
+a screenshot of every open page and the page's state in its report.
 """
 
 from __future__ import annotations
@@ -10,10 +13,11 @@ import json
 from pathlib import Path
 
 import pytest
-
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
-from tests.e2e.serve import serve_app
+from tests.e2e.serve import SERVED, serve_app
+from tests.e2e.waits import ms
 
 REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "artifacts" / "screenshots"
@@ -27,13 +31,22 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
-MODEL_SECONDS = 1_200_000  # ms: a whole run when other work shares the two cores
 WIDTH = 1400
+BROWSERS: list = []  # the browsers open now, for the failure report
+
+expect.set_options(timeout=ms("redraw"))
 
 
 @pytest.fixture(scope="module")
 def seed_runs() -> list:
     return []
+
+
+@pytest.fixture(scope="module")
+def app_env(tmp_path_factory) -> dict[str, str]:
+    """Settings of this module's app on top of the tests' own: by default an empty model folder, so nothing here can
+    start the embedded model by mistake."""
+    return {"MEDRAG_MODEL_DIR": str(tmp_path_factory.mktemp("no-model"))}
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +59,7 @@ def timings(request) -> dict:
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory, seed_runs):
+def app(tmp_path_factory, seed_runs, app_env):
     """The app served by ``streamlit run`` from a fresh state folder: (its URL, that folder)."""
     if not CHROMIUM.exists():
         pytest.skip(f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium, or `make browser`)")
@@ -61,22 +74,101 @@ def app(tmp_path_factory, seed_runs):
                 store.append_event(event)
             store.finish_run(run)
     try:
-        with serve_app(home) as (url, _):
+        with serve_app(home, app_env) as (url, _):
             yield url, home
     except RuntimeError as exc:
         pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")
-def page(app):
+def browser():
     from playwright.sync_api import sync_playwright
 
+    if not CHROMIUM.exists():
+        pytest.skip(f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium, or `make browser`)")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": WIDTH, "height": 1000})
-        page.set_default_timeout(60_000)
-        yield page
+        BROWSERS.append(browser)
+        yield browser
+        BROWSERS.remove(browser)
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(app, browser):
+    return new_page(browser)
+
+
+# Counts, in the page, each rerun the page asks the server for and each run the server reports finished (not cut short
+# for another), reading only the top-level field numbers of Streamlit's protobuf messages (BackMsg.rerun_script = 11;
+# ForwardMsg.script_finished = 6, whose value 2 is "finished early for a rerun"). ``settle`` waits until the last
+# rerun asked for has finished.
+RUNS_OBSERVER = """(() => {
+    const runs = window.__runs = {sockets: 0, asked: 0, finished: 0, tick: 0};
+    const fields = bytes => {
+        const found = new Map();
+        let i = 0;
+        const varint = () => {
+            let value = 0, scale = 1;
+            while (i < bytes.length) {
+                const b = bytes[i++];
+                value += (b & 127) * scale;
+                scale *= 128;
+                if (b < 128) break;
+            }
+            return value;
+        };
+        while (i < bytes.length) {
+            const key = varint(), field = Math.floor(key / 8), type = key & 7;
+            if (type === 0) found.set(field, varint());
+            else if (type === 2) { const n = varint(); found.set(field, null); i += n; }
+            else if (type === 1) i += 8;
+            else if (type === 5) i += 4;
+            else break;
+        }
+        return found;
+    };
+    const Native = window.WebSocket;
+    window.WebSocket = class extends Native {
+        constructor(...args) {
+            super(...args);
+            runs.sockets += 1;
+            this.addEventListener("message", event => {
+                if (!(event.data instanceof ArrayBuffer)) return;
+                const finished = fields(new Uint8Array(event.data)).get(6);
+                if (finished !== undefined && finished !== 2) runs.finished = ++runs.tick;
+            });
+        }
+        send(data) {
+            const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : ArrayBuffer.isView(data)
+                ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : null;
+            if (bytes && fields(bytes).has(11)) runs.asked = ++runs.tick;
+            return super.send(data);
+        }
+    };
+})()"""
+
+# True when the page has drawn the last rerun it asked for: the server said it finished, Streamlit's running widget
+# is gone and no element is left marked stale. (A page whose socket Playwright replaces is judged on the last two.)
+SETTLED = """() => {
+    const runs = window.__runs;
+    const answered = !runs || runs.sockets === 0 || runs.finished > runs.asked;
+    const widget = document.querySelector('[data-testid="stStatusWidget"]');
+    const running = widget && widget.getClientRects().length > 0;
+    return answered && !running && !document.querySelector('[data-stale="true"]');
+}"""
+
+
+def new_context(browser, width: int = WIDTH, height: int = 1000):
+    """A browser context (its own Streamlit session) that waits as the policy says and watches the app's reruns."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.set_default_timeout(ms("redraw"))
+    context.add_init_script(RUNS_OBSERVER)
+    return context
+
+
+def new_page(browser, width: int = WIDTH, height: int = 1000):
+    return new_context(browser, width, height).new_page()
 
 
 # True once the page's layout (its main block's height and each chart's width) has stayed the same for ``frames``
@@ -91,12 +183,12 @@ LAID_OUT = """frames => {
 }"""
 
 
-def laid_out(page, frames: int = 15, most_ms: int = 1_000) -> None:
-    """Wait for the page to redraw after a resize (about a quarter of a second of unchanged frames), or ``most_ms``
-    on a page that keeps changing (a run streaming into it): it is shot as it is then."""
+def laid_out(page, frames: int = 15) -> None:
+    """Wait for the page to redraw after a resize (about a quarter of a second of unchanged frames), or a glance's
+    time on a page that keeps changing (a run streaming into it): it is shot as it is then."""
     page.evaluate("() => { window.__layout = null; window.__sameLayout = 0; }")
     try:
-        page.wait_for_function(LAID_OUT, arg=frames, polling="raf", timeout=most_ms)
+        page.wait_for_function(LAID_OUT, arg=frames, polling="raf", timeout=ms("glance"))
     except PlaywrightTimeout:
         pass
 
@@ -119,10 +211,16 @@ def open_page(page, url: str, title: str) -> None:
     page.wait_for_load_state("networkidle")
 
 
+# True when the element's top is in the window (a scroll to it has arrived)
+ON_SCREEN = """selector => {
+    const top = document.querySelector(selector)?.getBoundingClientRect().top;
+    return top !== undefined && top >= -5 && top < window.innerHeight;
+}"""
+
+
 def settle(page) -> None:
-    """Wait for Streamlit's rerun after an input to finish."""
-    page.wait_for_timeout(300)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=MODEL_SECONDS)
+    """Wait for Streamlit's rerun after an input to finish and be drawn (``SETTLED``)."""
+    page.wait_for_function(SETTLED, polling="raf")
 
 
 def pick(page, label: str, option: str | None = None) -> None:
@@ -137,11 +235,13 @@ def choose(page, box, option: str | None = None) -> None:
     for _ in range(3):  # a rerun landing between the click and the list can close it again
         settle(page)
         box.locator("input").click()
-        page.wait_for_timeout(200)
-        if not listbox.is_visible():
+        try:
+            listbox.wait_for(timeout=ms("glance"))
+            break
+        except PlaywrightTimeout:
             page.keyboard.press("ArrowDown")
         try:
-            listbox.wait_for(timeout=5_000)
+            listbox.wait_for(timeout=ms("glance"))
             break
         except PlaywrightTimeout:
             continue
@@ -174,3 +274,45 @@ def saved_runs(home: Path) -> list:
 
     store = RunStore(home / "studio.sqlite")
     return [store.load_run(row["id"]) for row in store.list_runs()]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failing test's report says what the browser showed: a full-page screenshot of every open page
+    (artifacts/screenshots/FAILED-<test>[-n].png), each page's address and the visible text of its main block, and
+    the tail of each running app's log. What it waited for, and how long, is in the failure's own message."""
+    report = yield
+    if report.failed and call.excinfo is not None and BROWSERS:
+        try:
+            report.sections.append(("browser state", page_state(item.name)))
+        except Exception as exc:  # the report must come out whatever state the browser is in
+            report.sections.append(("browser state", f"could not be read: {exc!r}"))
+    if report.failed and call.excinfo is not None:
+        for home in SERVED:
+            log = home / "streamlit.log"
+            tail = log.read_text(errors="replace").splitlines()[-30:] if log.exists() else []
+            report.sections.append((f"app log {log}", "\n".join(tail)))
+    return report
+
+
+def page_state(test: str) -> str:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    pages = [page for browser in BROWSERS for context in browser.contexts for page in context.pages]
+    lines = []
+    for n, page in enumerate(pages):
+        shot = SHOTS / f"FAILED-{test}{f'-{n}' if n else ''}.png"
+        main = page.locator('[data-testid="stMain"]')
+        try:
+            height = page.evaluate("(document.querySelector('[data-testid=\"stMain\"]') || {}).scrollHeight || 0")
+            page.set_viewport_size({"width": page.viewport_size["width"], "height": max(1000, min(height, 12000))})
+            page.screenshot(path=str(shot), full_page=True, timeout=ms("glance"))
+            text = main.inner_text(timeout=ms("glance")) if main.count() else page.inner_text("body")
+        except PlaywrightTimeout as exc:
+            text = f"(unreadable: {exc.message.splitlines()[0]})"
+        text = " ".join(text.split())
+        lines += [
+            f"page {n}: {page.url}",
+            f"  screenshot: {shot}",
+            f"  main block: {text[:1500]}{' …' if len(text) > 1500 else ''}",
+        ]
+    return "\n".join(lines) or "no page open"

@@ -7,12 +7,25 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from tests.e2e.waits import ms, until
+
 REPO = Path(__file__).resolve().parents[2]
+# What every test's environment has (tests/conftest.py's ``studio_home`` and ``served_on_loopback``): the corpus opened
+# when a run needs it, no endpoint, key, shared mode or owner from the shell. A module names what it wants instead.
+TEST_SETTINGS = {"MEDRAG_BACKGROUND_INDEX": "0"}
+SERVED: list[Path] = []  # the state folders of the apps running now: their logs go into a failing test's report
+NOT_INHERITED = (
+    "MEDRAG_BASE_URL",
+    "MEDRAG_MODEL",
+    "MEDRAG_API_KEY",
+    "MEDRAG_MODE",
+    "MEDRAG_OWNER_PASSCODE",
+    "MEDRAG_OWNER_EMAILS",
+)
 
 
 def free_port() -> int:
@@ -21,12 +34,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def healthy(url: str) -> bool:
+    try:
+        urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
+        return True
+    except OSError:
+        return False
+
+
 @contextlib.contextmanager
 def serve_app(home: Path, env: Mapping[str, str] = {}) -> Iterator[tuple[str, subprocess.Popen]]:
-    """The app on a free port with ``home`` as its state folder and no endpoint from this environment unless
-    ``env`` names one: (its URL, the server process). Stopped on exit; its log is ``home/streamlit.log``."""
-    full = {k: v for k, v in os.environ.items() if k not in ("MEDRAG_BASE_URL", "MEDRAG_MODEL", "MEDRAG_API_KEY")}
-    full.update({"MEDRAG_STUDIO_HOME": str(home), **env})
+    """The app on a free port with ``home`` as its state folder, in this process's environment (its corpora and
+    index folders, its ``MEDRAG_THREADS``) with the tests' settings and ``env`` on top: (its URL, the server process).
+    Stopped on exit; its log is ``home/streamlit.log``."""
+    full = {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
+    full.update({**TEST_SETTINGS, "MEDRAG_STUDIO_HOME": str(home), **env})
     port = free_port()
     with open(Path(home) / "streamlit.log", "w") as log:
         server = subprocess.Popen(
@@ -48,22 +70,17 @@ def serve_app(home: Path, env: Mapping[str, str] = {}) -> Iterator[tuple[str, su
         )
         url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.time() + 60
-            while True:
-                try:
-                    urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
-                    break
-                except OSError:
-                    if time.time() > deadline or server.poll() is not None:
-                        raise RuntimeError(
-                            f"the app did not start: {(Path(home) / 'streamlit.log').read_text()[-2000:]}"
-                        ) from None
-                    time.sleep(0.3)
+            until(lambda: healthy(url) or server.poll() is not None, "the app's health check", "app")
+            if server.poll() is not None:
+                raise RuntimeError(f"the app did not start: {(Path(home) / 'streamlit.log').read_text()[-2000:]}")
+            SERVED.append(Path(home))
             yield url, server
         finally:
+            if Path(home) in SERVED:
+                SERVED.remove(Path(home))
             server.terminate()
             try:
-                server.wait(timeout=30)
+                server.wait(timeout=ms("redraw") / 1000)
             except subprocess.TimeoutExpired:  # a call still in flight can hold the server up
                 server.kill()
                 server.wait()

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, settle
+from tests.e2e.conftest import new_context, settle
 from tests.e2e.conftest import snap as snap_page
+from tests.e2e.waits import until
 
-pytestmark = [pytest.mark.browser, pytest.mark.default_index, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 WIDTH = 1440
 
 
@@ -69,11 +70,10 @@ def snap(page, name: str) -> None:
 def start(browser, url: str, name: str, stream=None):
     """Annotate, labelling as ``name``; ``stream`` (a Playwright WebSocketRoute handler) sits between the page and
     the server."""
-    context = browser.new_context(viewport={"width": WIDTH, "height": 900})
+    context = new_context(browser, WIDTH, 900)
     if stream is not None:
         context.route_web_socket("**/_stcore/stream", stream)
     page = context.new_page()
-    page.set_default_timeout(30_000)
     page.goto(f"{url}/annotate")
     page.get_by_role("heading", name="Annotate", level=1).wait_for()
     page.get_by_label("Your name (stored with every label)").fill(name)
@@ -96,68 +96,65 @@ def labels_of(home: Path, who: str) -> dict[str, tuple[int, str]]:
     return {r.snippet_id: (r.grade, r.note) for r in LabelStore(home / "studio.sqlite").labels() if r.annotator == who}
 
 
-def test_two_annotators_judge_blind_at_once_then_agreement_and_metrics_appear(app):
-    from playwright.sync_api import sync_playwright
-
+def test_two_annotators_judge_blind_at_once_then_agreement_and_metrics_appear(app, browser):
     url, home = app
     roles = SEEDED["roles"]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        ann, bob = start(browser, url, "ann"), start(browser, url, "bob")
-        _, total, _ = passage(ann)
-        expect(ann.locator(".snip.judge")).not_to_contain_text("medrag")
-        snap(ann, "annotate_01_blind_ann")
+    ann, bob = start(browser, url, "ann"), start(browser, url, "bob")
+    _, total, _ = passage(ann)
+    expect(ann.locator(".snip.judge")).not_to_contain_text("medrag")
+    snap(ann, "annotate_01_blind_ann")
 
-        # typing a note with digits in it gives no grade: the keys only grade outside the note field
-        note = ann.get_by_label("Note (optional; saved with the grade)")
-        note.click()
-        note.press_sequentially("ST elevation 2 mm, 3 leads")
-        note.press("Enter")
-        settle(ann)
-        assert labels_of(home, "ann") == {}
-        orders = {"ann": [], "bob": []}
-        for step in range(total):
-            for who, page in (("ann", ann), ("bob", bob)):  # the two interleave: the same pool, at once
-                number, _, text = passage(page)
-                orders[who].append(text)
-                grade = GRADES[who][roles.get(text, "other case")]
-                if who == "ann":
-                    page.locator(".snip.judge").click()  # focus out of any field, then the key
-                    page.keyboard.press(str(grade))
-                else:
-                    page.get_by_role("button", name=f"{grade} · ", exact=False).first.click()
-                settle(page)
-                if step == 0 and who == "bob":
-                    # bob sees none of ann's labels, only his own count
-                    expect(bob.get_by_text(f"1 of {total} passages of this question judged by you")).to_be_visible()
-                    expect(bob.locator(".snip.judge")).not_to_contain_text("labels:")
-                    snap(bob, "annotate_02_blind_bob")
-        assert orders["ann"] != orders["bob"]  # each annotator's own shuffle
-        assert len(labels_of(home, "ann")) == len(labels_of(home, "bob")) == total
-        assert "ST elevation 2 mm, 3 leads" in {n for _, n in labels_of(home, "ann").values()}
-        expect(ann.get_by_text("You have judged every passage of this question.")).to_be_visible()
+    # typing a note with digits in it gives no grade: the keys only grade outside the note field
+    note = ann.get_by_label("Note (optional; saved with the grade)")
+    note.click()
+    note.press_sequentially("ST elevation 2 mm, 3 leads")
+    note.press("Enter")
+    settle(ann)
+    assert labels_of(home, "ann") == {}
+    orders = {"ann": [], "bob": []}
+    for step in range(total):
+        for who, page in (("ann", ann), ("bob", bob)):  # the two interleave: the same pool, at once
+            number, _, text = passage(page)
+            orders[who].append(text)
+            grade = GRADES[who][roles.get(text, "other case")]
+            if who == "ann":
+                page.locator(".snip.judge").click()  # focus out of any field, then the key
+                page.keyboard.press(str(grade))
+            else:
+                page.get_by_role("button", name=f"{grade} · ", exact=False).first.click()
+            settle(page)
+            if step == 0 and who == "bob":
+                # bob sees none of ann's labels, only his own count
+                expect(bob.get_by_text(f"1 of {total} passages of this question judged by you")).to_be_visible()
+                expect(bob.locator(".snip.judge")).not_to_contain_text("labels:")
+                snap(bob, "annotate_02_blind_bob")
+    assert orders["ann"] != orders["bob"]  # each annotator's own shuffle
+    assert len(labels_of(home, "ann")) == len(labels_of(home, "bob")) == total
+    assert "ST elevation 2 mm, 3 leads" in {n for _, n in labels_of(home, "ann").values()}
+    expect(ann.get_by_text("You have judged every passage of this question.")).to_be_visible()
 
-        ann.get_by_role("tab", name="Agreement").click()
-        expect(ann.get_by_text("Linear-weighted Cohen's kappa per pair")).to_be_visible()
-        ann.locator('[data-testid="stDataFrame"]').first.wait_for()
-        snap(ann, "annotate_03_agreement")
-        ann.get_by_role("tab", name="Metrics").click()
-        ann.locator(".js-plotly-plot").first.wait_for()
-        expect(ann.get_by_text("runs scored")).to_be_visible()
-        snap(ann, "annotate_04_metrics")
-        ann.get_by_role("tab", name="Judge").click()
-        ann.get_by_text("Open mode").click()
-        settle(ann)
-        expect(ann.locator(".snip.judge")).to_contain_text("shown by")
-        snap(ann, "annotate_05_open_mode")
+    ann.get_by_role("tab", name="Agreement").click()
+    expect(ann.get_by_text("Linear-weighted Cohen's kappa per pair")).to_be_visible()
+    ann.locator('[data-testid="stDataFrame"]').first.wait_for()
+    snap(ann, "annotate_03_agreement")
+    ann.get_by_role("tab", name="Metrics").click()
+    ann.locator(".js-plotly-plot").first.wait_for()
+    expect(ann.get_by_text("runs scored")).to_be_visible()
+    snap(ann, "annotate_04_metrics")
+    ann.get_by_role("tab", name="Judge").click()
+    ann.get_by_text("Open mode").click()
+    settle(ann)
+    expect(ann.locator(".snip.judge")).to_contain_text("shown by")
+    snap(ann, "annotate_05_open_mode")
 
-        ann.get_by_role("link", name="History").click()  # in-app navigation keeps the session, and the name
-        ann.get_by_role("heading", name="History", level=1).wait_for()
-        ann.get_by_role("tab", name="Labels").click()
-        expect(ann.get_by_text("documents judged by someone")).to_be_visible()
-        expect(ann.get_by_text("2× 3 key").first).to_be_visible()  # both annotators' labels, counted per grade
-        snap(ann, "annotate_06_trace_labels")
-        browser.close()
+    ann.get_by_role("link", name="History").click()  # in-app navigation keeps the session, and the name
+    ann.get_by_role("heading", name="History", level=1).wait_for()
+    ann.get_by_role("tab", name="Labels").click()
+    expect(ann.get_by_text("documents judged by someone")).to_be_visible()
+    expect(ann.get_by_text("2× 3 key").first).to_be_visible()  # both annotators' labels, counted per grade
+    snap(ann, "annotate_06_trace_labels")
+    ann.context.close()
+    bob.context.close()
 
 
 class Held:
@@ -189,39 +186,28 @@ class Held:
         self.messages.clear()
 
 
-def test_a_grade_given_before_the_page_has_caught_up_lands_on_the_passage_on_screen(app):
-    from playwright.sync_api import sync_playwright
-
+def test_a_grade_given_before_the_page_has_caught_up_lands_on_the_passage_on_screen(app, browser):
     from core.labels import collect
 
     url, home = app
     held = Held()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        page = start(browser, url, "cy", stream=held)
-        number, _, shown = passage(page)
-        page.locator(".snip.judge").click()
-        held.holding = True
-        page.keyboard.press("2")
-        for _ in range(100):  # the server has saved the 2 and drawn the next passage; the page has not heard yet
-            if held.finished_runs():
-                break
-            page.wait_for_timeout(100)
-        assert passage(page)[2] == shown
-        page.keyboard.press("3")  # the annotator changes their mind on the passage they see
-        for _ in range(100):
-            if 3 in {grade for grade, _ in labels_of(home, "cy").values()}:
-                break
-            page.wait_for_timeout(100)
-        held.release()
-        settle(page)
-        texts = {
-            item.pool_id: " ".join(item.blind_text().split())
-            for q in collect(home / "studio.sqlite")
-            for item in q.items
-        }
-        assert {texts[snippet]: grade for snippet, (grade, _) in labels_of(home, "cy").items()} == {
-            " ".join(shown.split()): 3
-        }
-        expect(page.get_by_text(f"Saved: passage {number} graded 3 · key")).to_be_visible()
-        browser.close()
+    page = start(browser, url, "cy", stream=held)
+    number, _, shown = passage(page)
+    page.locator(".snip.judge").click()
+    held.holding = True
+    page.keyboard.press("2")
+    # the server has saved the 2 and drawn the next passage; the page has not heard yet
+    until(held.finished_runs, "the server's run after the key 2, held from the page", page=page)
+    assert passage(page)[2] == shown
+    page.keyboard.press("3")  # the annotator changes their mind on the passage they see
+    until(lambda: 3 in {grade for grade, _ in labels_of(home, "cy").values()}, "the grade 3 saved", page=page)
+    held.release()
+    settle(page)
+    texts = {
+        item.pool_id: " ".join(item.blind_text().split()) for q in collect(home / "studio.sqlite") for item in q.items
+    }
+    assert {texts[snippet]: grade for snippet, (grade, _) in labels_of(home, "cy").items()} == {
+        " ".join(shown.split()): 3
+    }
+    expect(page.get_by_text(f"Saved: passage {number} graded 3 · key")).to_be_visible()
+    page.context.close()

@@ -1,6 +1,6 @@
 """The Benchmark page in the real app, in headless chromium at 1440 and 1024 px, on an OpenAI-compatible endpoint on
-127.0.0.1 that bills tokens (its usage grows with the prompt, as a provider's does) and takes two seconds a call: a
-non-JSON upload refused in place; CoT and MedRAG over a tiny MIRAGE-format file (two teaching cases in two datasets)
+127.0.0.1 that bills tokens (its usage grows with the prompt, as a provider's does) and holds its replies until the
+test has seen the benchmark mid-run: a non-JSON upload refused in place; CoT and MedRAG over a tiny MIRAGE-format file (two teaching cases in two datasets)
 run in the background, shown mid-run and with results; a cell opened to its questions; the plots, the money axis
 (a price set with `python -m core prices`) and the options each arm chose; the links to a run's trace (with its cost)
 and to both runs side by side; the price list on Settings. Screenshots go to artifacts/screenshots/benchmark_*.png.
@@ -24,15 +24,14 @@ from core.store import RunStore
 from core.teaching import load_cases
 from tests.e2e.conftest import CHROMIUM, choose as pick_in, open_page, settle, snap
 from tests.e2e.serve import REPO, serve_app
-from tests.fake_endpoint import FakeEndpoint, Step
+from tests.e2e.waits import ms, until
+from tests.fake_endpoint import FakeEndpoint, Gate, Step
 from ui.benchmark.results import compare_link, history_link
 
 pytestmark = [pytest.mark.browser, pytest.mark.default_index, pytest.mark.timeout(600)]
 MODEL = "gpt-4o-mini"
 PRICE = Price(model=MODEL, input_per_m=0.15, output_per_m=0.60)
 WIDTHS = (1440, 1024)
-CALL_SECONDS = 2.0  # long enough to see the benchmark mid-run
-WAIT_MS = 180_000  # the default index opens in the background at start
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +48,9 @@ def tiny_bench(tmp_path_factory):
     return path, upload
 
 
-def billing_endpoint(golds: dict[str, str]) -> FakeEndpoint:
-    """Answers every call (MedRAG with the right letter, CoT with A) and bills four characters a token."""
+def billing_endpoint(golds: dict[str, str], gate: Gate) -> FakeEndpoint:
+    """Answers every call (MedRAG with the right letter, CoT with A) once ``gate`` lets it, and bills four characters
+    a token."""
 
     def answer(request: dict) -> Step:
         sent = json.dumps(request)
@@ -62,17 +62,25 @@ def billing_endpoint(golds: dict[str, str]) -> FakeEndpoint:
             **({"cited_ids": []} if medrag else {}),
         }
         text = json.dumps(reply)
-        return Step(text=text, usage=(len(json.dumps(request["messages"])) // 4, len(text) // 4), delay=CALL_SECONDS)
+        return Step(text=text, usage=(len(json.dumps(request["messages"])) // 4, len(text) // 4), gate=gate)
 
     return FakeEndpoint(script=answer)
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory, tiny_bench):
+def gate():
+    held = Gate()
+    yield held
+    held.open()
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory, tiny_bench, gate):
     if not CHROMIUM.exists():
         pytest.skip(f"needs Debian's chromium at {CHROMIUM}")
     bench = json.loads(tiny_bench[0].read_text())
-    endpoint = billing_endpoint({q["question"]: q["answer"] for cases in bench.values() for q in cases.values()})
+    golds = {q["question"]: q["answer"] for cases in bench.values() for q in cases.values()}
+    endpoint = billing_endpoint(golds, gate)
     home = tmp_path_factory.mktemp("bench-home")
     done = subprocess.run(
         [sys.executable, "-m", "core", "prices", "set", MODEL, "--input", "0.15", "--output", "0.60"],
@@ -80,11 +88,18 @@ def app(tmp_path_factory, tiny_bench):
         env={"MEDRAG_STUDIO_HOME": str(home), "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=ms("app") / 1000,
     )
     assert done.returncode == 0 and done.stdout == f"{MODEL}: $0.15/$0.60 per M\n", done.stderr
-    with serve_app(home, {"MEDRAG_BASE_URL": endpoint.url, "MEDRAG_MODEL": MODEL, "MEDRAG_CACHE": "off"}) as (url, _):
+    env = {
+        "MEDRAG_BASE_URL": endpoint.url,
+        "MEDRAG_MODEL": MODEL,
+        "MEDRAG_CACHE": "off",
+        "MEDRAG_MODEL_DIR": str(tmp_path_factory.mktemp("no-model")),
+    }
+    with serve_app(home, env) as (url, _):
         yield url, home
+    gate.open()
     endpoint.close()
 
 
@@ -98,11 +113,10 @@ def choose(page, testid: str, label: str, option: str) -> None:
     pick_in(page, page.locator(f'[data-testid="{testid}"]', has_text=label), option)
 
 
-def test_benchmark_runs_in_the_background_and_shows_results_and_money(page, app, tiny_bench):
+def test_benchmark_runs_in_the_background_and_shows_results_and_money(page, app, tiny_bench, gate):
     url, home = app
     bench, upload = tiny_bench
     open_page(page, f"{url}/benchmark", "Benchmark")
-    page.get_by_text("Default corpus index ready").wait_for(timeout=WAIT_MS)
     page.get_by_text("An upload", exact=True).click()
     settle(page)
     page.locator('input[type="file"]').set_input_files(str(upload))
@@ -121,14 +135,18 @@ def test_benchmark_runs_in_the_background_and_shows_results_and_money(page, app,
     snap(page, "benchmark_02_setup", width=WIDTHS[0])
 
     page.get_by_role("button", name="Start", exact=True).click()
-    page.get_by_text(re.compile(r"[01] of 2 questions")).first.wait_for(timeout=WAIT_MS)
+    # every call held at the endpoint (MedRAG's once its corpus is open): the benchmark mid-run, on any machine
+    until(lambda: gate.held, "a benchmark call held at the endpoint", "index")
+    page.get_by_text("0 of 2 questions").first.wait_for()
     expect(page.get_by_text("running", exact=True)).to_be_visible()
     snap(page, "benchmark_03_mid_run", width=WIDTHS[0])
     page.get_by_role("link", name="Ask").click()  # the rest of the studio stays usable meanwhile
     page.get_by_role("heading", name="Ask", level=1).wait_for()
     page.get_by_role("link", name="Benchmark").click()
     page.get_by_role("heading", name="Benchmark", level=1).wait_for()
-    page.get_by_text("finished", exact=True).wait_for(timeout=WAIT_MS)
+    expect(page.get_by_text("running", exact=True)).to_be_visible()
+    gate.open()
+    page.get_by_text("finished", exact=True).wait_for(timeout=ms("index"))
     settle(page)
     shots(page, "04_results")
 

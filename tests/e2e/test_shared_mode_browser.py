@@ -17,7 +17,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, settle
+from tests.e2e.conftest import CHROMIUM, new_page, settle
 from tests.e2e.conftest import snap as snap_page
 from tests.e2e.serve import serve_app
 
@@ -60,7 +60,6 @@ def shared_app(tmp_path_factory):
     env = {
         "MEDRAG_MODE": "shared",
         "MEDRAG_OWNER_PASSCODE": PASSCODE,
-        "MEDRAG_BACKGROUND_INDEX": "0",
         "MEDRAG_BASE_URL": ours.url,
         "MEDRAG_MODEL": "ours-model",
         "MEDRAG_API_KEY": SECRET,
@@ -79,8 +78,7 @@ def snap(page, name: str, width: int) -> None:
 
 
 def open_page(browser, url: str, path: str, heading: str | None):
-    page = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
-    page.set_default_timeout(60_000)
+    page = new_page(browser, 1440)
     page.goto(f"{url}/{path}")
     if heading:
         page.get_by_role("heading", name=heading, level=1).wait_for()
@@ -109,92 +107,87 @@ def go(page, title: str) -> None:
     settle(page)
 
 
-def test_owner_and_visitors_on_one_shared_server(shared_app, timings):
-    from playwright.sync_api import sync_playwright
-
+def test_owner_and_visitors_on_one_shared_server(shared_app, browser, timings):
     url, home, _, _ = shared_app
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        visitor = open_page(browser, url, "ask", "Ask")
-        sidebar = visitor.locator('[data-testid="stSidebar"]')
-        expect(sidebar).to_contain_text("Visitor")
-        expect(sidebar).to_contain_text("label snippets under your own name")
-        assert [t for t in nav(visitor) if t in ("Settings", "Benchmark")] == []
-        assert {"Ask", "Compare", "Workshop", "History", "Annotate"} <= set(nav(visitor))
-        expect(visitor.get_by_text("The owner has not opened live runs to visitors")).to_be_visible()
-        expect(visitor.get_by_role("button", name="Run", exact=True)).to_be_disabled()
-        for width in (1440, 1024):
-            snap(visitor, "visitor-ask", width)
+    visitor = open_page(browser, url, "ask", "Ask")
+    sidebar = visitor.locator('[data-testid="stSidebar"]')
+    expect(sidebar).to_contain_text("Visitor")
+    expect(sidebar).to_contain_text("label snippets under your own name")
+    assert [t for t in nav(visitor) if t in ("Settings", "Benchmark")] == []
+    assert {"Ask", "Compare", "Workshop", "History", "Annotate"} <= set(nav(visitor))
+    expect(visitor.get_by_text("The owner has not opened live runs to visitors")).to_be_visible()
+    expect(visitor.get_by_role("button", name="Run", exact=True)).to_be_disabled()
+    for width in (1440, 1024):
+        snap(visitor, "visitor-ask", width)
 
-        owner = open_page(browser, url, "history", "History")
-        sign_in(owner, "not-the-passcode")
-        expect(owner.get_by_text("That is not the owner's passcode.")).to_be_visible()
-        sign_in(owner, PASSCODE)
-        expect(owner.locator('[data-testid="stSidebar"]')).to_contain_text("Owner · signed in with the passcode")
-        settle(owner)
-        assert {"Settings", "Benchmark"} <= set(nav(owner))
+    owner = open_page(browser, url, "history", "History")
+    sign_in(owner, "not-the-passcode")
+    expect(owner.get_by_text("That is not the owner's passcode.")).to_be_visible()
+    sign_in(owner, PASSCODE)
+    expect(owner.locator('[data-testid="stSidebar"]')).to_contain_text("Owner · signed in with the passcode")
+    settle(owner)
+    assert {"Settings", "Benchmark"} <= set(nav(owner))
 
-        # the masking test: 10 MB of letters in one field, gzip-compressed to a few KB, refused at once by name
-        owner.get_by_text("Run files: download runs, or import a file").click()
-        began = time.perf_counter()
-        owner.locator('input[type="file"]').set_input_files(str(home / "letters.json.gz"))
-        expect(
-            owner.get_by_text("is 10,000,000 characters long; a text in a run may be at most 100,000")
-        ).to_be_visible(timeout=60_000)
-        timings["letters_refused_s"] = round(time.perf_counter() - began, 2)
-        expect(owner.get_by_text("Nothing was imported.")).to_be_visible()
+    # the masking test: 10 MB of letters in one field, gzip-compressed to a few KB, refused at once by name
+    owner.get_by_text("Run files: download runs, or import a file").click()
+    began = time.perf_counter()
+    owner.locator('input[type="file"]').set_input_files(str(home / "letters.json.gz"))
+    expect(owner.get_by_text("is 10,000,000 characters long; a text in a run may be at most 100,000")).to_be_visible()
+    timings["letters_refused_s"] = round(time.perf_counter() - began, 2)
+    expect(owner.get_by_text("Nothing was imported.")).to_be_visible()
 
-        owner.get_by_text("What visitors may do").click()
-        owner.get_by_text("Live runs", exact=True).click()  # the owner allows it
-        settle(owner)
-        visitor.reload()
-        visitor.get_by_role("heading", name="Ask", level=1).wait_for()
-        settle(visitor)
-        expect(visitor.get_by_role("button", name="Run", exact=True)).to_be_enabled()
-        expect(visitor.locator('[data-testid="stSidebar"]')).to_contain_text("run methods live on the embedded model")
+    owner.get_by_text("What visitors may do").click()
+    owner.get_by_text("Live runs", exact=True).click()  # the owner allows it
+    settle(owner)
+    visitor.reload()
+    visitor.get_by_role("heading", name="Ask", level=1).wait_for()
+    settle(visitor)
+    expect(visitor.get_by_role("button", name="Run", exact=True)).to_be_enabled()
+    expect(visitor.locator('[data-testid="stSidebar"]')).to_contain_text("run methods live on the embedded model")
 
-        # a label file that names another annotator: refused, saying whose labels it would have changed
-        annotator = open_page(browser, url, "annotate", "Annotate")
-        annotator.get_by_label("Your name (stored with every label)").fill("Ana")
-        annotator.get_by_role("button", name="Start labelling").click()
-        annotator.get_by_text("Labelling as Ana").wait_for()
-        annotator.get_by_role("tab", name="Export and import").click()
-        expect(annotator.get_by_text("Only the studio's owner can export everyone's labels.")).to_be_visible()
-        annotator.locator('input[type="file"]').set_input_files(str(home / "bobs.csv"))
-        annotator.get_by_role("button", name="Import", exact=True).click()
-        expect(
-            annotator.get_by_text("This file holds labels that are not Ana's: bob's labels (1 new, 0 changed)")
-        ).to_be_visible()
-        from core.labels import LabelStore
+    # a label file that names another annotator: refused, saying whose labels it would have changed
+    annotator = open_page(browser, url, "annotate", "Annotate")
+    annotator.get_by_label("Your name (stored with every label)").fill("Ana")
+    annotator.get_by_role("button", name="Start labelling").click()
+    annotator.get_by_text("Labelling as Ana").wait_for()
+    annotator.get_by_role("tab", name="Export and import").click()
+    expect(annotator.get_by_text("Only the studio's owner can export everyone's labels.")).to_be_visible()
+    annotator.locator('input[type="file"]').set_input_files(str(home / "bobs.csv"))
+    annotator.get_by_role("button", name="Import", exact=True).click()
+    expect(
+        annotator.get_by_text("This file holds labels that are not Ana's: bob's labels (1 new, 0 changed)")
+    ).to_be_visible()
+    from core.labels import LabelStore
 
-        assert LabelStore(home / "studio.sqlite").labels() == []
-        for width in (1440, 1024):
-            snap(annotator, "visitor-annotate-import-refused", width)
+    assert LabelStore(home / "studio.sqlite").labels() == []
+    for width in (1440, 1024):
+        snap(annotator, "visitor-annotate-import-refused", width)
 
-        # a live room: the presenter's token stays out of the address bar; a participant sees only the room
-        go(owner, "Workshop")
-        owner.get_by_role("button", name="Open a live room with these runs").click()
-        owner.get_by_text("Scan to join").wait_for()
-        settle(owner)
-        code = owner.url.split("room=")[1][:6]
-        assert "presenter" not in owner.url and owner.url.endswith(f"room={code}")
-        expect(owner.get_by_text(f"/workshop?room={code}").first).to_be_visible()
-        participant = open_page(browser, url, f"workshop?room={code}", None)
-        participant.get_by_label("Your name").fill("Ada")
-        participant.get_by_role("button", name="Join", exact=True).click()
-        participant.get_by_text("you are Ada in room").wait_for()
-        settle(participant)
-        expect(participant.locator('[data-testid="stSidebarNav"]')).to_have_count(0)
-        assert "presenter" not in participant.url
-        owner.get_by_role("button", name="Reveal the answer", exact=True).click()  # CoT: the question, then this
-        expect(participant.get_by_text("Step 1 of 1")).to_be_visible(timeout=15_000)
-        for width in (1440, 1024):
-            snap(owner, "owner-presenter", width)
-            snap(participant, "visitor-participant", width)
-        go(owner, "History")
-        for width in (1440, 1024):
-            snap(owner, "owner-history", width)
-        browser.close()
+    # a live room: the presenter's token stays out of the address bar; a participant sees only the room
+    go(owner, "Workshop")
+    owner.get_by_role("button", name="Open a live room with these runs").click()
+    owner.get_by_text("Scan to join").wait_for()
+    settle(owner)
+    code = owner.url.split("room=")[1][:6]
+    assert "presenter" not in owner.url and owner.url.endswith(f"room={code}")
+    expect(owner.get_by_text(f"/workshop?room={code}").first).to_be_visible()
+    participant = open_page(browser, url, f"workshop?room={code}", None)
+    participant.get_by_label("Your name").fill("Ada")
+    participant.get_by_role("button", name="Join", exact=True).click()
+    participant.get_by_text("you are Ada in room").wait_for()
+    settle(participant)
+    expect(participant.locator('[data-testid="stSidebarNav"]')).to_have_count(0)
+    assert "presenter" not in participant.url
+    owner.get_by_role("button", name="Reveal the answer", exact=True).click()  # CoT: the question, then this
+    expect(participant.get_by_text("Step 1 of 1")).to_be_visible()
+    for width in (1440, 1024):
+        snap(owner, "owner-presenter", width)
+        snap(participant, "visitor-participant", width)
+    go(owner, "History")
+    for width in (1440, 1024):
+        snap(owner, "owner-history", width)
+    for page in (visitor, owner, annotator, participant):
+        page.context.close()
 
 
 def carries(server, secret: str) -> bool:
@@ -206,44 +199,41 @@ def carries(server, secret: str) -> bool:
     )
 
 
-def test_no_page_sends_the_servers_key_to_another_server(shared_app):
-    from playwright.sync_api import sync_playwright
-
+def test_no_page_sends_the_servers_key_to_another_server(shared_app, browser):
     from tests.e2e.conftest import button, pick
 
     url, _, ours, theirs = shared_app
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        owner = open_page(browser, url, "history", "History")
-        sign_in(owner, PASSCODE)
-        go(owner, "Settings")
-        owner.get_by_role("button", name="Test the connection").click()
-        expect(owner.get_by_text("answered a structured reply")).to_be_visible()
-        assert carries(ours, SECRET)  # the probe sees the key where it belongs: it would see it anywhere else
+    owner = open_page(browser, url, "history", "History")
+    sign_in(owner, PASSCODE)
+    go(owner, "Settings")
+    owner.get_by_role("button", name="Test the connection").click()
+    expect(owner.get_by_text("answered a structured reply")).to_be_visible()
+    assert carries(ours, SECRET)  # the probe sees the key where it belongs: it would see it anywhere else
 
-        base = owner.get_by_role("textbox", name="Base URL")
-        base.fill(theirs.url)
-        base.press("Enter")
-        settle(owner)
-        expect(
-            owner.get_by_role("textbox", name="API key for this endpoint")
-        ).to_be_visible()  # the server's key is not offered
-        owner.get_by_role("button", name="List the endpoint's models").click()
-        settle(owner)
-        owner.get_by_role("button", name="Test the connection").click()
-        expect(owner.get_by_text("answered a structured reply")).to_be_visible()
-        go(owner, "Ask")
-        pick(owner, "Start from a teaching case", "Cardiology · Acute inferior ST-elevation myocardial infarction")
-        button(owner, "Run").click()
-        owner.get_by_text("CoT:").first.wait_for()
-        settle(owner)
-        assert len(theirs.paths) >= 3 and any(path.endswith("/chat/completions") for path in theirs.paths)
+    base = owner.get_by_role("textbox", name="Base URL")
+    base.fill(theirs.url)
+    base.press("Enter")
+    settle(owner)
+    expect(
+        owner.get_by_role("textbox", name="API key for this endpoint")
+    ).to_be_visible()  # the server's key is not offered
+    owner.get_by_role("button", name="List the endpoint's models").click()
+    settle(owner)
+    owner.get_by_role("button", name="Test the connection").click()
+    expect(owner.get_by_text("answered a structured reply")).to_be_visible()
+    go(owner, "Ask")
+    pick(owner, "Start from a teaching case", "Cardiology · Acute inferior ST-elevation myocardial infarction")
+    button(owner, "Run").click()
+    owner.get_by_text("CoT:").first.wait_for()
+    settle(owner)
+    assert len(theirs.paths) >= 3 and any(path.endswith("/chat/completions") for path in theirs.paths)
 
-        visitor = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
-        for path in PAGES:  # every page a visitor can reach, the owner's by their address too
-            visitor.goto(f"{url}/{path}")
-            visitor.locator('[data-testid="stMain"]').wait_for()
-            settle(visitor)
-            assert not visitor.locator('[data-testid="stException"]').count(), path
-        browser.close()
+    visitor = new_page(browser, 1440)
+    for path in PAGES:  # every page a visitor can reach, the owner's by their address too
+        visitor.goto(f"{url}/{path}")
+        visitor.locator('[data-testid="stMain"]').wait_for()
+        settle(visitor)
+        assert not visitor.locator('[data-testid="stException"]').count(), path
+    owner.context.close()
+    visitor.context.close()
     assert not carries(theirs, SECRET)
