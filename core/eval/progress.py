@@ -9,6 +9,7 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
+
 from core.eval.results import ItemResult
 from core.llm.embedded import MODEL_NAME
 from core.paths import REPO_ROOT

@@ -25,8 +25,8 @@ from core.llm import LLM, LLMCancelled, LLMError, LLMParseError, LLMResponse
 from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, AnswerFormat
 from core.llm.profiles import Lengths
 from core.llm.tokens import CHARS_PER_TOKEN
-from core.settings import ASSUMED_WINDOW
 from core.question import Question
+from core.settings import ASSUMED_WINDOW
 from core.stages import Stage, StageNames
 from core.trace import AgentMessage, Answer, Event, Hit, Partial, Payload, Retrieval, Run, Usage
 

@@ -19,12 +19,29 @@ from pydantic import BaseModel, Field, create_model
 
 from core.llm.profiles import Lengths
 from core.llm.tokens import tokens_of
-from core.methods.base import DEFINITE_ANSWER, NUMBERS, OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, MethodParams
-from core.methods.base import budget_knob
-from core.methods.base import MethodSpec, ReaderLengths, RunContext, at_most, bounded, in_at_most
-from core.methods.base import messages, one_of, prompt, read_docs, reading_knob, sampling, seed_knob
-from core.methods import cot
-from core.methods import reader
+from core.methods import cot, reader
+from core.methods.base import (
+    DEFINITE_ANSWER,
+    NUMBERS,
+    OWN_KNOWLEDGE,
+    PAPER_REPLY_TOKENS,
+    READER,
+    MethodParams,
+    MethodSpec,
+    ReaderLengths,
+    RunContext,
+    at_most,
+    bounded,
+    budget_knob,
+    in_at_most,
+    messages,
+    one_of,
+    prompt,
+    read_docs,
+    reading_knob,
+    sampling,
+    seed_knob,
+)
 from core.methods.reader import medrag_prompt, read_and_answer
 from core.question import Question
 from core.stages import RETRIEVAL, Numbered, Stage, StageNames

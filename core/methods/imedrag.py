@@ -19,9 +19,23 @@ from pydantic import BaseModel, Field, create_model
 
 from core.llm.profiles import Lengths
 from core.llm.tokens import CHARS_PER_TOKEN, tokens_of
-from core.methods.base import ASSUMED_WINDOW, PROMPT_TOKENS, READER, MethodParams, budget_knob, MethodSpec
-from core.methods.base import ReaderLengths, RunContext
-from core.methods.base import answer_schema, bounded, in_at_most, messages, prompt, read_docs, to_answer
+from core.methods.base import (
+    ASSUMED_WINDOW,
+    PROMPT_TOKENS,
+    READER,
+    MethodParams,
+    MethodSpec,
+    ReaderLengths,
+    RunContext,
+    answer_schema,
+    bounded,
+    budget_knob,
+    in_at_most,
+    messages,
+    prompt,
+    read_docs,
+    to_answer,
+)
 from core.question import Question
 from core.stages import Numbered, Runner, Stage, StageNames
 from core.trace import Answer, Query

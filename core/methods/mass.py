@@ -20,10 +20,24 @@ from pydantic import BaseModel, Field, create_model, field_validator
 
 from core.llm.profiles import Lengths
 from core.llm.tokens import tokens_of
-from core.methods.base import PAPER_REPLY_TOKENS, READER, AnswerFormat, MethodParams, budget_knob, MethodSpec
-from core.methods.base import ReaderLengths
-from core.methods.base import RunContext, answer_schema, at_most, bounded, messages, prompt, read_docs, reading_knob
-from core.methods.base import to_answer
+from core.methods.base import (
+    PAPER_REPLY_TOKENS,
+    READER,
+    AnswerFormat,
+    MethodParams,
+    MethodSpec,
+    ReaderLengths,
+    RunContext,
+    answer_schema,
+    at_most,
+    bounded,
+    budget_knob,
+    messages,
+    prompt,
+    read_docs,
+    reading_knob,
+    to_answer,
+)
 from core.question import Question
 from core.stages import RETRIEVAL, Stage, StageNames
 from core.trace import Answer, Hit, Verdict, VerdictItem

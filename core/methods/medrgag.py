@@ -22,12 +22,18 @@ from pydantic import BaseModel, Field, create_model
 
 from core.llm.profiles import Lengths
 from core.llm.tokens import tokens_of
-from core.methods.base import OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, MethodParams, budget_knob, MethodSpec
-from core.methods.base import ReaderLengths
+from core.methods import reader
 from core.methods.base import (
+    OWN_KNOWLEDGE,
+    PAPER_REPLY_TOKENS,
+    READER,
+    MethodParams,
+    MethodSpec,
+    ReaderLengths,
     RunContext,
     at_most,
     bounded,
+    budget_knob,
     in_at_most,
     messages,
     one_of,
@@ -36,7 +42,6 @@ from core.methods.base import (
     sampling,
     seed_knob,
 )
-from core.methods import reader
 from core.methods.reader import medrag_prompt, read_and_answer
 from core.question import Question
 from core.stages import RETRIEVAL, Stage, StageNames

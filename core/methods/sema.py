@@ -19,11 +19,17 @@ from pydantic import BaseModel, Field, create_model
 
 from core.llm.profiles import Lengths
 from core.llm.tokens import tokens_of
-from core.methods.base import PAPER_REPLY_TOKENS, READER, MethodParams, budget_knob, MethodSpec, ReaderLengths
-from core.methods.base import RunContext
+from core.methods import reader
 from core.methods.base import (
+    PAPER_REPLY_TOKENS,
+    READER,
+    MethodParams,
+    MethodSpec,
+    ReaderLengths,
+    RunContext,
     answer_schema,
     bounded,
+    budget_knob,
     messages,
     one_of,
     prompt,
@@ -31,9 +37,8 @@ from core.methods.base import (
     reading_knob,
     sampling,
     seed_knob,
+    to_answer,
 )
-from core.methods.base import to_answer
-from core.methods import reader
 from core.methods.reader import read_and_answer
 from core.question import Question
 from core.stages import Numbered, Stage, StageNames

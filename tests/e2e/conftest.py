@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.serve import serve_app

@@ -17,8 +17,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from core.workshop.pack import PACK_DIR, case_path
 from core.store import RunStore
+from core.workshop.pack import PACK_DIR, case_path
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, button, pick, settle
 from tests.e2e.conftest import snap as snap_page
 from tests.e2e.serve import serve_app

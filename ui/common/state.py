@@ -26,7 +26,6 @@ from core.settings import settings as read_settings
 from core.store import RunStore
 from ui.common import keys
 
-
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
 

@@ -12,8 +12,8 @@ import streamlit as st
 
 from core import paths
 from core.llm import cpu_build, embedded
-from core.methods import registry
 from core.llm.tokens import CHARS_PER_TOKEN
+from core.methods import registry
 
 BENCH_RESULTS = paths.REPO_ROOT / "benchmarks" / "results" / "llm_bench.json"
 

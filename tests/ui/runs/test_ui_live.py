@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
+from core.live_run import LiveRun
 from core.question import Question
 from core.store import RunStore
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
-from core.live_run import LiveRun
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
 REPLY = {"reasoning": "Doc 1 says so.", "answer": "B", "cited_ids": ["teaching-1"]}

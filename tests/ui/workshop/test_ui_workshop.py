@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
