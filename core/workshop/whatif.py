@@ -10,8 +10,9 @@ from typing import Any
 
 from core.live_run import LiveRun
 from core.llm import LLM
-from core.methods.base import Retriever, RunContext, Sink, StreamSink
+from core.methods.contract import RunContext, Sink, StreamSink
 from core.question import Question
+from core.retrieval.retriever import Retriever
 from core.runfiles import Variation, provenance
 from core.runner import execute
 from core.store import RunStore

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.methods.base import MethodSpec
+from core.methods.contract import MethodSpec
 from core.retrieval.background import BackgroundBuild, BuildStatus
 from ui.common import jobs, keys, state
 

@@ -13,7 +13,7 @@ from core.access import Access, Action
 from core.live_run import LiveRun
 from core.llm import LLM, Endpoint
 from core.llm.embedded import EmbeddedServer
-from core.methods.base import MethodSpec
+from core.methods.contract import MethodSpec
 from ui.common import access as session_access
 from ui.common import index_status, jobs, keys, state
 from ui.common.knobs import check_knobs

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.consistency import check_answer
-from core.methods.base import REASONING_CHARS, reasoning_cut
+from core.methods.answer import REASONING_CHARS, reasoning_cut
 from core.trace import AgentMessage, Error, Run
 from ui.common.text import esc, md
 from ui.runs.event_view import CUT_NOTE
