@@ -67,4 +67,4 @@ test: setup-dev browser
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(PY) -m benchmarks.docs --check
+	$(PY) -m tools.docs --check

@@ -5,12 +5,11 @@ import streamlit as st
 from core.llm import ConfigError
 from core.llm.endpoint import check_environment
 from core.store.migrations import StoreError
-from ui.common import access
-from ui.common import index_status
-from ui.workshop import room as room_view
+from ui.common import access, index_status
 from ui.common.chrome import ASSETS, frame
-from ui.navigation import sections
 from ui.common.state import settings, store
+from ui.navigation import sections
+from ui.workshop import room as room_view
 
 # a narrow sidebar leaves Compare its three columns at 1024 px
 st.set_page_config(

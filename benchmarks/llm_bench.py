@@ -11,7 +11,8 @@ shipped seconds against what the naive run would have taken for the shipped run'
 reading and writing rates (an estimate; for a method whose work is identical in both it is the plain ratio).
 
 Runs are saved one by one to a results file and skipped when already there, so a long benchmark runs in
-pieces (``--methods``/``--questions`` pick a piece; ``--report`` only prints the table). On a shared machine,
+pieces (``--methods``/``--questions`` pick a piece; ``--report`` only prints the table). Each save also writes
+what the studio reads of them, ``data/measured_speed.json`` (``core.llm.speed``); ``--speed`` names another file. On a shared machine,
 hold the heavy-job lock for each piece: ``.venv/bin/python -m benchmarks.llm_bench ...``.
 """
 
@@ -31,6 +32,7 @@ from tqdm import tqdm
 
 from core.llm import LLM, Endpoint, embedded
 from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, AnswerFormat
+from core.llm.speed import SPEED_FILE, ConfigSpeed, MeasuredSpeed, MethodSpeed
 from core.question import Question
 
 RESULTS = Path(__file__).parent / "results" / "llm_bench.json"
@@ -149,11 +151,16 @@ def load(path: Path) -> dict[str, Any]:
         return {"runs": {}, "configs": {}}
 
 
-def save(path: Path, data: dict[str, Any]) -> None:
+def save(path: Path, data: dict[str, Any], speed_file: Path = SPEED_FILE) -> None:
+    data["summary"] = latest(data, ["naive", "shipped"])
+    _write(path, json.dumps(data, indent=1))
+    _write(speed_file, speed(data).model_dump_json(indent=1))
+
+
+def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    data["summary"] = latest(data, ["naive", "shipped"])
-    tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    tmp.write_text(text + "\n", encoding="utf-8")
     tmp.replace(path)
 
 
@@ -285,6 +292,41 @@ def latest(data: dict[str, Any], configs: list[str]) -> dict[str, Any]:
     return out
 
 
+def speed(data: dict[str, Any]) -> MeasuredSpeed:
+    """What the studio reads of the results: per method, the shipped server's median seconds per question (the runs
+    that ended well) and the naive/shipped summary with its ratios."""
+    summary = latest(data, ["naive", "shipped"])["methods"]
+    seconds: dict[str, list[float]] = {}
+    for run_key, run in data["runs"].items():
+        config, method, _ = (part.strip() for part in run_key.split("|", 2))
+        if config == "shipped" and run.get("status") == "ok":
+            seconds.setdefault(method, []).append(float(run["seconds"]))
+
+    def figures(row: dict[str, Any] | None) -> ConfigSpeed | None:
+        if not row:
+            return None
+        rate = row["generated_per_s"]
+        return ConfigSpeed(
+            seconds=row["seconds"],
+            prompt_evaluated=row["prompt_evaluated"],
+            generated_per_s=None if math.isnan(rate) else rate,
+        )
+
+    methods = {
+        method: MethodSpeed(
+            median_seconds=statistics.median(seconds[method]) if method in seconds else None,
+            naive=figures(summary.get(method, {}).get("naive")),
+            shipped=figures(summary.get(method, {}).get("shipped")),
+            ratio=summary.get(method, {}).get("ratio", []),
+            ratio_equal_work=summary.get(method, {}).get("ratio_equal_work", []),
+        )
+        for method in METHODS
+        if method in seconds or method in summary
+    }
+    measured_to = max((r["at"] for r in data["runs"].values()), default="")
+    return MeasuredSpeed(model=embedded.MODEL_NAME, measured_to=measured_to, methods=methods)
+
+
 # -- command line ------------------------------------------------------------------------------
 
 
@@ -298,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=RESULTS, help="results file (runs already in it are skipped)")
     p.add_argument("--rerun", action="store_true", help="run again what the results file already holds")
     p.add_argument("--report", action="store_true", help="only print the table of what the results file holds")
+    p.add_argument("--speed", type=Path, default=SPEED_FILE, help="the studio's speed file, written at each save")
     args = p.parse_args(argv)
     configs = [c.strip() for c in args.configs.split(",") if c.strip()]
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
@@ -317,13 +360,19 @@ def main(argv: list[str] | None = None) -> int:
                     f"no such question: {', '.join(missing)} (MIRAGE keys are dataset/id and need "
                     "../shared/data; teaching cases: " + ", ".join(f"teaching/{c}" for c in TEACHING_CASES) + ")"
                 )
-        bench(data, args.out, configs, methods, items, args.rerun)
+        bench(data, args.out, configs, methods, items, args.rerun, args.speed)
     print(table(data, configs))
     return 0
 
 
 def bench(
-    data: dict[str, Any], out: Path, configs: list[str], methods: list[str], items: list[BenchQuestion], rerun: bool
+    data: dict[str, Any],
+    out: Path,
+    configs: list[str],
+    methods: list[str],
+    items: list[BenchQuestion],
+    rerun: bool,
+    speed_file: Path = SPEED_FILE,
 ) -> None:
     from core.retrieval import open_retriever
 
@@ -347,7 +396,7 @@ def bench(
             for method, item in tqdm(todo, desc=name, unit="run", file=sys.stderr):
                 result = run_one(method, item, server, llm, retriever, sequential=name == "naive")
                 data["runs"][key(name, method, item.key)] = {**result, "config": name}
-                save(out, data)
+                save(out, data, speed_file)
                 tqdm.write(
                     f"{name}: {method} on {item.key}: {result['seconds']:.0f}s, {result['status']}, "
                     f"prompt {result['prompt_sent']} sent / {result['prompt_evaluated']} evaluated",

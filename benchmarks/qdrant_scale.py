@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.qdrant_scale --size 1000000 --engines in-process,edge
 
-Results go to ``benchmarks/results/qdrant_scale.json``; ``python -m benchmarks.docs`` writes the tables of
+Results go to ``benchmarks/results/qdrant_scale.json``; ``python -m tools.docs`` writes the tables of
 ``docs/retrieval-at-scale.md`` from it.
 
 The corpus is the real one first (the shared corpora and the default corpus, 55,459 snippets, with their vectors

@@ -38,7 +38,7 @@ from tqdm import tqdm
 
 from core.llm.embedded import SHIPPED
 from core.llm.tokens import CHARS_PER_TOKEN
-from core.methods.base import format_docs, read_docs
+from core.methods.documents import format_docs, read_docs
 from core.paths import REPO_ROOT, index_dir
 from core.question import Question
 from core.retrieval import HybridRetriever, open_retriever

@@ -18,7 +18,7 @@ annotator's page said it saved that the database does not hold at the end; targe
 exceptions on a page, steps never seen, grades the page never said it saved, label errors shown; target 0), the
 owner's runs finished, and CPU: the server's, the benchmark's own (its clients and browsers) and everything else on
 the machine (others' work: the figures hold for an otherwise idle machine only when that is near 0).
-Results go to ``benchmarks/results/shared_room_load.json``; ``python -m benchmarks.docs`` draws them into
+Results go to ``benchmarks/results/shared_room_load.json``; ``python -m tools.docs`` draws them into
 docs/results/shared_room_load.md and docs/serving.md.
 """
 

@@ -12,8 +12,9 @@ from typing import Any
 from core.jobs import Job, JobProgress, Status
 from core.llm import LLM
 from core.methods import get
-from core.methods.base import Retriever, RunContext
+from core.methods.contract import RunContext
 from core.question import Question
+from core.retrieval.retriever import Retriever
 from core.runner import execute
 from core.stages import Runner
 from core.store import RunStore

@@ -11,7 +11,6 @@ from typing import Any
 
 import json_repair
 
-
 _LITERALS = ("true", "false", "null")
 
 

@@ -1,6 +1,7 @@
 """Where the studio keeps its state: one folder, movable with MEDRAG_STUDIO_HOME (tests point it at a tmp dir).
 
-The folders themselves are settings (``core.settings``); these functions make sure they exist."""
+The folders themselves are settings (``core.settings``); these functions make sure they exist. What the repository
+ships is beside the code: the teaching pack, whose passages are part of the default corpus."""
 
 from __future__ import annotations
 
@@ -8,7 +9,18 @@ from pathlib import Path
 
 from core.settings import REPO_ROOT, settings
 
-__all__ = ["REPO_ROOT", "corpora_dir", "db_path", "home", "index_dir", "llm_cache_path", "model_dir"]
+__all__ = [
+    "REPO_ROOT",
+    "TEACHING_PACK",
+    "corpora_dir",
+    "db_path",
+    "home",
+    "index_dir",
+    "llm_cache_path",
+    "model_dir",
+]
+
+TEACHING_PACK = REPO_ROOT / "data" / "teaching_pack"  # teaching cases, and passages the default corpus holds
 
 
 def _made(path: Path) -> Path:

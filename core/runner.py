@@ -12,8 +12,9 @@ from pydantic import ValidationError
 
 from core.llm import LLM, LLMCancelled
 from core.methods import get
-from core.methods.base import Retriever, RunCancelled, RunContext, Sink, StreamSink
+from core.methods.contract import RunCancelled, RunContext, Sink, StreamSink
 from core.question import Question
+from core.retrieval.retriever import Retriever
 from core.stages import Runner
 from core.store import RunStore
 from core.trace import Error, Run

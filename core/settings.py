@@ -5,7 +5,7 @@ resetting; the app passes the values of ``.streamlit/secrets.toml`` as overrides
 (``ui.common.state.settings``). Every value is checked when they are read: one that cannot be used raises ``ConfigError``
 naming the variable and what it takes. Keys are ``SecretStr``: their value is taken out only where it is sent, and a
 repr, a log line or an error shows ``**********``. ``docs/configuration.md``'s table is drawn from these declarations
-(``tables()``, written and checked by ``python -m benchmarks.docs``).
+(``tables()``, written and checked by ``python -m tools.docs``).
 """
 
 from __future__ import annotations
@@ -329,5 +329,5 @@ def table() -> str:
 
 
 def tables() -> dict[str, str]:
-    """The tables of docs/configuration.md, by marker name (``benchmarks.docs`` writes and checks them)."""
+    """The tables of docs/configuration.md, by marker name (``tools.docs`` writes and checks them)."""
     return {"settings": table()}

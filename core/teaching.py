@@ -16,10 +16,10 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from core.paths import REPO_ROOT
+from core.paths import TEACHING_PACK
 from core.question import Question
 
-PACK_DIR = REPO_ROOT / "data" / "teaching_pack"
+PACK_DIR = TEACHING_PACK
 CASES_FILE = "cases.json"
 PASSAGES_FILE = "passages.jsonl"
 Notice = Literal["teaching material, not clinical guidance"]

@@ -9,7 +9,7 @@ from core.eval import EvalPlan
 from core.llm import LLM, Endpoint
 from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT
 from core.methods import registry
-from core.methods.base import answer_schema, reply_format
+from core.methods.answer import answer_schema, reply_format
 from core.question import Question
 from core.runner import execute, new_run
 from core.teaching import load_cases

@@ -44,7 +44,7 @@ def test_an_endpoint_whose_slots_are_unknown_never_says_a_call_waits():
 
 
 def test_runs_register_their_calls_and_one_beyond_the_slots_waits_for_the_first(monkeypatch):
-    monkeypatch.setattr("core.methods.base.slots_of", lambda llm: 1)  # a backend with one slot
+    monkeypatch.setattr("core.methods.contract.slots_of", lambda llm: 1)  # a backend with one slot
     from core.call_queue import QUEUE
 
     gate = Gate()  # the first call is held while it reads the prompt, then again after its first words

@@ -23,6 +23,7 @@ import pytest
 
 from core.llm.embedded import SHIPPED
 from core.llm.ladder import Memory
+from core.methods import registry
 from core.question import Question
 from core.runner import execute
 from core.trace import Hit
@@ -198,15 +199,7 @@ def test_compact_lengths_send_what_was_sent_before(name):
 
 
 def test_every_method_is_covered():
-    assert {method for method, *_ in SCENARIOS.values()} == {
-        "cot",
-        "medrag",
-        "imedrag",
-        "discuss",
-        "sema",
-        "medrgag",
-        "mass",
-    }
+    assert {method for method, *_ in SCENARIOS.values()} == set(registry())
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--record"]:

@@ -8,7 +8,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.llm import LLM, Endpoint
-from core.methods.base import REASONING_CHARS, RunContext, reasoning_cut
+from core.methods.answer import REASONING_CHARS, reasoning_cut
+from core.methods.contract import RunContext
 from core.trace import AgentMessage, Answer, Event, Run, Usage
 from tests.fake_endpoint import FakeEndpoint, streams
 

@@ -12,7 +12,8 @@ import pytest
 from core.llm import fan_out
 from core.llm.cache import ResponseCache
 from core.llm.fan_out import FanOut, common_prefix
-from core.methods.base import RunContext, messages
+from core.methods.contract import RunContext
+from core.methods.templates import messages
 from core.trace import Run
 from tests.fakes import ScriptedLLM
 from tests.waiting import patience, wait_until

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from core.methods import base, registry
+from core.methods import answer, registry
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs" / "fidelity"
@@ -89,11 +89,11 @@ def test_defaults_table_has_every_knob_with_the_codes_default(name):
 
 
 def value(expression: str) -> Any:
-    """A cell's value: a Python literal, or an expression over core/methods/base.py's names (``READER["paper"]``)."""
+    """A cell's value: a Python literal, or an expression over core/methods/answer.py's names (``READER["paper"]``)."""
     try:
         return ast.literal_eval(expression)
     except ValueError:
-        return eval(expression, dict(vars(base)))  # the repository's own tables, not input
+        return eval(expression, dict(vars(answer)))  # the repository's own tables, not input
 
 
 @METHODS

@@ -58,3 +58,12 @@ def test_no_estimate_without_the_rates_it_rests_on():
     assert naive_seconds_for(shipped, _run(60.0, 2000, 2000, 200, None)) is None  # no generation timing
     assert naive_seconds_for(shipped, _run(10.0, 2000, 2000, 200, 10.0)) is None  # writing alone took longer
     assert naive_seconds_for(shipped, _run(60.0, 2000, 2000, 0, 10.0)) is None  # a run that wrote nothing
+
+
+def test_the_studios_speed_file_is_what_the_benchmark_makes_of_its_results():
+    from benchmarks.llm_bench import RESULTS, load, speed
+    from core.llm.speed import SPEED_FILE, measured
+
+    shipped = measured(SPEED_FILE)
+    assert shipped is not None and shipped == speed(load(RESULTS))
+    assert all(m.median_seconds for m in shipped.methods.values())

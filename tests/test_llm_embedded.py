@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from core.llm import embedded
-from core.methods.base import answer_schema
+from core.methods.answer import answer_schema
 from core.question import Question
 
 

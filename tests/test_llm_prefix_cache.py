@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from core.llm import LLM, embedded
-from core.methods.base import RunContext, messages
+from core.methods.contract import RunContext
+from core.methods.templates import messages
 from core.trace import Run
 
 pytestmark = pytest.mark.model

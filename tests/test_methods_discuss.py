@@ -12,8 +12,8 @@ import pytest
 
 from core.eval.presets import PRESETS
 from core.llm.cache import ResponseCache
-from core.methods.base import sample_seed
 from core.methods.discuss import READ_BY_BOTH
+from core.methods.knobs import sample_seed
 from core.question import Question
 from core.runner import execute
 from core.teaching import load_cases

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from core.question import Question
 from core.llm.cache import ResponseCache
 from core.llm.request import schema_format
+from core.question import Question
 from core.runner import execute
 from core.teaching import load_cases
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits

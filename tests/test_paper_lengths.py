@@ -9,14 +9,15 @@ from typing import Any
 
 import pytest
 
-from core.methods.base import DEFINITE_ANSWER, OWN_KNOWLEDGE, PAPER_REPLY_TOKENS
+from core.methods import registry
+from core.methods.answer import DEFINITE_ANSWER, OWN_KNOWLEDGE, PAPER_REPLY_TOKENS
 from core.question import Question
 from core.runner import execute
 from core.trace import Hit
 from tests.fakes import ListRetriever
 from tests.test_compact_requests import MC, SchemaReplies, hits
 
-METHODS = ["cot", "medrag", "imedrag", "discuss", "sema", "medrgag", "mass"]
+METHODS = list(registry())
 
 
 def run(

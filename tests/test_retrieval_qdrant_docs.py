@@ -1,11 +1,11 @@
-"""docs/retrieval-at-scale.md shows what the benchmarks measured: its tables are the ones benchmarks/qdrant_docs.py
-draws from benchmarks/results/qdrant_*.json and gpu_embed.json (``python -m benchmarks.docs`` writes and checks them)."""
+"""docs/retrieval-at-scale.md shows what the benchmarks measured: its tables are the ones tools/qdrant_docs.py
+draws from benchmarks/results/qdrant_*.json and gpu_embed.json (``python -m tools.docs`` writes and checks them)."""
 
 from __future__ import annotations
 
 import re
 
-from benchmarks import docs, qdrant_docs
+from tools import docs, qdrant_docs
 
 
 def test_the_page_tables_are_the_results(capsys):

@@ -1,7 +1,7 @@
 """The runner's promises, with a scripted model: every run ends with answer or error, and keeps its trace."""
 
-from core.runner import execute
 from core.question import Question
+from core.runner import execute
 from core.store import RunStore
 from tests.fakes import ScriptedLLM
 

@@ -5,26 +5,29 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from core.llm import embedded
+from core.llm.speed import ConfigSpeed, MeasuredSpeed, MethodSpeed
 from ui.settings import server_info
 
-RESULTS = {
-    "runs": {"a": {"at": "2026-11-23 14:00:00"}},
-    "summary": {
-        "methods": {
-            "mass": {
-                "naive": {"seconds": 100.0, "prompt_evaluated": 5000, "generated_per_s": 10.0},
-                "shipped": {"seconds": 55.0, "prompt_evaluated": 2000, "generated_per_s": 11.0},
-                "ratio": [0.5, 0.6],
-                "ratio_equal_work": [0.6, 0.7],
-            },
-            "cot": {"naive": {"seconds": 10.0, "prompt_evaluated": 200, "generated_per_s": 10.0}, "ratio": []},
-        }
+SPEED = MeasuredSpeed(
+    model=embedded.MODEL_NAME,
+    measured_to="2026-11-23 14:00:00",
+    methods={
+        "mass": MethodSpeed(
+            median_seconds=55.0,
+            naive=ConfigSpeed(seconds=100.0, prompt_evaluated=5000, generated_per_s=10.0),
+            shipped=ConfigSpeed(seconds=55.0, prompt_evaluated=2000, generated_per_s=11.0),
+            ratio=[0.5, 0.6],
+            ratio_equal_work=[0.6, 0.7],
+        ),
+        "cot": MethodSpeed(
+            median_seconds=None, naive=ConfigSpeed(seconds=10.0, prompt_evaluated=200, generated_per_s=10.0)
+        ),
     },
-}
+)
 
 
 def test_the_benchmark_table_has_the_ratio_and_its_range_per_method():
-    rows = server_info.bench_table(RESULTS)
+    rows = server_info.bench_table(SPEED)
     assert [r["method"] for r in rows] == ["MASS-RAG"]  # CoT has no shipped run yet
     assert rows[0]["shipped / naive"] == 0.55 and rows[0]["range over questions"] == "0.50–0.60"
     assert rows[0]["questions"] == 2 and rows[0]["at equal work"] == 0.65

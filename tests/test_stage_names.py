@@ -1,6 +1,6 @@
 """Stage names: each method declares the names its events carry once, and the recorded workshop pack holds to them.
 
-The pack is real runs of all seven methods on the embedded model; a name a method emits but does not declare, a
+The pack is real runs of every method on the embedded model; a name a method emits but does not declare, a
 declared name no run carries, or a map stage no event reaches shows up here. A name or stage that the pack cannot
 show (an ablation's, a step only open questions take) is listed with the reason.
 """

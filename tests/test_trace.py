@@ -1,4 +1,5 @@
 from core.trace import (
+    EVENT_KINDS,
     AgentMessage,
     Answer,
     Error,
@@ -13,7 +14,6 @@ from core.trace import (
     Usage,
     Verdict,
     VerdictItem,
-    EVENT_KINDS,
     wall_seconds,
 )
 

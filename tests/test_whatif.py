@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from core.question import Question
-from core.runfiles import Variation, export_runs
-from core.runfiles import provenance
+from core.runfiles import Variation, export_runs, provenance
 from core.runner import execute
 from core.store import RunStore
 from core.workshop.whatif import rerun, retrieved_ids, what_changed

@@ -12,9 +12,9 @@ from collections.abc import Callable
 import streamlit as st
 
 from core.access import Access, Action
-from ui.common import access as session_access
 from ui.annotate import page as annotate
 from ui.benchmark import page as benchmark
+from ui.common import access as session_access
 from ui.compare import page as compare
 from ui.explore import page as ask
 from ui.history import page as history

@@ -71,7 +71,6 @@ def register(commands) -> None:
 
 def handle(args) -> int:
     from core.retrieval import CorpusError
-
     from core.settings import settings
 
     engine = args.engine or ("qdrant" if settings().search_url else "in-process")
@@ -132,11 +131,10 @@ def _qdrant(args) -> int:
     from core.retrieval.corpus import corpus_sources
     from core.retrieval.corpus_index import CorpusIndex, IndexParams, fingerprint, index_folder, read_manifest
     from core.retrieval.dense import Embedder, default_embedder
+    from core.retrieval.location import search_api_key
     from core.retrieval.progress import TqdmProgress
     from core.retrieval.qdrant.ingest import Embedded, FromIndex, ingest
     from core.retrieval.qdrant.store import ClientStore, CollectionOptions
-
-    from core.retrieval.location import search_api_key
     from core.settings import settings
 
     url = (args.url or settings().search_url or "").strip()

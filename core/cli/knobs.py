@@ -11,7 +11,7 @@ import annotated_types
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
-from core.methods.base import MethodSpec
+from core.methods.contract import MethodSpec
 
 
 def param_value(text: str) -> Any:

@@ -9,7 +9,7 @@ from core.eval.progress import EvalProgress
 from core.eval.runner import EvalOutcome, evaluate
 from core.jobs import Job, JobProgress, Status
 from core.llm import LLM
-from core.methods.base import Retriever
+from core.retrieval.retriever import Retriever
 from core.store import RunStore
 
 

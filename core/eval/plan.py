@@ -11,8 +11,8 @@ from core.eval.results import config_key
 from core.llm import LLM
 from core.llm.answer_formats import AnswerFormat
 from core.methods import get
-from core.methods.base import Retriever
 from core.retrieval.hybrid import SCORING
+from core.retrieval.retriever import Retriever
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,14 @@ left. Written by the evaluation's threads, read by the page (and anything else) 
 
 from __future__ import annotations
 
-import json
 import statistics
 import threading
 import time
 from dataclasses import dataclass, replace
-from functools import lru_cache
+
 from core.eval.results import ItemResult
 from core.llm.embedded import MODEL_NAME
-from core.paths import REPO_ROOT
+from core.llm.speed import measured
 from core.store import RunStore
 
 
@@ -98,12 +97,11 @@ class EvalProgress:
 
 
 RECORDED_RUNS = 50  # the latest runs of a method that make its recorded pace
-MEASURED = REPO_ROOT / "benchmarks" / "results" / "llm_bench.json"  # the embedded model's, on two cores
 
 
 def recorded_seconds(store: RunStore, method: str, model: str) -> float | None:
     """The median seconds of the method's latest finished runs on this model, as the store has them; for the
-    embedded model with none stored yet, its measured seconds (``benchmarks/llm_bench.py``, the shipped server)."""
+    embedded model with none stored yet, its measured seconds (``core.llm.speed``, the shipped server)."""
     rows = [
         r
         for r in store.list_runs(limit=RECORDED_RUNS * 4, method=method)
@@ -111,18 +109,6 @@ def recorded_seconds(store: RunStore, method: str, model: str) -> float | None:
     ][:RECORDED_RUNS]
     if rows:
         return statistics.median(r["totals"]["seconds"] for r in rows)
-    return _measured().get(method) if model == MODEL_NAME else None
-
-
-@lru_cache(maxsize=1)
-def _measured() -> dict[str, float]:
-    try:
-        runs = json.loads(MEASURED.read_text(encoding="utf-8"))["runs"]
-    except (OSError, ValueError, KeyError):
-        return {}
-    found: dict[str, list[float]] = {}
-    for key, run in runs.items():
-        config, method, _ = (part.strip() for part in key.split("|", 2))
-        if config == "shipped" and run.get("status") == "ok":
-            found.setdefault(method, []).append(float(run["seconds"]))
-    return {method: statistics.median(seconds) for method, seconds in found.items()}
+    if model != MODEL_NAME or (figures := measured()) is None or (speed := figures.methods.get(method)) is None:
+        return None
+    return speed.median_seconds

@@ -14,7 +14,8 @@ from core.eval.plan import Arm, EvalPlan
 from core.eval.progress import EvalProgress, recorded_seconds
 from core.eval.results import EvalResults, ItemResult
 from core.llm import LLM
-from core.methods.base import Retriever, RunContext
+from core.methods.contract import RunContext
+from core.retrieval.retriever import Retriever
 from core.runner import execute
 from core.store import RunStore
 

@@ -3,8 +3,8 @@ between annotators, and retrieval metrics computed from the labels. qrels is the
 
 from core.labels.grades import GRADES, RELEVANT, LabelError, check_annotator, check_grade
 from core.labels.identity import QuestionRef, derive_question
-from core.labels.records import FinalLabel, Label
 from core.labels.pool import PoolItem, PoolQuestion, RunFilter, collect, consensus, ranked_list, resolve
+from core.labels.records import FinalLabel, Label
 from core.labels.store import LabelRow, LabelStore, LabelStoreBusy, Written
 
 __all__ = [

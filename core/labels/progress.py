@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from core.labels.pool import PoolQuestion, resolve
 from core.labels.records import Label
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from core.labels.agreement import Judged, disagreements
 from core.labels.grades import RELEVANT
 from core.labels.pool import PoolItem, PoolQuestion, resolve

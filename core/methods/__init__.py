@@ -6,7 +6,7 @@ import importlib
 import pkgutil
 from functools import lru_cache
 
-from core.methods.base import MethodParams, MethodSpec, RunContext
+from core.methods.contract import MethodParams, MethodSpec, RunContext
 
 # Display order: baselines first, then the multi-agent methods.
 ORDER = ["cot", "medrag", "imedrag", "discuss", "sema", "medrgag", "mass"]

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from core.llm.profiles import Lengths
 from core.llm.answer_formats import AnswerFormat
-from core.methods.base import READER, MethodParams, MethodSpec, ReaderLengths, RunContext, answer_schema, budget_knob
-from core.methods.base import messages, prompt, to_answer
+from core.llm.profiles import Lengths
+from core.methods.answer import READER, ReaderLengths, answer_schema, to_answer
+from core.methods.contract import MethodParams, MethodSpec, RunContext
+from core.methods.knobs import budget_knob
+from core.methods.templates import messages, prompt
 from core.question import Question
 from core.stages import Stage, StageNames
 from core.trace import Answer

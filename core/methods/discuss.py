@@ -19,13 +19,14 @@ from pydantic import BaseModel, Field, create_model
 
 from core.llm.profiles import Lengths
 from core.llm.tokens import tokens_of
-from core.methods.base import DEFINITE_ANSWER, NUMBERS, OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, MethodParams
-from core.methods.base import budget_knob
-from core.methods.base import MethodSpec, ReaderLengths, RunContext, at_most, bounded, in_at_most
-from core.methods.base import messages, one_of, prompt, read_docs, reading_knob, sampling, seed_knob
-from core.methods import cot
-from core.methods import reader
+from core.methods import cot, reader
+from core.methods.answer import DEFINITE_ANSWER, OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, ReaderLengths
+from core.methods.contract import MethodParams, MethodSpec, RunContext
+from core.methods.documents import read_docs
+from core.methods.knobs import budget_knob, reading_knob, sampling, seed_knob
 from core.methods.reader import medrag_prompt, read_and_answer
+from core.methods.schemas import bounded, one_of
+from core.methods.templates import NUMBERS, at_most, in_at_most, messages, prompt
 from core.question import Question
 from core.stages import RETRIEVAL, Numbered, Stage, StageNames
 from core.trace import Answer, Hit, Query, Verdict, VerdictItem

@@ -19,10 +19,14 @@ from pydantic import BaseModel, Field, create_model
 
 from core.llm.profiles import Lengths
 from core.llm.tokens import CHARS_PER_TOKEN, tokens_of
-from core.methods.base import ASSUMED_WINDOW, PROMPT_TOKENS, READER, MethodParams, budget_knob, MethodSpec
-from core.methods.base import ReaderLengths, RunContext
-from core.methods.base import answer_schema, bounded, in_at_most, messages, prompt, read_docs, to_answer
+from core.methods.answer import READER, ReaderLengths, answer_schema, to_answer
+from core.methods.contract import PROMPT_TOKENS, MethodParams, MethodSpec, RunContext
+from core.methods.documents import read_docs
+from core.methods.knobs import budget_knob
+from core.methods.schemas import bounded
+from core.methods.templates import in_at_most, messages, prompt
 from core.question import Question
+from core.settings import ASSUMED_WINDOW
 from core.stages import Numbered, Runner, Stage, StageNames
 from core.trace import Answer, Query
 

@@ -18,12 +18,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model, field_validator
 
+from core.llm.answer_formats import AnswerFormat
 from core.llm.profiles import Lengths
 from core.llm.tokens import tokens_of
-from core.methods.base import PAPER_REPLY_TOKENS, READER, AnswerFormat, MethodParams, budget_knob, MethodSpec
-from core.methods.base import ReaderLengths
-from core.methods.base import RunContext, answer_schema, at_most, bounded, messages, prompt, read_docs, reading_knob
-from core.methods.base import to_answer
+from core.methods.answer import PAPER_REPLY_TOKENS, READER, ReaderLengths, answer_schema, to_answer
+from core.methods.contract import MethodParams, MethodSpec, RunContext
+from core.methods.documents import read_docs
+from core.methods.knobs import budget_knob, reading_knob
+from core.methods.schemas import bounded
+from core.methods.templates import at_most, messages, prompt
 from core.question import Question
 from core.stages import RETRIEVAL, Stage, StageNames
 from core.trace import Answer, Hit, Verdict, VerdictItem

@@ -15,10 +15,10 @@ from pydantic import Field
 
 from core.llm.profiles import Lengths
 from core.llm.tokens import tokens_of
-from core.methods.base import DEFINITE_ANSWER, OWN_KNOWLEDGE, READER, MethodParams, budget_knob, MethodSpec
-from core.methods.base import ReaderLengths
-from core.methods.base import RunContext, reading_knob
 from core.methods import reader
+from core.methods.answer import DEFINITE_ANSWER, OWN_KNOWLEDGE, READER, ReaderLengths
+from core.methods.contract import MethodParams, MethodSpec, RunContext
+from core.methods.knobs import budget_knob, reading_knob
 from core.methods.reader import medrag_prompt, read_and_answer
 from core.question import Question
 from core.stages import RETRIEVAL, Stage, StageNames

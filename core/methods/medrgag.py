@@ -22,22 +22,14 @@ from pydantic import BaseModel, Field, create_model
 
 from core.llm.profiles import Lengths
 from core.llm.tokens import tokens_of
-from core.methods.base import OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, MethodParams, budget_knob, MethodSpec
-from core.methods.base import ReaderLengths
-from core.methods.base import (
-    RunContext,
-    at_most,
-    bounded,
-    in_at_most,
-    messages,
-    one_of,
-    prompt,
-    read_docs,
-    sampling,
-    seed_knob,
-)
 from core.methods import reader
+from core.methods.answer import OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, ReaderLengths
+from core.methods.contract import MethodParams, MethodSpec, RunContext
+from core.methods.documents import read_docs
+from core.methods.knobs import budget_knob, sampling, seed_knob
 from core.methods.reader import medrag_prompt, read_and_answer
+from core.methods.schemas import bounded, one_of
+from core.methods.templates import at_most, in_at_most, messages, prompt
 from core.question import Question
 from core.stages import RETRIEVAL, Stage, StageNames
 from core.trace import Answer, GeneratedDoc, Hit, Query, Verdict, VerdictItem

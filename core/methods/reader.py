@@ -13,7 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from core.llm.answer_formats import AnswerFormat
-from core.methods.base import ReaderLengths, RunContext, answer_schema, messages, prompt, read_docs, to_answer
+from core.methods.answer import ReaderLengths, answer_schema, to_answer
+from core.methods.contract import RunContext
+from core.methods.documents import read_docs
+from core.methods.templates import messages, prompt
 from core.question import Question
 from core.trace import Answer, Hit
 

@@ -19,22 +19,14 @@ from pydantic import BaseModel, Field, create_model
 
 from core.llm.profiles import Lengths
 from core.llm.tokens import tokens_of
-from core.methods.base import PAPER_REPLY_TOKENS, READER, MethodParams, budget_knob, MethodSpec, ReaderLengths
-from core.methods.base import RunContext
-from core.methods.base import (
-    answer_schema,
-    bounded,
-    messages,
-    one_of,
-    prompt,
-    read_docs,
-    reading_knob,
-    sampling,
-    seed_knob,
-)
-from core.methods.base import to_answer
 from core.methods import reader
+from core.methods.answer import PAPER_REPLY_TOKENS, READER, ReaderLengths, answer_schema, to_answer
+from core.methods.contract import MethodParams, MethodSpec, RunContext
+from core.methods.documents import read_docs
+from core.methods.knobs import budget_knob, reading_knob, sampling, seed_knob
 from core.methods.reader import read_and_answer
+from core.methods.schemas import bounded, one_of
+from core.methods.templates import messages, prompt
 from core.question import Question
 from core.stages import Numbered, Stage, StageNames
 from core.trace import Answer, Hit, Query, Report, Sufficiency, Verdict, VerdictItem

@@ -25,9 +25,7 @@ def hpo_dir() -> Path:
 
 
 def teaching_pack_dir() -> Path:
-    from core.teaching import PACK_DIR
-
-    return PACK_DIR
+    return paths.TEACHING_PACK
 
 
 def _hpo_source() -> dict:

@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from core.methods.base import Retriever
+from core.retrieval.retriever import Retriever
 
 ON_TOPIC = 0.5  # cosine similarity of a question to its best passage that counts as a passage on its topic
 K = 5

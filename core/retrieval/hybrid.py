@@ -53,7 +53,7 @@ class _Query:
 
 
 class HybridRetriever:
-    """Implements ``core.methods.base.Retriever`` over the corpora of a search backend (a list of in-process corpus
+    """Implements ``core.retrieval.retriever.Retriever`` over the corpora of a search backend (a list of in-process corpus
     indexes is taken as today's backend)."""
 
     def __init__(

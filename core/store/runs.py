@@ -13,8 +13,8 @@ from typing import Any
 import sqlite_utils
 
 from core import paths
-from core.store import owner
 from core.stages import Runner
+from core.store import owner
 from core.store.sqlite import database, transaction
 from core.trace import Answer, Error, Event, Run, Totals
 

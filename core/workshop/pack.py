@@ -19,7 +19,8 @@ from filelock import FileLock
 
 from core.llm.answer_formats import PAPERS_FORMAT
 from core.methods import registry
-from core.methods.base import Retriever, Sink
+from core.methods.contract import Sink
+from core.retrieval.retriever import Retriever
 from core.runfiles import RunEntry, RunFile, RunFileError, read, write
 from core.runfiles.provenance import retriever_corpora
 from core.runner import execute

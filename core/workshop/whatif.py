@@ -10,10 +10,10 @@ from typing import Any
 
 from core.live_run import LiveRun
 from core.llm import LLM
-from core.methods.base import Retriever, RunContext, Sink, StreamSink
+from core.methods.contract import RunContext, Sink, StreamSink
 from core.question import Question
-from core.runfiles import Variation
-from core.runfiles import provenance
+from core.retrieval.retriever import Retriever
+from core.runfiles import Variation, provenance
 from core.runner import execute
 from core.store import RunStore
 from core.trace import AgentMessage, Retrieval, Run

@@ -22,7 +22,8 @@ from playwright.sync_api import expect
 from core.pricing import Price, money, prices, run_cost
 from core.store import RunStore
 from core.teaching import load_cases
-from tests.e2e.conftest import CHROMIUM, choose as pick_in, open_page, settle, snap
+from tests.e2e.conftest import CHROMIUM, open_page, settle, snap
+from tests.e2e.conftest import choose as pick_in
 from tests.e2e.serve import REPO, serve_app
 from tests.e2e.waits import ms, until
 from tests.fake_endpoint import FakeEndpoint, Gate, Step

@@ -14,7 +14,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import saved_runs, set_number, settle, snap, open_page
+from tests.e2e.conftest import open_page, saved_runs, set_number, settle, snap
 from tests.e2e.waits import ms, until
 from tests.fake_endpoint import FakeEndpoint, Gate, Step
 

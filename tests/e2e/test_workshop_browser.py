@@ -18,8 +18,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from core.workshop.pack import PACK_DIR, case_path
 from core.store import RunStore
+from core.workshop.pack import PACK_DIR, case_path
 from tests.e2e.conftest import CHROMIUM, button, pick, settle
 from tests.e2e.conftest import new_page as browser_page
 from tests.e2e.conftest import snap as snap_page

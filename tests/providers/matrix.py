@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.llm import LLM, Endpoint
-from core.methods import get
+from core.methods import get, registry
 from core.question import Question
 from core.runner import execute
 from core.trace import Run
 from tests.fakes import ListRetriever, make_hits
 from tests.providers.fakes import FAMILIES, FakeServer, refusal_message
 
-METHODS = ("cot", "medrag", "imedrag", "discuss", "sema", "medrgag", "mass")
+METHODS = tuple(registry())
 QUESTION = Question(
     text="Which hormone lowers blood glucose?",
     options={"A": "Insulin", "B": "Glucagon", "C": "Cortisol", "D": "Adrenaline"},

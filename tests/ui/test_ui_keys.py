@@ -4,6 +4,7 @@ string of its own, a module constant of its own, or a widget key spelled out tha
 from __future__ import annotations
 
 import ast
+
 from core.paths import REPO_ROOT
 from ui.common import keys
 

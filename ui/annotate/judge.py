@@ -6,10 +6,10 @@ from __future__ import annotations
 import streamlit as st
 
 from core.labels import GRADES, Label, LabelError, PoolItem, PoolQuestion, resolve
-from ui.common.annotator import label_store
 from ui.annotate.question_names import question_source
-from ui.common.text import esc, md
 from ui.common import keys
+from ui.common.annotator import label_store
+from ui.common.text import esc, md
 
 
 def _position(question: PoolQuestion, order: list[PoolItem]) -> int:

@@ -16,9 +16,9 @@ from core.labels.metrics import (
     summarize,
     to_csv,
 )
+from ui.common import keys
 from ui.common.annotator import label_store
 from ui.common.knobs import method_label
-from ui.common import keys
 
 CONSENSUS = "Adjudicated, else majority"
 

@@ -14,18 +14,16 @@ from core.labels import PoolQuestion, RunFilter, collect, resolve
 from core.labels.pool import day_start
 from core.labels.progress import TARGET_ANNOTATORS, progress
 from core.paths import REPO_ROOT
-from ui.common import access
-from ui.common import state
 from ui.annotate.exchange import exchange
 from ui.annotate.judge import judge
 from ui.annotate.metrics import metrics_view, settings_form
+from ui.annotate.question_names import question_name
 from ui.annotate.review import agreement_table, disagreement_list
+from ui.common import access, keys, state
 from ui.common.annotator import identify, label_store
 from ui.common.chrome import header
 from ui.common.knobs import method_label
 from ui.runs.question_form import teaching_cases
-from ui.annotate.question_names import question_name
-from ui.common import keys
 
 GUIDELINES = REPO_ROOT / "docs" / "annotation_guidelines.md"
 STYLE = REPO_ROOT / "assets" / "annotate.css"

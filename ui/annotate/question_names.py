@@ -4,8 +4,8 @@ hash that keys its labels."""
 from __future__ import annotations
 
 from core.labels.identity import QuestionRef
-from ui.runs.question_form import teaching_cases
 from ui.common.text import short
+from ui.runs.question_form import teaching_cases
 
 
 def question_source(ref: QuestionRef) -> str:

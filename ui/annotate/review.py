@@ -8,11 +8,10 @@ from core.access import Action
 from core.labels import GRADES, Label, LabelError, PoolQuestion
 from core.labels.agreement import Agreement, alpha, fleiss, pairwise
 from core.labels.review import Conflict, conflicts, judged_items
-from ui.common import access
-from ui.common.annotator import label_store
 from ui.annotate.question_names import question_name
+from ui.common import access, keys
+from ui.common.annotator import label_store
 from ui.common.text import esc, md, short
-from ui.common import keys
 
 PAGE = 10  # disputed snippets a page
 

@@ -7,13 +7,12 @@ from __future__ import annotations
 import streamlit as st
 
 from core.eval import BenchItem
-from core.methods.base import MethodSpec
+from core.methods.contract import MethodSpec
 from core.retrieval.fit import TopicFit, topic_fit
-from ui.common import state
+from ui.common import keys, state
 from ui.common.corpora import add_corpus, known_corpora, use_only
-from ui.runs.launch import open_retriever_for
 from ui.common.links import page_link
-from ui.common import keys
+from ui.runs.launch import open_retriever_for
 
 SAMPLE = 5
 DEFAULT_NOTE = (

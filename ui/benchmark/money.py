@@ -13,8 +13,8 @@ from core.eval.money import ArmMoney, money_lines
 from core.eval.report import ALL
 from core.eval.results import ItemResult
 from core.pricing import billed_by_run, prices
-from ui.common import state
 from ui.benchmark.plots import front_figure
+from ui.common import state
 from ui.common.text import md
 
 MONEY = "money"

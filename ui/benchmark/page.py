@@ -13,14 +13,12 @@ from core.methods import get
 from core.retrieval import CorpusError
 from core.retrieval.corpus import corpus_sources
 from core.retrieval.default_corpus import default_corpus_paths
-from ui.common import jobs
-from ui.common import state
 from ui.benchmark.corpora import corpora_check
 from ui.benchmark.results import results
 from ui.benchmark.run import current_job, progress_panel, start
 from ui.benchmark.setup import Setup, setup_form
+from ui.common import jobs, keys, state
 from ui.common.chrome import header
-from ui.common import keys
 
 
 def corpus_names() -> list[str]:

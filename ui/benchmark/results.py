@@ -17,8 +17,8 @@ from core.eval.results import ItemResult
 from core.eval.stats import overall_reading
 from ui.benchmark.money import MONEY, money_plot
 from ui.benchmark.plots import COSTS, accuracy_figure, cost_figure, mcnemar_figure
-from ui.common.text import short
 from ui.common import keys
+from ui.common.text import short
 
 Label = Callable[[str], str]
 

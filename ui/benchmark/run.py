@@ -14,12 +14,9 @@ from core.eval.progress import EvalProgress
 from core.jobs import Busy
 from core.llm import LLM, Endpoint
 from core.methods import get
-from ui.common import access
-from ui.common import jobs
-from ui.common import state
 from ui.benchmark.setup import Setup
+from ui.common import access, jobs, keys, state
 from ui.runs.launch import embedded_server, ensure_model, open_retriever_for, start_model
-from ui.common import keys
 
 REFRESH_SECONDS = 1.5
 RESULTS_EVERY_SECONDS = 10.0

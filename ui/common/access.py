@@ -24,8 +24,8 @@ from core.access import (
 )
 from core.settings import Settings
 from core.throttle import Throttle
-from ui.common.state import settings
 from ui.common import keys
+from ui.common.state import settings
 
 PASSCODE_TRIES, PASSCODE_WINDOW = 5, 300.0
 

@@ -10,8 +10,7 @@ from core import paths
 from core.access import Mode
 from core.labels import LabelError, LabelStore, check_annotator
 from core.labels.claims import NameClaims
-from ui.common import access
-from ui.common import keys
+from ui.common import access, keys
 
 
 @st.cache_resource(show_spinner=False)

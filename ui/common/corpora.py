@@ -12,9 +12,7 @@ from core.paths import REPO_ROOT
 from core.retrieval import CorpusError, CorpusInfo, describe_corpora
 from core.retrieval.default_corpus import ensure_default_corpus
 from core.retrieval.location import SEARCH_URL, InProcess, search_location
-from ui.common import index_status, state
-from ui.common import keys
-
+from ui.common import index_status, keys, state
 
 # The index status is on each corpus's line above; the table keeps the figures narrow enough for a 1024-px window,
 # the long path last.

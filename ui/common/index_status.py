@@ -13,11 +13,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.methods.base import MethodSpec
+from core.methods.contract import MethodSpec
 from core.retrieval.background import BackgroundBuild, BuildStatus
-from ui.common import jobs
-from ui.common import state
-from ui.common import keys
+from ui.common import jobs, keys, state
 
 REFRESH_SECONDS = 2
 JOB = "default corpus index"  # its id in the server's job runner: one build per server

@@ -13,9 +13,9 @@ from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
 from core.methods import registry
-from core.methods.base import MethodParams, MethodSpec
-from ui.common.state import kept
+from core.methods.contract import MethodParams, MethodSpec
 from ui.common import keys
+from ui.common.state import kept
 
 
 def _unwrap_optional(annotation: Any) -> Any:

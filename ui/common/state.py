@@ -18,14 +18,14 @@ from streamlit.errors import StreamlitSecretNotFoundError
 from core import paths
 from core.llm import LLM, Endpoint, profiles
 from core.llm.endpoint import server_key
-from core.methods.base import MethodSpec, Retriever
+from core.methods.contract import MethodSpec
 from core.retrieval import open_retriever
 from core.retrieval.progress import stage_line
+from core.retrieval.retriever import Retriever
 from core.settings import Settings
 from core.settings import settings as read_settings
 from core.store import RunStore
 from ui.common import keys
-
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 

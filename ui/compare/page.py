@@ -13,21 +13,18 @@ from core.access import Action
 from core.methods import registry
 from core.store.groups import group_of, save_group
 from core.trace import Run
-from ui.common import access
-from ui.common import jobs
-from ui.common import state
+from ui.common import access, jobs, keys, state
 from ui.common.chrome import header
 from ui.common.knobs import knob_inputs, method_label, preset_knobs
+from ui.common.text import md, short
+from ui.runs.display import load
+from ui.runs.header import again_buttons, method_block, question_block
 from ui.runs.launch import start
 from ui.runs.live_panel import follow, live_box
 from ui.runs.money import COLUMN_HELP, cost_cell
 from ui.runs.question_form import preset_question, question_form
-from ui.runs.display import load
-from ui.runs.header import again_buttons, method_block, question_block
 from ui.runs.swimlanes import swimlanes
-from ui.common.text import md, short
 from ui.runs.trace_view import render_run
-from ui.common import keys
 
 MAX_RUNS = 3
 

@@ -12,18 +12,15 @@ import streamlit as st
 from core.access import Action
 from core.methods import registry
 from core.trace import Run
-from ui.common import access
-from ui.common import jobs
-from ui.common import state
+from ui.common import access, jobs, keys, state
 from ui.common.chrome import header
 from ui.common.knobs import knob_inputs, method_picker, preset_knobs
-from ui.runs.launch import start
 from ui.common.links import linked
-from ui.runs.method_map import method_map
-from ui.runs.question_form import preset_question, question_form
 from ui.runs.display import load, show_run
 from ui.runs.header import again_buttons, method_block, question_block
-from ui.common import keys
+from ui.runs.launch import start
+from ui.runs.method_map import method_map
+from ui.runs.question_form import preset_question, question_form
 
 
 def _new() -> None:

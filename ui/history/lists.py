@@ -15,8 +15,7 @@ from core.live_run import LiveRun
 from core.llm.model_start import ModelStart
 from core.retrieval.background import BackgroundBuild
 from core.workshop.whatif import WhatIfRun
-from ui.common import access
-from ui.common import jobs
+from ui.common import access, jobs
 from ui.common.knobs import method_label
 from ui.common.links import page_link
 from ui.common.text import md, short

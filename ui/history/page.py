@@ -13,16 +13,14 @@ from typing import Any
 import streamlit as st
 
 from core.store.groups import list_groups
-from ui.common import access
-from ui.common import state
+from ui.common import access, keys, state
 from ui.common.chrome import header
-from ui.history.lists import comparisons, running_now
 from ui.common.knobs import method_label
-from ui.runs.money import COLUMN_HELP, run_costs
-from ui.runs.display import show_run
-from ui.history.run_files import files_panel
 from ui.common.text import short
-from ui.common import keys
+from ui.history.lists import comparisons, running_now
+from ui.history.run_files import files_panel
+from ui.runs.display import show_run
+from ui.runs.money import COLUMN_HELP, run_costs
 
 STATUSES = ("ok", "error", "cancelled", "interrupted", "running")
 # the long texts get set widths (cut with an ellipsis, whole on hover), so the table fits 1440 px whole

@@ -11,10 +11,9 @@ import streamlit as st
 from core.access import Action
 from core.runfiles import RunFileError, dumps, export_runs, import_file, provenance
 from core.store import RunStore
-from ui.common import access
+from ui.common import access, keys
 from ui.common.knobs import method_label
 from ui.common.text import md, short
-from ui.common import keys
 
 
 def _when(ts: float) -> str:

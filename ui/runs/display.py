@@ -6,12 +6,11 @@ from __future__ import annotations
 import streamlit as st
 
 from core.call_queue import QUEUE
+from core.live_run import LiveRun
 from core.methods import get
 from core.stages import current_stage
 from core.trace import Run
-from core.live_run import LiveRun
-from ui.common import jobs
-from ui.common import state
+from ui.common import jobs, state
 from ui.runs.live_panel import follow, follow_saved, live_box
 from ui.runs.method_map import method_map
 from ui.runs.trace_view import render_run

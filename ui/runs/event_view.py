@@ -19,10 +19,10 @@ from core.trace import (
     Usage,
     Verdict,
 )
+from ui.common.text import esc, md, short
 from ui.runs.reply_fields import reply_fields
 from ui.runs.snippet_cards import Evidence, cards, is_budget_cut, snippet_card, verdict_tag
 from ui.runs.step_lines import reading_text
-from ui.common.text import esc, md, short
 
 # (words looked for in the role or agent name, avatar, badge colour); the first match wins.
 ROLE_STYLES: tuple[tuple[tuple[str, ...], str, str], ...] = (

@@ -11,10 +11,10 @@ from core.labels import GRADES, Label, LabelError, derive_question, resolve
 from core.labels.identity import generated_id
 from core.labels.pool import PoolQuestion, RunFilter, collect
 from core.trace import Run
+from ui.common import keys
 from ui.common.annotator import identify, label_store
 from ui.common.state import store
 from ui.runs.snippet_cards import Evidence, cards, snippet_card
-from ui.common import keys
 
 CHOICES = list(GRADES)
 

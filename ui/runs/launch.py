@@ -13,14 +13,11 @@ from core.access import Access, Action
 from core.live_run import LiveRun
 from core.llm import LLM, Endpoint
 from core.llm.embedded import EmbeddedServer
-from core.methods.base import MethodSpec
+from core.methods.contract import MethodSpec
 from ui.common import access as session_access
-from ui.common import index_status
-from ui.common import jobs
-from ui.common import state
+from ui.common import index_status, jobs, keys, state
 from ui.common.knobs import check_knobs
 from ui.runs.question_form import parse_question
-from ui.common import keys
 
 WAIT_SECONDS = 0.5  # how often a page waiting for the model's start redraws its progress
 

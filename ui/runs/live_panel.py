@@ -13,14 +13,14 @@ from collections.abc import Callable
 import streamlit as st
 
 from core.call_queue import QUEUE, Standing
+from core.live_run import LiveRun
 from core.methods import get
 from core.partial_reply import partial_fields
 from core.trace import Event, Partial, Run
-from core.live_run import LiveRun
 from ui.common import jobs
+from ui.common.text import md
 from ui.runs.reply_fields import reply_fields
 from ui.runs.step_lines import step_line
-from ui.common.text import md
 
 REFRESH_SECONDS = 1.0
 

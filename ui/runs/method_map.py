@@ -7,7 +7,7 @@ import textwrap
 
 import streamlit as st
 
-from core.methods.base import MethodSpec
+from core.methods.contract import MethodSpec
 from core.stages import Stage, stage_of
 from core.trace import Event
 from ui.runs.trace_view import stage_anchor

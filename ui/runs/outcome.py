@@ -6,13 +6,13 @@ from __future__ import annotations
 import streamlit as st
 
 from core.consistency import check_answer
-from core.methods.base import REASONING_CHARS, reasoning_cut
+from core.methods.answer import REASONING_CHARS, reasoning_cut
 from core.trace import AgentMessage, Error, Run
+from ui.common.text import esc, md
 from ui.runs.event_view import CUT_NOTE
 from ui.runs.money import cost_line
 from ui.runs.snippet_cards import Evidence, cards, doc_card
 from ui.runs.teaching_view import case_line
-from ui.common.text import esc, md
 
 REASONING_CUT = (
     f":material/content_cut: The reasoning stops at the {REASONING_CHARS} characters the reply format "

@@ -11,9 +11,9 @@ from pydantic import ValidationError
 
 from core.question import Question
 from core.teaching import TeachingCase
+from ui.common import keys
 from ui.common.state import kept, preset, set_kept
 from ui.runs.teaching_view import pack, pack_problem
-from ui.common import keys
 
 FORMATS = ("Multiple choice", "Free text")
 LETTERS = string.ascii_uppercase[:10]

@@ -8,11 +8,11 @@ import streamlit as st
 from core.methods import get
 from core.stages import COMMON, by_common_stage
 from core.trace import Event, Run
+from ui.common.text import esc, md
 from ui.runs.cost import wall_usage
 from ui.runs.outcome import render_outcome
 from ui.runs.snippet_cards import Evidence
 from ui.runs.teaching_view import marks_for
-from ui.common.text import esc, md
 from ui.runs.trace_view import render_timeline
 
 _NOUNS = {

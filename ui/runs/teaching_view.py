@@ -8,8 +8,8 @@ import streamlit as st
 from core.teaching import TeachingPack, TeachingPackError, tally
 from core.trace import Run
 from core.workshop.marks import NO_RETRIEVAL, retrieved
-from ui.runs.snippet_cards import Evidence, Marks
 from ui.common.text import md
+from ui.runs.snippet_cards import Evidence, Marks
 
 
 @st.cache_resource(show_spinner=False)

@@ -12,12 +12,12 @@ from collections.abc import Iterable
 import streamlit as st
 
 from core.trace import Answer, Event, Run
+from ui.common.text import esc
 from ui.runs.cost import render_cost, wall_usage
 from ui.runs.event_view import is_raw_report, render_event, usage_text
 from ui.runs.outcome import render_outcome, render_question, render_totals
 from ui.runs.snippet_cards import Evidence, cards, snippet_card
 from ui.runs.teaching_view import marks_for, reveal
-from ui.common.text import esc
 
 
 def stages(events: Iterable[Event]) -> list[tuple[str, list[Event]]]:

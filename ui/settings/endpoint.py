@@ -14,10 +14,9 @@ from core.llm.check import check
 from core.llm.endpoint import ConfigError
 from core.llm.ladder import MODE_NAMES
 from core.llm.profiles import Profile
-from core.methods.base import ASSUMED_WINDOW
-from ui.common import state
+from core.settings import ASSUMED_WINDOW
+from ui.common import keys, state
 from ui.runs.launch import ensure_model
-from ui.common import keys
 
 MODES = ("Embedded model (offline)", "OpenAI-compatible endpoint")
 AUTO = ""  # the provider picker's "detect from the URL"

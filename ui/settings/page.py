@@ -10,15 +10,14 @@ import streamlit as st
 
 from core.llm import embedded
 from core.llm.model_start import JOB_ID, ModelStart
-from ui.common import jobs, state
+from ui.common import jobs, keys, state
 from ui.common.chrome import header
 from ui.common.corpora import corpora_section
-from ui.settings.endpoint import endpoint_section
 from ui.common.knobs import check_knobs, knob_inputs, method_picker
 from ui.runs.launch import embedded_server
+from ui.settings.endpoint import endpoint_section
 from ui.settings.prices import prices_section
 from ui.settings.server_info import benchmark_section, server_section
-from ui.common import keys
 
 
 def model_section() -> None:

@@ -8,9 +8,8 @@ from pydantic import ValidationError
 
 from core.pricing import CURRENCIES, EMBEDDED_MODEL, MAX_PRICE, Price, prices, rate, remove_price, save_price
 from core.store.prices import model_runs
-from ui.common import state
+from ui.common import keys, state
 from ui.common.text import md
-from ui.common import keys
 
 
 def _save(model: str) -> None:

@@ -4,18 +4,14 @@ LLM benchmark's figures (naive vs shipped configuration)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
-from core import paths
 from core.llm import cpu_build, embedded
-from core.methods import registry
+from core.llm.speed import MeasuredSpeed, measured
 from core.llm.tokens import CHARS_PER_TOKEN
-
-BENCH_RESULTS = paths.REPO_ROOT / "benchmarks" / "results" / "llm_bench.json"
+from core.methods import registry
 
 
 def config_rows(config: embedded.ServerConfig) -> dict[str, str]:
@@ -42,33 +38,25 @@ def config_rows(config: embedded.ServerConfig) -> dict[str, str]:
     }
 
 
-def load_results(path: Path = BENCH_RESULTS) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
-
-
-def bench_table(results: dict[str, Any]) -> list[dict[str, Any]]:
+def bench_table(speed: MeasuredSpeed) -> list[dict[str, Any]]:
     """One row per method: naive and shipped seconds (mean per question), the ratio and its range over questions."""
     rows, labels = [], {name: spec.label for name, spec in registry().items()}
-    for method, row in results.get("summary", {}).get("methods", {}).items():
-        naive, shipped, ratio = row.get("naive"), row.get("shipped"), row.get("ratio") or []
-        equal = row.get("ratio_equal_work") or []
+    for method, row in speed.methods.items():
+        naive, shipped, ratio, equal = row.naive, row.shipped, row.ratio, row.ratio_equal_work
         if not naive or not shipped:
             continue
         rows.append(
             {
                 "method": labels.get(method, method),
                 "questions": len(ratio),
-                "naive s": round(naive["seconds"], 1),
-                "shipped s": round(shipped["seconds"], 1),
+                "naive s": round(naive.seconds, 1),
+                "shipped s": round(shipped.seconds, 1),
                 "shipped / naive": round(sum(ratio) / len(ratio), 2) if ratio else None,
                 "at equal work": round(sum(equal) / len(equal), 2) if equal else None,
                 "range over questions": f"{min(ratio):.2f}–{max(ratio):.2f}" if ratio else "",
-                "prompt tokens read, naive": round(naive["prompt_evaluated"]),
-                "prompt tokens read, shipped": round(shipped["prompt_evaluated"]),
-                "generated tok/s, shipped": round(shipped["generated_per_s"], 1),
+                "prompt tokens read, naive": round(naive.prompt_evaluated),
+                "prompt tokens read, shipped": round(shipped.prompt_evaluated),
+                "generated tok/s, shipped": round(shipped.generated_per_s, 1) if shipped.generated_per_s else None,
             }
         )
     return rows
@@ -88,16 +76,15 @@ def server_section() -> None:
 
 def benchmark_section() -> None:
     """The last LLM benchmark's figures, naive against shipped per method (wide: under both columns)."""
-    results = load_results()
-    table = bench_table(results) if results else []
+    speed = measured()
+    table = bench_table(speed) if speed else []
     if not table:
         st.caption("No LLM benchmark figures yet: `python -m benchmarks.llm_bench` measures them.")
         return
     st.markdown("**Last LLM benchmark** (naive: one slot, no prompt cache, calls in sequence)")
     st.dataframe(table, hide_index=True, width="stretch")
-    latest = max((r["at"] for r in results.get("runs", {}).values()), default="")
     st.caption(
-        f"Embedded model on two CPU cores, response cache off, measured up to {latest}. Each method ran "
+        f"Embedded model on two CPU cores, response cache off, measured up to {speed.measured_to}. Each method ran "
         "the same questions in both configurations (how many: its row); with so few a ratio whose range crosses "
         "1.0 cannot tell the two apart. Sampled agents can take a longer or shorter path in either "
         "configuration; *at equal work* compares the shipped seconds with the naive run's reading and "

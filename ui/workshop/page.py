@@ -10,17 +10,15 @@ import streamlit as st
 from core.access import Action
 from core.teaching import load_passages
 from core.workshop.replay import Replay
-from ui.common import access
-from ui.workshop import predict
-from ui.workshop import room as room_view
-from ui.common import state
-from ui.workshop import whatif as whatif_view
+from ui.common import access, keys, state
 from ui.common.chrome import header
 from ui.common.knobs import method_label
-from ui.workshop.replay import TICK_SECONDS, controls, player, show, tick
 from ui.common.text import short
+from ui.workshop import predict
+from ui.workshop import room as room_view
+from ui.workshop import whatif as whatif_view
 from ui.workshop.data import PACK, STORE, Chosen, load, pack
-from ui.common import keys
+from ui.workshop.replay import TICK_SECONDS, controls, player, show, tick
 
 MAX_RUNS = 3
 

@@ -14,9 +14,9 @@ from core.rooms import Tally
 from core.teaching import ROLE_WORDS, TeachingCase
 from core.workshop.marks import marks_line, retrieved, teaching_marks
 from core.workshop.replay import Replay
+from ui.common import keys
 from ui.common.knobs import method_label
 from ui.common.text import md, short
-from ui.common import keys
 
 ROLE_BADGES = {"key": "green", "near_miss": "orange", "outdated": "red"}
 

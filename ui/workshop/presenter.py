@@ -13,7 +13,7 @@ from ui.common.text import md
 from ui.workshop import predict
 from ui.workshop.data import Chosen
 from ui.workshop.replay import TICK_SECONDS, controls, player, show, tick
-from ui.workshop.room_store import POLL_SECONDS, MEMBER, ROOM, room_replay, rooms
+from ui.workshop.room_store import MEMBER, POLL_SECONDS, ROOM, room_replay, rooms
 
 
 def leave() -> None:

@@ -12,14 +12,14 @@ from core.methods import registry
 from core.stages import current_stage
 from core.trace import Event
 from core.workshop.replay import Replay
+from ui.common import keys
 from ui.common.knobs import method_label
+from ui.common.text import md
 from ui.runs.method_map import method_map
 from ui.runs.outcome import render_outcome
 from ui.runs.snippet_cards import Evidence
 from ui.runs.teaching_view import marks_for
-from ui.common.text import md
 from ui.runs.trace_view import render_timeline
-from ui.common import keys
 
 SPEEDS = {"×1": 1.0, "×4": 4.0, "instant": 0.0}
 TICK_SECONDS = 0.5  # how often autoplay looks whether the next step is due

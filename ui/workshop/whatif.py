@@ -14,17 +14,15 @@ from core.workshop.marks import teaching_marks
 from core.workshop.replay import Replay
 from core.workshop.whatif import WhatIfRun, what_changed
 from ui.common import access as session_access
-from ui.common import jobs
-from ui.common import state
+from ui.common import jobs, keys, state
 from ui.common.knobs import method_label
-from ui.runs.launch import admit, ensure_model, llm_for
 from ui.common.links import linked
-from ui.runs.live_panel import status_box
-from ui.runs.display import load
-from ui.runs.swimlanes import swimlanes
 from ui.common.text import md, short
+from ui.runs.display import load
+from ui.runs.launch import admit, ensure_model, llm_for
+from ui.runs.live_panel import status_box
+from ui.runs.swimlanes import swimlanes
 from ui.workshop.data import PACK, Chosen, pack
-from ui.common import keys
 
 LINK = "whatif"  # ... and the URL's name for it (``/workshop?whatif=<id>``), so a reload finds it again
 

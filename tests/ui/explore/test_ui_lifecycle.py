@@ -125,7 +125,7 @@ def test_a_run_another_process_is_writing_is_followed_through_the_store():
 def test_a_run_behind_another_says_it_waits_and_behind_what_and_its_map_lights_the_waiting_stage(monkeypatch):
     """One slot: the second run's only call waits for the first's; its box says so, each step's icon says what it
     is doing, and the map lights the Clinician's stage, not nothing."""
-    monkeypatch.setattr("core.methods.base.slots_of", lambda llm: 1)
+    monkeypatch.setattr("core.methods.contract.slots_of", lambda llm: 1)
     gate = Gate()  # both calls are held while they read the prompt
     llm = ScriptedLLM(gate=gate).on("Think step by step", REPLY)
     first = fill(ask_page(llm), "Which hormone lowers blood glucose?", ["Insulin", "Glucagon"])

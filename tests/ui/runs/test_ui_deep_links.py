@@ -6,7 +6,6 @@ from streamlit.testing.v1 import AppTest
 
 from tests.ui.history.test_ui_history import saved_runs
 
-
 JOB_OF = {"ask": "explore"}  # a page's job package, where it is not named alike
 
 

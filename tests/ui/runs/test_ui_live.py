@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from core.live_run import LiveRun
 from core.question import Question
 from core.store import RunStore
 from tests.fakes import Gate, ListRetriever, ScriptedLLM, make_hits
 from tests.waiting import patience, wait_until
-from core.live_run import LiveRun
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
 REPLY = {"reasoning": "Doc 1 says so.", "answer": "B", "cited_ids": ["teaching-1"]}

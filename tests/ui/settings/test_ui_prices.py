@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from streamlit.testing.v1 import AppTest
 
 from core.llm.cache import ResponseCache
@@ -16,8 +15,8 @@ from core.runner import execute
 from core.store import RunStore
 from core.trace import Run
 from tests.fakes import ScriptedLLM
-from ui.common.keys import LLM_OVERRIDE
 from tests.ui.benchmark.test_ui_benchmark import answering, bench, finish, no_jobs, page  # noqa: F401 (fixtures)
+from ui.common.keys import LLM_OVERRIDE
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
 MINI = Price(model="scripted", input_per_m=2.5, output_per_m=10.0)

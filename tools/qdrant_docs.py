@@ -1,5 +1,5 @@
 """The measured tables of ``docs/retrieval-at-scale.md``, drawn from ``benchmarks/results/qdrant_equivalence.json``,
-``qdrant_scale.json`` and ``gpu_embed.json``. ``python -m benchmarks.docs`` writes them into the page (each between
+``qdrant_scale.json`` and ``gpu_embed.json``. ``python -m tools.docs`` writes them into the page (each between
 ``<!-- table:NAME -->`` and ``<!-- /table -->``; only those lines) and checks them in CI.
 """
 
