@@ -120,10 +120,38 @@ def test_ask_stops_cleanly(endpoint, gate, tmp_path, signals, code):
     [row] = RunStore(tmp_path / "studio.sqlite").list_runs()
     run = RunStore(tmp_path / "studio.sqlite").load_run(row["id"])
     assert run.status == "cancelled" and run.events[-1].payload.error_type == "cancelled"
-    # the trace keeps what had arrived of the reply (how much, another process cannot see before it signals: that
-    # the words read before a stop are kept is shown in-process, in test_llm_stream)
+    # the trace keeps what had arrived (how much, a test cannot see from outside before it signals: see below)
     assert run.events[0].kind == "agent_message" and REPLY.startswith(run.events[0].payload.text)
     assert run.totals.calls == 1
+
+
+def test_a_signal_after_the_first_words_keeps_them_in_the_trace(endpoint, gate, monkeypatch, capsys):
+    """``ask`` in this process, where the test sees the first words arrive (the call queue says the call is writing)
+    before it sends Ctrl-C to itself."""
+    from core.__main__ import main
+    from core.call_queue import QUEUE
+
+    server = endpoint(held(gate))
+    for name, value in {"MEDRAG_BASE_URL": server.url, "MEDRAG_MODEL": "fake", "MEDRAG_MAX_RETRIES": "0"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("MEDRAG_CACHE", "off")
+    before = signal.getsignal(signal.SIGINT)  # a stopped command ignores further Ctrl-C: this process must not
+
+    def writing() -> bool:
+        return any([c.state for c in QUEUE.standing(row["id"])] == ["writing"] for row in RunStore().list_runs(limit=1))
+
+    def interrupt_once_writing() -> None:
+        wait_until(writing, "the reply's first words to arrive")
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_once_writing, daemon=True).start()
+    try:
+        assert main(["ask", QUESTION, "--option", "A=Insulin", "--option", "B=Glucagon"]) == 130
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert "cancelled:" in capsys.readouterr().out
+    run = RunStore().load_run(RunStore().list_runs()[0]["id"])
+    assert run.status == "cancelled" and run.events[0].payload.text.startswith('{"reasoning"')
 
 
 def write_bench(folder: Path, n: int) -> Path:
