@@ -15,6 +15,7 @@ SLOW = ("model", "browser")
 HPO_TERMS = 400
 # The folder holding it for one pytest run: its workers (pytest-xdist) inherit it from the process that made it.
 SESSION_CORPUS = "MEDRAG_TEST_DEFAULT_CORPUS"
+_SESSION_FOLDER = pytest.StashKey[Path]()  # in the process that made it, to remove at the end
 
 
 def pytest_configure(config):
@@ -38,9 +39,6 @@ def pytest_configure(config):
     from core.retrieval.default_corpus import write_hpo_corpus
 
     write_hpo_corpus(limit=HPO_TERMS)
-
-
-_SESSION_FOLDER = pytest.StashKey[Path]()
 
 
 def checkout_default_corpus() -> tuple[list[Path], Path]:
