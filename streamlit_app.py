@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from core.llm import ConfigError
-from core.llm.endpoint import check_environment
-from core.store.migrations import StoreError
+from core.engine.llm import ConfigError
+from core.engine.llm.endpoint import check_environment
+from core.engine.store.migrations import StoreError
 from ui.common import access, index_status
 from ui.common.chrome import ASSETS, frame
 from ui.common.state import settings, store

@@ -1,4 +1,4 @@
-"""How often does the answer/reasoning check (``core/consistency.py``) flag an answer, and does a reader agree?
+"""How often does the answer/reasoning check (``core/studio/consistency.py``) flag an answer, and does a reader agree?
 
     .venv/bin/python -m benchmarks.consistency_check --ask-live            # CoT on the DKA case, both orders (model)
     .venv/bin/python -m benchmarks.consistency_check --collect STUDIO_DB   # gather CoT answers from an evaluation
@@ -23,12 +23,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.consistency import check_answer
-from core.paths import REPO_ROOT
-from core.store import RunStore
-from core.teaching import load_cases
-from core.trace import Answer
-from core.workshop.pack import load_pack
+from core.engine.paths import REPO_ROOT
+from core.engine.store import RunStore
+from core.engine.trace import Answer
+from core.studio.consistency import check_answer
+from core.studio.teaching import load_cases
+from core.studio.workshop.pack import load_pack
 
 RESULTS = REPO_ROOT / "benchmarks" / "results"
 RUNS, READINGS = RESULTS / "consistency_runs.json", RESULTS / "consistency_readings.json"
@@ -75,8 +75,8 @@ def collect(db: Path) -> dict:
 
 def ask_live() -> None:
     """CoT on the DKA case on the embedded model in both orders, saved in the studio folder (MEDRAG_STUDIO_HOME)."""
-    from core.llm import LLM
-    from core.runner import execute
+    from core.engine.llm import LLM
+    from core.engine.runner import execute
 
     case = next(c for c in load_cases() if c.id == LIVE_CASE)
     llm, store = LLM(), RunStore()
@@ -135,7 +135,7 @@ def page(reads: list[Read], readings: dict, bench_found: bool) -> str:
     contradiction = {r.key: readings.get(r.key, {}).get("contradiction", False) for r in reads}
     intro = (
         "A small model can choose one letter and argue for another. The answer card flags it "
-        "(`core/consistency.py`): the reasoning is read sentence by sentence for the options it argues for or "
+        "(`core/studio/consistency.py`): the reasoning is read sentence by sentence for the options it argues for or "
         'against (by letter or by their words, denials and "all of the following except" taken into '
         "account), and for a yes/no question, whether the sentence that restates the question says yes or no. "
         "The flag asks the reader to read the reasoning; it is not a verdict."

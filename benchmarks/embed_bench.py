@@ -21,13 +21,13 @@ from pathlib import Path
 
 import numpy as np
 
-from core.eval.mirage import load_benchmark, load_ids
-from core.paths import REPO_ROOT
-from core.retrieval.chunking import split_long
-from core.retrieval.corpus import corpus_sources, read_corpus
-from core.retrieval.default_corpus import ensure_default_corpus
-from core.retrieval.dense import Embedder, native_bf16
-from core.teaching import load_cases
+from core.engine.paths import REPO_ROOT
+from core.engine.retrieval.chunking import split_long
+from core.engine.retrieval.corpus import corpus_sources, read_corpus
+from core.engine.retrieval.default_corpus import ensure_default_corpus
+from core.engine.retrieval.dense import Embedder, native_bf16
+from core.studio.eval.mirage import load_benchmark, load_ids
+from core.studio.teaching import load_cases
 
 RESULTS = REPO_ROOT / "benchmarks" / "results" / "embed_bench.json"
 MIRAGE = REPO_ROOT.parent / "shared" / "data" / "mirage"

@@ -94,7 +94,7 @@ def main() -> None:
     parser.add_argument("--methods", default="cot,sema", help="registry names, e.g. cot,sema")
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    from core.methods import get
+    from core.engine.methods import get
 
     labels = [get(name).label for name in args.methods.split(",")]
     port = 8700 + os.getpid() % 200

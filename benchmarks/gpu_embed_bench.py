@@ -1,7 +1,7 @@
 """MiniLM (the studio's embedder) on a GPU: how fast an ingest can embed, for what a large corpus costs to build.
 
-Runs on a machine with a CUDA GPU and nothing else of the studio installed: give it the studio's ``core/retrieval``
-``dense.py`` and ``progress.py`` (under ``core/retrieval/`` beside this script, with empty ``__init__.py`` files),
+Runs on a machine with a CUDA GPU and nothing else of the studio installed: give it the studio's ``core/engine/retrieval``
+``dense.py`` and ``progress.py`` (under ``core/engine/retrieval/`` beside this script, with empty ``__init__.py`` files),
 the model folder (``model/``, float16 weights travel in half the bytes) and the real corpora's chunks
 (``chunks.jsonl.xz``: one JSON object a line with corpus, row, id and text, in row order), then
 
@@ -25,7 +25,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from core.retrieval.dense import Embedder  # noqa: E402 - after the path set-up: it runs as a plain script
+from core.engine.retrieval.dense import Embedder  # noqa: E402 - after the path set-up: it runs as a plain script
 
 OUT = os.environ.get("OUT", "results")
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.paths import home
-from core.retrieval.chunking import Chunker, may_collide
-from core.retrieval.corpus import CorpusSource, LoadReport, Snippet, iter_corpus
-from core.retrieval.dense import Embedder, default_embedder
+from core.engine.paths import home
+from core.engine.retrieval.chunking import Chunker, may_collide
+from core.engine.retrieval.corpus import CorpusSource, LoadReport, Snippet, iter_corpus
+from core.engine.retrieval.dense import Embedder, default_embedder
 
 FOLDER = home() / "bench-qdrant"
 

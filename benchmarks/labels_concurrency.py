@@ -21,7 +21,7 @@ import threading
 import time
 from pathlib import Path
 
-from core.labels import LabelError, LabelRow, LabelStore, QuestionRef
+from core.studio.labels import LabelError, LabelRow, LabelStore, QuestionRef
 
 QUESTION = QuestionRef("bench/q1", "bench-hash", "Which artery is occluded in an inferior STEMI?", {}, "benchmark")
 SHARED = "shared"

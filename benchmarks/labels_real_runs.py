@@ -36,11 +36,11 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["MEDRAG_STUDIO_HOME"] = str(args.home)
 
-    from core.llm import LLM
-    from core.retrieval import open_retriever
-    from core.runner import execute
-    from core.store import RunStore
-    from core.teaching import load_cases
+    from core.engine.llm import LLM
+    from core.engine.retrieval import open_retriever
+    from core.engine.runner import execute
+    from core.engine.store import RunStore
+    from core.studio.teaching import load_cases
 
     cases = {c.id: c for c in load_cases()}
     store = RunStore()

@@ -12,7 +12,7 @@ reading and writing rates (an estimate; for a method whose work is identical in 
 
 Runs are saved one by one to a results file and skipped when already there, so a long benchmark runs in
 pieces (``--methods``/``--questions`` pick a piece; ``--report`` only prints the table). Each save also writes
-what the studio reads of them, ``data/measured_speed.json`` (``core.llm.speed``); ``--speed`` names another file. On a shared machine,
+what the studio reads of them, ``data/measured_speed.json`` (``core.engine.llm.speed``); ``--speed`` names another file. On a shared machine,
 hold the heavy-job lock for each piece: ``.venv/bin/python -m benchmarks.llm_bench ...``.
 """
 
@@ -30,10 +30,10 @@ from typing import Any
 
 from tqdm import tqdm
 
-from core.llm import LLM, Endpoint, embedded
-from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, AnswerFormat
-from core.llm.speed import SPEED_FILE, ConfigSpeed, MeasuredSpeed, MethodSpeed
-from core.question import Question
+from core.engine.llm import LLM, Endpoint, embedded
+from core.engine.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, AnswerFormat
+from core.engine.llm.speed import SPEED_FILE, ConfigSpeed, MeasuredSpeed, MethodSpeed
+from core.engine.question import Question
 
 RESULTS = Path(__file__).parent / "results" / "llm_bench.json"
 SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "mirage"
@@ -60,12 +60,12 @@ class BenchQuestion:
 def questions(mirage: Path = SHARED_DATA, extra: tuple[tuple[str, str], ...] = ()) -> list[BenchQuestion]:
     """The fixed question set: teaching-pack cases, then MIRAGE dev questions (and any ``extra`` MIRAGE
     ``(dataset, id)``) when the shared data is there."""
-    from core.teaching import load_cases
+    from core.studio.teaching import load_cases
 
     cases = {c.id: c for c in load_cases()}
     found = [BenchQuestion(f"teaching/{name}", cases[name].to_question()) for name in TEACHING_CASES]
     if (mirage / "benchmark.json.gz").is_file():
-        from core.eval.mirage import load_benchmark
+        from core.studio.eval.mirage import load_benchmark
 
         bench = load_benchmark(mirage / "benchmark.json.gz")
         for dataset, qid in dict.fromkeys(MIRAGE_QUESTIONS + extra):
@@ -110,7 +110,7 @@ def delta(after: dict[str, float], before: dict[str, float], name: str) -> float
 def run_one(
     method: str, item: BenchQuestion, server: embedded.EmbeddedServer, llm: LLM, retriever, sequential: bool
 ) -> dict[str, Any]:
-    from core.runner import execute
+    from core.engine.runner import execute
 
     def in_sequence(ctx) -> None:
         if sequential:
@@ -374,7 +374,7 @@ def bench(
     rerun: bool,
     speed_file: Path = SPEED_FILE,
 ) -> None:
-    from core.retrieval import open_retriever
+    from core.engine.retrieval import open_retriever
 
     retriever = open_retriever(None, progress=True)
     for name in configs:

@@ -21,11 +21,11 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from core.eval.stats import mcnemar, wilson
-from core.paths import REPO_ROOT
-from core.runner import execute
-from core.teaching import TeachingCase, load_cases, load_passages
-from core.trace import Hit
+from core.engine.paths import REPO_ROOT
+from core.engine.runner import execute
+from core.engine.trace import Hit
+from core.studio.eval.stats import mcnemar, wilson
+from core.studio.teaching import TeachingCase, load_cases, load_passages
 
 RESULTS = REPO_ROOT / "benchmarks" / "results" / "oracle_bench.json"
 ARMS = {
@@ -67,8 +67,8 @@ def load(path: Path) -> dict:
 def run_arms(cases: list[TeachingCase], arms: list[str], path: Path, llm=None, retriever=None) -> None:
     """Runs what ``path`` does not hold yet; by default on the embedded model (response cache on: greedy calls that
     ran before replay) and the default corpus."""
-    from core.llm import LLM
-    from core.retrieval import open_retriever
+    from core.engine.llm import LLM
+    from core.engine.retrieval import open_retriever
 
     llm = llm or LLM()
     if retriever is None and {"medrag", "medrag-options"} & set(arms):

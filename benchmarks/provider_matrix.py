@@ -25,7 +25,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from core.paths import REPO_ROOT
+from core.engine.paths import REPO_ROOT
 from tests.providers.fakes import FAMILIES
 from tests.providers.matrix import KNOBS, METHODS, QUESTION, run_family
 
@@ -118,7 +118,7 @@ def page(results: dict[str, Any]) -> str:
         "do not edit. -->",
         "",
         "The studio talks to every backend through one OpenAI-compatible client; what differs between backend "
-        "families is declared in a profile (`core/llm/profiles.py`), picked from the base URL and the model name, or "
+        "families is declared in a profile (`core/engine/llm/profiles.py`), picked from the base URL and the model name, or "
         "named with `MEDRAG_PROVIDER`. A structured reply is asked for in the "
         "strongest form the family takes, and a refused form steps down: strict `json_schema` → `json_schema` → "
         "`json_object` with the schema in the prompt → the schema in the prompt alone. The trace says which mode "

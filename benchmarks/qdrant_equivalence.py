@@ -29,18 +29,18 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.gpu_vectors import FOLDER, Precomputed, table_for
-from core.paths import REPO_ROOT
-from core.question import Question
-from core.retrieval import open_retriever
-from core.retrieval.corpus import corpus_sources
-from core.retrieval.default_corpus import default_corpus_paths
-from core.retrieval.hybrid import HybridRetriever
-from core.retrieval.location import InProcess
-from core.retrieval.qdrant.backend import QdrantBackend
-from core.retrieval.qdrant.edge import EdgeStore
-from core.retrieval.qdrant.ingest import FromIndex, ingest
-from core.retrieval.qdrant.store import ClientStore
-from core.teaching import load_cases
+from core.engine.paths import REPO_ROOT
+from core.engine.question import Question
+from core.engine.retrieval import open_retriever
+from core.engine.retrieval.corpus import corpus_sources
+from core.engine.retrieval.default_corpus import default_corpus_paths
+from core.engine.retrieval.hybrid import HybridRetriever
+from core.engine.retrieval.location import InProcess
+from core.engine.retrieval.qdrant.backend import QdrantBackend
+from core.engine.retrieval.qdrant.edge import EdgeStore
+from core.engine.retrieval.qdrant.ingest import FromIndex, ingest
+from core.engine.retrieval.qdrant.store import ClientStore
+from core.studio.teaching import load_cases
 
 RESULTS = REPO_ROOT / "benchmarks" / "results" / "qdrant_equivalence.json"
 SHARED = REPO_ROOT.parent / "shared" / "data"
@@ -132,9 +132,9 @@ def answers(
 ) -> None:
     """MedRAG on the embedded model, today's index first (within the time), then Qdrant's engine on the same
     questions with the same response cache."""
-    from core.llm import LLM
-    from core.llm.cache import ResponseCache
-    from core.runner import execute
+    from core.engine.llm import LLM
+    from core.engine.llm.cache import ResponseCache
+    from core.engine.runner import execute
 
     llm = LLM(cache=ResponseCache(FOLDER / "llm_cache.sqlite"))
     runs = results.setdefault("answers", {})

@@ -34,15 +34,15 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.gpu_vectors import FOLDER, chunks, gpu_vectors
-from core.paths import REPO_ROOT
-from core.retrieval.chunking import ChunkParams
-from core.retrieval.corpus import CorpusSource, corpus_sources
-from core.retrieval.corpus_index import CorpusIndex, IndexParams
-from core.retrieval.default_corpus import default_corpus_paths
-from core.retrieval.dense import DenseParams
-from core.retrieval.fusion import RRF_K, rrf
-from core.retrieval.hybrid import HybridRetriever
-from core.retrieval.qdrant.ingest import VectorSource
+from core.engine.paths import REPO_ROOT
+from core.engine.retrieval.chunking import ChunkParams
+from core.engine.retrieval.corpus import CorpusSource, corpus_sources
+from core.engine.retrieval.corpus_index import CorpusIndex, IndexParams
+from core.engine.retrieval.default_corpus import default_corpus_paths
+from core.engine.retrieval.dense import DenseParams
+from core.engine.retrieval.fusion import RRF_K, rrf
+from core.engine.retrieval.hybrid import HybridRetriever
+from core.engine.retrieval.qdrant.ingest import VectorSource
 
 RESULTS = REPO_ROOT / "benchmarks" / "results" / "qdrant_scale.json"
 SHARED = REPO_ROOT.parent / "shared" / "data"
@@ -166,8 +166,8 @@ def build(engine: str, size: int) -> dict:
         index = CorpusIndex.open(source, vectors, cache_dir=target, params=IndexParams(), progress=stages)
         snippets, kind = index.size, index.manifest["index_type"]
     else:
-        from core.retrieval.qdrant.edge import EdgeStore
-        from core.retrieval.qdrant.ingest import ingest
+        from core.engine.retrieval.qdrant.edge import EdgeStore
+        from core.engine.retrieval.qdrant.ingest import ingest
 
         store = EdgeStore(target / "shard")
         done = ingest(store, source, vectors, batch=1024, progress=stages)
@@ -197,7 +197,7 @@ def questions(n: int = 150) -> list[str]:
     with gzip.open(SHARED / "mirage" / "benchmark.json.gz", "rt", encoding="utf-8") as fh:
         bench = json.load(fh)
     dev = json.loads((SHARED / "mirage" / "dev_ids.json").read_text())
-    from core.teaching import load_cases
+    from core.studio.teaching import load_cases
 
     asked = [bench[d][q]["question"] for d, ids in dev.items() for q in ids][:n]
     return asked + [c.question for c in load_cases()]
@@ -209,9 +209,9 @@ def open_engine(engine: str, size: int, embedder) -> HybridRetriever:
     if engine == "in-process":
         index = CorpusIndex.open(source, Rows(size), cache_dir=folder, params=IndexParams())
         return HybridRetriever([index], embedder)
-    from core.retrieval.qdrant.backend import QdrantBackend
-    from core.retrieval.qdrant.edge import EdgeStore
-    from core.retrieval.qdrant.stats import read_record
+    from core.engine.retrieval.qdrant.backend import QdrantBackend
+    from core.engine.retrieval.qdrant.edge import EdgeStore
+    from core.engine.retrieval.qdrant.stats import read_record
 
     store = EdgeStore(folder / "shard")
     return HybridRetriever(QdrantBackend(store, [read_record(store, source.name)]), embedder)
@@ -219,7 +219,7 @@ def open_engine(engine: str, size: int, embedder) -> HybridRetriever:
 
 def search(engine: str, size: int) -> dict:
     from benchmarks.gpu_vectors import Precomputed
-    from core.retrieval.dense import query_threads_only
+    from core.engine.retrieval.dense import query_threads_only
 
     asked = questions()
     embedder = Precomputed({})

@@ -36,19 +36,19 @@ import numpy as np
 from scipy.stats import bootstrap, wilcoxon
 from tqdm import tqdm
 
-from core.llm.embedded import SHIPPED
-from core.llm.tokens import CHARS_PER_TOKEN
-from core.methods.documents import format_docs, read_docs
-from core.paths import REPO_ROOT, index_dir
-from core.question import Question
-from core.retrieval import HybridRetriever, open_retriever
-from core.retrieval.catalog import human_bytes
-from core.retrieval.chunking import ChunkParams, passage_id
-from core.retrieval.corpus_index import IndexParams
-from core.retrieval.default_corpus import ensure_default_corpus, teaching_pack_dir
-from core.retrieval.dense import Embedder, default_embedder
-from core.retrieval.hybrid import MODES, Idf
-from core.retrieval.progress import no_progress
+from core.engine.llm.embedded import SHIPPED
+from core.engine.llm.tokens import CHARS_PER_TOKEN
+from core.engine.methods.documents import format_docs, read_docs
+from core.engine.paths import REPO_ROOT, index_dir
+from core.engine.question import Question
+from core.engine.retrieval import HybridRetriever, open_retriever
+from core.engine.retrieval.catalog import human_bytes
+from core.engine.retrieval.chunking import ChunkParams, passage_id
+from core.engine.retrieval.corpus_index import IndexParams
+from core.engine.retrieval.default_corpus import ensure_default_corpus, teaching_pack_dir
+from core.engine.retrieval.dense import Embedder, default_embedder
+from core.engine.retrieval.hybrid import MODES, Idf
+from core.engine.retrieval.progress import no_progress
 
 SHARED = REPO_ROOT.parent / "shared" / "data"
 K = 32

@@ -41,11 +41,11 @@ from pathlib import Path
 import psutil
 
 from benchmarks.workshop_room_load import _drive, percentile, room_arguments, synthetic_run
-from core.labels import GRADES
-from core.rooms import RoomStore
-from core.runfiles import RunEntry, RunFile, import_runs, write
-from core.store import RunStore
-from core.workshop.replay import Replay
+from core.engine.store import RunStore
+from core.studio.labels import GRADES
+from core.studio.rooms import RoomStore
+from core.studio.runfiles import RunEntry, RunFile, import_runs, write
+from core.studio.workshop.replay import Replay
 from tests.e2e.serve import serve_app
 
 PASSCODE = "load-test-passcode"
@@ -165,7 +165,7 @@ def browsers(url: str, ready, stop, out) -> None:
 def lost_labels(db: Path, saves: list[tuple[str, str, int, float]]) -> tuple[int, int]:
     """(grades the pages said they saved, of those not held by the database at the end): the last grade each annotator
     gave each passage is what must be there."""
-    from core.labels import LabelStore, collect, resolve
+    from core.studio.labels import LabelStore, collect, resolve
 
     last: dict[tuple[str, str], int] = {}
     for name, text, grade, _ in saves:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from tqdm import tqdm
 
-from core.llm import embedded
+from core.engine.llm import embedded
 
 GGML_TYPE_F16, GGML_TYPE_Q8_0 = 1, 8
 

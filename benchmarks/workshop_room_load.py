@@ -36,12 +36,12 @@ import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from core.rooms import RoomStore
-from core.runfiles import RunEntry, RunFile, write
-from core.teaching import load_cases, load_passages
-from core.trace import AgentMessage, Answer, Event, Hit, Query, Retrieval, Run, Usage
-from core.workshop.pack import load_pack
-from core.workshop.replay import Replay
+from core.engine.trace import AgentMessage, Answer, Event, Hit, Query, Retrieval, Run, Usage
+from core.studio.rooms import RoomStore
+from core.studio.runfiles import RunEntry, RunFile, write
+from core.studio.teaching import load_cases, load_passages
+from core.studio.workshop.pack import load_pack
+from core.studio.workshop.replay import Replay
 from tests.e2e.serve import serve_app
 
 

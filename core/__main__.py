@@ -1,4 +1,4 @@
-"""Command line: ``python -m core <command>``. Each module in core/cli with ``register`` adds a command."""
+"""Command line: ``python -m core <command>``. Each module in core/studio/cli with ``register`` adds a command."""
 
 from __future__ import annotations
 
@@ -7,16 +7,16 @@ import importlib
 import pkgutil
 import sys
 
-import core.cli
-from core.llm.endpoint import ConfigError, check_environment
-from core.store.migrations import StoreError
+import core.studio.cli
+from core.engine.llm.endpoint import ConfigError, check_environment
+from core.engine.store.migrations import StoreError
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m core", description="Multi-agent medical RAG studio, command line.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for info in sorted(pkgutil.iter_modules(core.cli.__path__), key=lambda i: i.name):
-        module = importlib.import_module(f"core.cli.{info.name}")
+    for info in sorted(pkgutil.iter_modules(core.studio.cli.__path__), key=lambda i: i.name):
+        module = importlib.import_module(f"core.studio.cli.{info.name}")
         if hasattr(module, "register"):
             module.register(commands)
     args = parser.parse_args(argv)

@@ -36,7 +36,7 @@ def pytest_configure(config):
     os.environ[SESSION_CORPUS] = str(folder)
     os.environ["MEDRAG_CORPORA_DIR"] = str(folder / "corpora")
     os.environ["MEDRAG_INDEX_DIR"] = str(folder / "indexes")
-    from core.retrieval.default_corpus import write_hpo_corpus
+    from core.engine.retrieval.default_corpus import write_hpo_corpus
 
     write_hpo_corpus(limit=HPO_TERMS)
 
@@ -44,8 +44,8 @@ def pytest_configure(config):
 def checkout_default_corpus() -> tuple[list[Path], Path]:
     """The whole default corpus's folders where ``make setup`` and ``make run`` keep them in this checkout (the
     settings' defaults), and its index folder: either may be absent, or the index not built."""
-    from core.retrieval.default_corpus import HPO_NAME, teaching_pack_dir
-    from core.settings import Settings
+    from core.engine.retrieval.default_corpus import HPO_NAME, teaching_pack_dir
+    from core.engine.settings import Settings
 
     folders = Settings.model_fields
     return [folders["corpora_dir"].default / HPO_NAME, teaching_pack_dir()], folders["index_dir"].default
@@ -77,7 +77,7 @@ def model_only_where_marked(request, monkeypatch):
     if request.node.get_closest_marker("model"):
         yield
         return
-    from core.llm.embedded import EmbeddedServer
+    from core.engine.llm.embedded import EmbeddedServer
 
     refused: list[str] = []
 
@@ -129,8 +129,8 @@ def keep_main_module():
 @pytest.fixture(scope="session")
 def embedded_llm(tmp_path_factory):
     """The real embedded model with a session-wide response cache."""
-    from core.llm import LLM
-    from core.llm.cache import ResponseCache
+    from core.engine.llm import LLM
+    from core.engine.llm.cache import ResponseCache
 
     return LLM(cache=ResponseCache(tmp_path_factory.mktemp("llmcache") / "cache.sqlite"))
 

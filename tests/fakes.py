@@ -11,12 +11,12 @@ from collections.abc import Callable
 from itertools import count
 from typing import TYPE_CHECKING, Any
 
-from core.llm import LLM, Endpoint, LLMCancelled, LLMResponse
-from core.trace import Hit, Usage
+from core.engine.llm import LLM, Endpoint, LLMCancelled, LLMResponse
+from core.engine.trace import Hit, Usage
 from tests.waiting import patience, wait_until
 
 if TYPE_CHECKING:  # imported where used: the provider matrix runs these fakes against older clients too
-    from core.eval.results import ItemResult
+    from core.studio.eval.results import ItemResult
 
 CHUNKS = 3  # pieces each scripted reply streams in
 
@@ -258,7 +258,7 @@ def make_hits(n: int, corpus: str = "teaching") -> list[Hit]:
 def until_runs_end(at, timeout: float = 30.0):
     """Rerun an AppTest page once every run this server started has ended (a page no longer waits for its runs:
     a fragment redraws them, which AppTest does not tick)."""
-    from core.live_run import LiveRun
+    from core.engine.live_run import LiveRun
     from ui.common.jobs import runner
 
     if not runner().running(LiveRun):
@@ -269,7 +269,7 @@ def until_runs_end(at, timeout: float = 30.0):
 
 def item_result(**given: Any) -> ItemResult:
     """A benchmark result as ``eval_items`` holds it, with plain values for every column a test does not name."""
-    from core.eval.results import ItemResult
+    from core.studio.eval.results import ItemResult
 
     plain: dict[str, Any] = {
         "config": "cot-0",

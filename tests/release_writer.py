@@ -55,7 +55,6 @@ def _run(method: str, question: str, options: dict[str, str], choice: str, hits:
 
 
 def write(folder: Path) -> dict:
-    import core
     from core.eval.mirage import BenchItem
     from core.eval.results import EvalResults, config_key
     from core.labels import LabelStore
@@ -70,6 +69,8 @@ def write(folder: Path) -> dict:
     from core.store.groups import save_group
     from core.store.prices import put_price
     from core.store.settings import write_setting
+
+    import core
 
     studio = folder / "studio.sqlite"
     store = RunStore(studio)

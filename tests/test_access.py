@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from core import paths
-from core.access import (
+from core.engine import paths
+from core.engine.settings import ConfigError, settings
+from core.studio.access import (
     Access,
     Action,
     Allowances,
@@ -20,11 +21,10 @@ from core.access import (
     save_allowances,
     serving_mode,
 )
-from core.cli.serve import banner, plan
-from core.labels import LabelError, LabelStore, QuestionRef
-from core.labels.claims import NameClaims
-from core.settings import ConfigError, settings
-from core.throttle import Throttle
+from core.studio.cli.serve import banner, plan
+from core.studio.labels import LabelError, LabelStore, QuestionRef
+from core.studio.labels.claims import NameClaims
+from core.studio.throttle import Throttle
 
 OWNER = Access(Mode.SHARED, Role.OWNER)
 VISITOR = Access(Mode.SHARED, Role.VISITOR)

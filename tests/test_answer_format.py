@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from core.eval import EvalPlan
-from core.llm import LLM, Endpoint
-from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT
-from core.methods import registry
-from core.methods.answer import answer_schema, reply_format
-from core.question import Question
-from core.runner import execute, new_run
-from core.teaching import load_cases
+from core.engine.llm import LLM, Endpoint
+from core.engine.llm.answer_formats import EMBEDDED_ANSWER_FORMAT
+from core.engine.methods import registry
+from core.engine.methods.answer import answer_schema, reply_format
+from core.engine.question import Question
+from core.engine.runner import execute, new_run
+from core.studio.eval import EvalPlan
+from core.studio.teaching import load_cases
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})

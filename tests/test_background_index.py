@@ -7,7 +7,7 @@ import threading
 
 from streamlit.testing.v1 import AppTest
 
-from core.retrieval.background import BackgroundBuild
+from core.engine.retrieval.background import BackgroundBuild
 from tests.waiting import patience, wait_until
 
 
@@ -49,7 +49,7 @@ def test_a_failed_build_says_why_and_raises_nothing():
 
 SCRIPT = """
 import streamlit as st
-from core.methods import get
+from core.engine.methods import get
 from ui.common import index_status
 index_status.sidebar()
 st.session_state["medrag"] = index_status.corpus_not_ready(get("medrag"))

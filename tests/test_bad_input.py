@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.__main__ import main
-from core.retrieval.corpus import CorpusSource, read_corpus
+from core.engine.retrieval.corpus import CorpusSource, read_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 QUESTION = "Which hormone lowers blood glucose?"

@@ -1,6 +1,6 @@
 import sqlite_utils
 
-from core.llm.cache import ResponseCache, cache_key
+from core.engine.llm.cache import ResponseCache, cache_key
 
 MSGS = [{"role": "user", "content": "hi"}]
 

@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from core.call_queue import CallQueue
-from core.question import Question
-from core.runner import execute
+from core.engine.call_queue import CallQueue
+from core.engine.question import Question
+from core.engine.runner import execute
 from tests.fakes import Gate, ScriptedLLM
 from tests.waiting import patience, wait_until
 
@@ -44,8 +44,8 @@ def test_an_endpoint_whose_slots_are_unknown_never_says_a_call_waits():
 
 
 def test_runs_register_their_calls_and_one_beyond_the_slots_waits_for_the_first(monkeypatch):
-    monkeypatch.setattr("core.methods.contract.slots_of", lambda llm: 1)  # a backend with one slot
-    from core.call_queue import QUEUE
+    monkeypatch.setattr("core.engine.methods.contract.slots_of", lambda llm: 1)  # a backend with one slot
+    from core.engine.call_queue import QUEUE
 
     gate = Gate()  # the first call is held while it reads the prompt, then again after its first words
     llm = ScriptedLLM(gate=gate, held_at=(0, 1)).on("Think step by step", {"reasoning": "Insulin.", "answer": "A"})
@@ -74,7 +74,7 @@ def test_runs_register_their_calls_and_one_beyond_the_slots_waits_for_the_first(
 
 @pytest.mark.parametrize("reply", ["not JSON at all", RuntimeError("the server went away")])
 def test_a_call_that_fails_leaves_the_queue(reply):
-    from core.call_queue import QUEUE
+    from core.engine.call_queue import QUEUE
 
     def answer(messages):
         if isinstance(reply, Exception):

@@ -57,12 +57,12 @@ def test_ask_streams_events_and_totals_on_the_embedded_model(tmp_path):
 
 @pytest.mark.model
 def test_a_benchmark_runs_on_the_embedded_model_and_reports_each_arm(tmp_path):
-    """The Benchmark page's own path (core.eval), on the real model: a teaching case, CoT and MedRAG; its browser
+    """The Benchmark page's own path (core.studio.eval), on the real model: a teaching case, CoT and MedRAG; its browser
     test (tests/e2e/test_benchmark_browser.py) uses an endpoint on 127.0.0.1 instead, for speed."""
     import json
 
-    from core.store import RunStore
-    from core.teaching import load_cases
+    from core.engine.store import RunStore
+    from core.studio.teaching import load_cases
 
     cases = load_cases()[2:3]
     bench = tmp_path / "mini.json"

@@ -21,12 +21,12 @@ from typing import Any
 
 import pytest
 
-from core.llm.embedded import SHIPPED
-from core.llm.ladder import Memory
-from core.methods import registry
-from core.question import Question
-from core.runner import execute
-from core.trace import Hit
+from core.engine.llm.embedded import SHIPPED
+from core.engine.llm.ladder import Memory
+from core.engine.methods import registry
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.trace import Hit
 from tests.fakes import ListRetriever, ScriptedLLM
 
 FIXTURE = Path(__file__).parent / "data" / "compact_requests.json"

@@ -8,10 +8,10 @@ import traceback
 
 import pytest
 
-from core.llm.cache import ResponseCache
-from core.store import RunStore
-from core.store.migrations import MIGRATIONS
-from core.trace import Event, Query, Run, Usage
+from core.engine.llm.cache import ResponseCache
+from core.engine.store import RunStore
+from core.engine.store.migrations import MIGRATIONS
+from core.engine.trace import Event, Query, Run, Usage
 
 ROWS = 15
 

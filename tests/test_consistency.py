@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.consistency import check_answer, named_options
-from core.trace import Answer
+from core.engine.trace import Answer
+from core.studio.consistency import check_answer, named_options
 
 ASTHMA = {
     "A": "Salbutamol as needed alone, with no controller",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from benchmarks.consistency_check import BENCH, PAGE, READINGS, RUNS, gather, read_bench, render
-from core.consistency import check_answer
+from core.studio.consistency import check_answer
 
 
 def test_the_page_is_generated_from_the_data(shared_data):

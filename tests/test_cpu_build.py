@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.llm import cpu_build
+from core.engine.llm import cpu_build
 
 ROOT = Path(__file__).resolve().parents[1]
 WHEEL = "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | LLAMAFILE = 1 | OPENMP = 1 |"

@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.llm import LLM, Endpoint
-from core.methods.answer import REASONING_CHARS, reasoning_cut
-from core.methods.contract import RunContext
-from core.trace import AgentMessage, Answer, Event, Run, Usage
+from core.engine.llm import LLM, Endpoint
+from core.engine.methods.answer import REASONING_CHARS, reasoning_cut
+from core.engine.methods.contract import RunContext
+from core.engine.trace import AgentMessage, Answer, Event, Run, Usage
 from tests.fake_endpoint import FakeEndpoint, streams
 
 WORDS = "Insulin is made by the beta cells of the pancreas and moves glucose into cells. "

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from core.retrieval import describe_corpora, open_retriever
-from core.retrieval.default_corpus import HPO_FILE
-from core.retrieval.hpo import release
-from core.retrieval.location import InProcess
+from core.engine.retrieval import describe_corpora, open_retriever
+from core.engine.retrieval.default_corpus import HPO_FILE
+from core.engine.retrieval.hpo import release
+from core.engine.retrieval.location import InProcess
 from tests.conftest import HPO_TERMS, checkout_default_corpus
 
 REPO = Path(__file__).resolve().parent.parent

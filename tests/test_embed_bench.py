@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from benchmarks import embed_bench
-from core.retrieval.default_corpus import hpo_dir
+from core.engine.retrieval.default_corpus import hpo_dir
 
 
 def test_the_benchmark_compares_bfloat16_with_float32_and_saves_the_figures(tmp_path, monkeypatch, capsys):

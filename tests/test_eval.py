@@ -10,10 +10,10 @@ from types import SimpleNamespace
 import pytest
 
 from core.__main__ import main
-from core.eval import BenchmarkError, EvalPlan, evaluate, load_benchmark, load_ids, select, summarize
-from core.eval.report import format_table
-from core.llm import LLM, Endpoint, LLMError
-from core.store import RunStore
+from core.engine.llm import LLM, Endpoint, LLMError
+from core.engine.store import RunStore
+from core.studio.eval import BenchmarkError, EvalPlan, evaluate, load_benchmark, load_ids, select, summarize
+from core.studio.eval.report import format_table
 from tests.fakes import Gate, ListRetriever, ScriptedLLM, chunk_stream, make_hits, together
 from tests.waiting import patience, wait_until
 
@@ -180,7 +180,7 @@ def test_bad_benchmark_files_say_what_is_wrong(tmp_path, content, ids, message):
 
 def test_command_prints_the_table_writes_files_and_resumes(bench_files, tmp_path, monkeypatch, capsys):
     bench, ids = bench_files
-    monkeypatch.setattr("core.cli.eval.LLM", lambda: always("A"))
+    monkeypatch.setattr("core.studio.cli.eval.LLM", lambda: always("A"))
     out = tmp_path / "out"
     argv = ["eval", "--methods", "cot", "--bench", str(bench), "--ids", str(ids), "--out", str(out)]
     assert main(argv) == 0
@@ -195,7 +195,7 @@ def test_command_prints_the_table_writes_files_and_resumes(bench_files, tmp_path
     printed = capsys.readouterr()
     assert "resuming: 2 finished run(s) skipped" in printed.out and "0 run(s) now, 2 from before" in printed.out
 
-    monkeypatch.setattr("core.cli.eval.LLM", lambda: ScriptedLLM())  # any call would fail: none may happen
+    monkeypatch.setattr("core.studio.cli.eval.LLM", lambda: ScriptedLLM())  # any call would fail: none may happen
     assert main(argv + ["--methods", "cot,medrag", "--report"]) == 0  # medrag never ran: no line, nothing runs
     printed = capsys.readouterr()
     assert "0 run(s) now, 4 from before" in printed.out and "50.0% (2/4)" in printed.out
@@ -214,7 +214,7 @@ def test_command_prints_the_table_writes_files_and_resumes(bench_files, tmp_path
 )
 def test_command_rejects_bad_input_before_running(bench_files, monkeypatch, capsys, extra, message):
     bench, ids = bench_files
-    monkeypatch.setattr("core.cli.eval.LLM", lambda: ScriptedLLM())  # any call would fail: none may happen
+    monkeypatch.setattr("core.studio.cli.eval.LLM", lambda: ScriptedLLM())  # any call would fail: none may happen
     assert main(["eval", "--methods", "cot", "--bench", str(bench), "--ids", str(ids), *extra]) == 2
     assert message in capsys.readouterr().err
 

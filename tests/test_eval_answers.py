@@ -7,9 +7,9 @@ import json
 
 from scipy.stats import chi2
 
-from core.eval.answers import answer_shares, format_answers, stuart_maxwell
-from core.eval.report import summarize, write_results
-from core.eval.results import ItemResult
+from core.studio.eval.answers import answer_shares, format_answers, stuart_maxwell
+from core.studio.eval.report import summarize, write_results
+from core.studio.eval.results import ItemResult
 from tests.fakes import item_result
 
 

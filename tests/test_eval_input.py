@@ -9,8 +9,8 @@ import json
 import pytest
 
 from core.__main__ import main
-from core.eval import BenchmarkError, load_benchmark, select
-from core.eval.mirage import check_benchmark, parse_json
+from core.studio.eval import BenchmarkError, load_benchmark, select
+from core.studio.eval.mirage import check_benchmark, parse_json
 from tests.fakes import ScriptedLLM
 from tests.test_eval import BENCH, IDS
 
@@ -103,7 +103,7 @@ def test_an_upload_may_be_gzipped_whatever_its_name():
 
 
 def _cli(capsys, monkeypatch, *argv: str) -> str:
-    monkeypatch.setattr("core.cli.eval.LLM", lambda: ScriptedLLM())  # any call would fail: none may happen
+    monkeypatch.setattr("core.studio.cli.eval.LLM", lambda: ScriptedLLM())  # any call would fail: none may happen
     assert main(["eval", "--methods", "cot", *argv]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err

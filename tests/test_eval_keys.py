@@ -6,11 +6,11 @@ from __future__ import annotations
 import copy
 import json
 
-from core.eval import EvalPlan, evaluate, load_benchmark, load_ids, select, summarize
-from core.eval.results import config_key
-from core.methods import get
-from core.runner import execute
-from core.store import RunStore, migrations
+from core.engine.methods import get
+from core.engine.runner import execute
+from core.engine.store import RunStore, migrations
+from core.studio.eval import EvalPlan, evaluate, load_benchmark, load_ids, select, summarize
+from core.studio.eval.results import config_key
 from tests.fakes import ScriptedLLM
 from tests.test_eval import BENCH, IDS, always, plan
 
@@ -111,7 +111,7 @@ def test_a_change_in_retrieval_scoring_keys_retrieving_methods_apart_and_leaves_
 def test_the_live_asked_key_is_still_the_one_migration_6_gave_old_rows():
     """Migration 6 keeps its own copy of the key (the store imports nothing from eval): were the live key to change,
     every stored result would stop matching, and that needs a migration that re-keys the rows."""
-    from core.eval.keys import asked_key
+    from core.studio.eval.keys import asked_key
 
     for question, options, gold in [
         ("Does X help?", {"A": "yes", "B": "no"}, "A"),

@@ -9,10 +9,10 @@ import re
 import pytest
 
 from core.__main__ import main
-from core.eval import PRESETS, EvalPlan, evaluate, summarize
-from core.eval.presets import groups
-from core.methods import get
-from core.store import RunStore
+from core.engine.methods import get
+from core.engine.store import RunStore
+from core.studio.eval import PRESETS, EvalPlan, evaluate, summarize
+from core.studio.eval.presets import groups
 from tests.fakes import ListRetriever, make_hits
 from tests.test_eval import plan
 from tests.test_methods_mass import scripted as mass_scripted
@@ -73,8 +73,8 @@ def test_presets_run_under_their_names_and_share_runs_with_an_equal_configuratio
 
 def test_the_command_runs_a_preset_by_name_and_prints_intervals_and_pairs(bench_files, tmp_path, monkeypatch, capsys):
     bench, ids = bench_files
-    monkeypatch.setattr("core.cli.eval.LLM", mass_llm)
-    monkeypatch.setattr("core.retrieval.open_retriever", lambda *a, **k: ListRetriever(make_hits(5)))
+    monkeypatch.setattr("core.studio.cli.eval.LLM", mass_llm)
+    monkeypatch.setattr("core.engine.retrieval.open_retriever", lambda *a, **k: ListRetriever(make_hits(5)))
     out = tmp_path / "out"
     argv = [
         "eval",

@@ -6,8 +6,8 @@ import statistics
 
 import pytest
 
-from core.eval import progress as progress_module
-from core.eval.progress import EvalProgress
+from core.studio.eval import progress as progress_module
+from core.studio.eval.progress import EvalProgress
 from tests.fakes import item_result
 
 
@@ -32,10 +32,10 @@ def test_time_left_follows_each_arms_pace_at_the_measured_parallelism(monkeypatc
 
 
 def test_before_the_first_question_ends_the_estimate_is_each_methods_recorded_pace():
-    from core.eval.progress import recorded_seconds
-    from core.question import Question
-    from core.runner import execute
-    from core.store import RunStore
+    from core.engine.question import Question
+    from core.engine.runner import execute
+    from core.engine.store import RunStore
+    from core.studio.eval.progress import recorded_seconds
     from tests.fakes import ScriptedLLM
 
     store = RunStore()
@@ -57,7 +57,7 @@ def test_before_the_first_question_ends_the_estimate_is_each_methods_recorded_pa
     p.plan("cot", "CoT", total=10, before=2, recorded=pace)
     p.plan("medrag", "MedRAG", total=10, before=0, recorded=None)
     assert p.from_record and p.seconds_left(p.arms()[0]) == pytest.approx(8 * pace)
-    from core.llm.embedded import MODEL_NAME
+    from core.engine.llm.embedded import MODEL_NAME
 
     assert recorded_seconds(store, "sema", MODEL_NAME) > 30  # none stored: the embedded model's measured pace
     assert p.seconds_left() is None  # an arm with no record: no estimate for the whole

@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 from dataclasses import fields
 
-from core.eval.report import summarize, write_results
-from core.eval.results import ItemResult
-from core.store import RunStore
+from core.engine.store import RunStore
+from core.studio.eval.report import summarize, write_results
+from core.studio.eval.results import ItemResult
 from tests.fakes import item_result
 
 

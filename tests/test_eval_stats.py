@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from core.eval.report import format_pairs, pairwise, summarize
-from core.eval.stats import mcnemar, overall_reading, pairs, pareto_front, wilson
+from core.studio.eval.report import format_pairs, pairwise, summarize
+from core.studio.eval.stats import mcnemar, overall_reading, pairs, pareto_front, wilson
 from tests.fakes import item_result
 
 

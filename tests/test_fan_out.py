@@ -1,4 +1,4 @@
-"""Calls made together wait for their shared prompt prefix to be read once (``core.llm.fan_out``): who waits, what
+"""Calls made together wait for their shared prompt prefix to be read once (``core.engine.llm.fan_out``): who waits, what
 the copying step is given, when calls run in turn instead, and that nothing it does can cost a call its answer or
 hold a cancelled run."""
 
@@ -9,12 +9,12 @@ import time
 
 import pytest
 
-from core.llm import fan_out
-from core.llm.cache import ResponseCache
-from core.llm.fan_out import FanOut, common_prefix
-from core.methods.contract import RunContext
-from core.methods.templates import messages
-from core.trace import Run
+from core.engine.llm import fan_out
+from core.engine.llm.cache import ResponseCache
+from core.engine.llm.fan_out import FanOut, common_prefix
+from core.engine.methods.contract import RunContext
+from core.engine.methods.templates import messages
+from core.engine.trace import Run
 from tests.fakes import ScriptedLLM
 from tests.waiting import patience, wait_until
 

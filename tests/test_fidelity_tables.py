@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from core.methods import answer, registry
+from core.engine.methods import answer, registry
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs" / "fidelity"
@@ -89,7 +89,7 @@ def test_defaults_table_has_every_knob_with_the_codes_default(name):
 
 
 def value(expression: str) -> Any:
-    """A cell's value: a Python literal, or an expression over core/methods/answer.py's names (``READER["paper"]``)."""
+    """A cell's value: a Python literal, or an expression over core/engine/methods/answer.py's names (``READER["paper"]``)."""
     try:
         return ast.literal_eval(expression)
     except ValueError:

@@ -12,11 +12,11 @@ from collections import Counter
 
 from pydantic import BaseModel
 
-from core.llm import LLM, Endpoint, LLMError
-from core.llm.cache import ResponseCache
-from core.question import Question
-from core.runner import execute
-from core.store import RunStore
+from core.engine.llm import LLM, Endpoint, LLMError
+from core.engine.llm.cache import ResponseCache
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.store import RunStore
 from tests.fake_endpoint import FakeEndpoint, streams
 from tests.fakes import ListRetriever, make_hits
 from tests.fuzz_replies import malformed

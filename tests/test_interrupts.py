@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from core.store import RunStore
+from core.engine.store import RunStore
 from tests.fake_endpoint import FakeEndpoint, streams
 from tests.fakes import Gate
 from tests.waiting import patience, wait_until
@@ -129,7 +129,7 @@ def test_a_signal_after_the_first_words_keeps_them_in_the_trace(endpoint, gate, 
     """``ask`` in this process, where the test sees the first words arrive (the call queue says the call is writing)
     before it sends Ctrl-C to itself."""
     from core.__main__ import main
-    from core.call_queue import QUEUE
+    from core.engine.call_queue import QUEUE
 
     server = endpoint(held(gate))
     for name, value in {"MEDRAG_BASE_URL": server.url, "MEDRAG_MODEL": "fake", "MEDRAG_MAX_RETRIES": "0"}.items():

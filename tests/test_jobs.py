@@ -9,13 +9,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from core.jobs import Busy, Job, JobProgress, JobRunner
-from core.live_run import LiveRun
-from core.question import Question
-from core.runfiles import Variation
-from core.runner import execute
-from core.store import RunStore
-from core.workshop.whatif import WhatIfRun
+from core.engine.jobs import Busy, Job, JobProgress, JobRunner
+from core.engine.live_run import LiveRun
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.store import RunStore
+from core.studio.runfiles import Variation
+from core.studio.workshop.whatif import WhatIfRun
 from tests.fakes import Gate, ListRetriever, ScriptedLLM, make_hits
 from tests.waiting import patience, wait_until
 
@@ -118,7 +118,7 @@ def test_ended_jobs_are_dropped_after_a_while_unless_they_last(monkeypatch):
         lasting = True
 
     now = [1_000.0]  # the runner's clock, moved by the test
-    monkeypatch.setattr("core.jobs.time", SimpleNamespace(time=lambda: now[0]))
+    monkeypatch.setattr("core.engine.jobs.time", SimpleNamespace(time=lambda: now[0]))
     runner = JobRunner(keep_ended=60)
     short, kept = runner.start(Steps(1)), runner.start(Lasting(1))
     assert short.until_done(patience()) and kept.until_done(patience())

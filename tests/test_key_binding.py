@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.llm import profiles
-from core.llm.endpoint import Endpoint, server_key
-from core.settings import settings
-from core.store import RunStore
+from core.engine.llm import profiles
+from core.engine.llm.endpoint import Endpoint, server_key
+from core.engine.settings import settings
+from core.engine.store import RunStore
 from tests.fake_endpoint import FakeEndpoint, streams
 from tests.ui.explore.test_ui_ask import click_run, fill
 from ui.common.keys import ENDPOINT, SESSION_KEY
@@ -37,7 +37,7 @@ def test_a_key_is_bound_to_the_endpoint_it_was_configured_for():
 
 
 def test_credentials_in_the_url_and_a_key_are_refused_by_name_not_silently_dropped():
-    from core.llm.endpoint import ConfigError
+    from core.engine.llm.endpoint import ConfigError
 
     with pytest.raises(ConfigError, match="MEDRAG_BASE_URL carries a user name and password and MEDRAG_API_KEY"):
         Endpoint.from_settings(settings(MEDRAG_BASE_URL="http://u:p@10.0.0.5/v1", MEDRAG_API_KEY=SECRET))

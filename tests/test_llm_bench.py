@@ -4,10 +4,10 @@ the embedded model (its answer format and reading budget), so the shipped config
 from __future__ import annotations
 
 from benchmarks.llm_bench import SeededLLM
-from core.llm import LLM, Endpoint
-from core.llm.answer_formats import EMBEDDED_ANSWER_FORMAT
-from core.question import Question
-from core.runner import new_run
+from core.engine.llm import LLM, Endpoint
+from core.engine.llm.answer_formats import EMBEDDED_ANSWER_FORMAT
+from core.engine.question import Question
+from core.engine.runner import new_run
 
 
 def test_the_benchmark_client_answers_in_the_embedded_models_format():
@@ -62,7 +62,7 @@ def test_no_estimate_without_the_rates_it_rests_on():
 
 def test_the_studios_speed_file_is_what_the_benchmark_makes_of_its_results():
     from benchmarks.llm_bench import RESULTS, load, speed
-    from core.llm.speed import SPEED_FILE, measured
+    from core.engine.llm.speed import SPEED_FILE, measured
 
     shipped = measured(SPEED_FILE)
     assert shipped is not None and shipped == speed(load(RESULTS))

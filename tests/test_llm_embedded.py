@@ -5,9 +5,9 @@ import threading
 
 import pytest
 
-from core.llm import embedded
-from core.methods.answer import answer_schema
-from core.question import Question
+from core.engine.llm import embedded
+from core.engine.methods.answer import answer_schema
+from core.engine.question import Question
 
 
 @pytest.mark.parametrize(
@@ -100,7 +100,7 @@ def test_streaming_from_the_embedded_server_reports_usage_and_parses_the_grammar
     import threading
     import time
 
-    from core.llm import LLM, LLMCancelled
+    from core.engine.llm import LLM, LLMCancelled
 
     llm = LLM(cache_mode="off")
     question = Question(text="Which hormone lowers blood glucose?", options={"A": "Glucagon", "B": "Insulin"})

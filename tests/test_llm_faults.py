@@ -7,7 +7,7 @@ import socket
 import pytest
 from pydantic import BaseModel
 
-from core.llm import LLM, Endpoint, LLMError, LLMParseError
+from core.engine.llm import LLM, Endpoint, LLMError, LLMParseError
 from tests.fake_endpoint import FakeEndpoint, error, raw, streams
 from tests.waiting import patience
 
@@ -98,7 +98,7 @@ def test_unreachable_endpoint_names_the_url():
 
 
 def test_cache_serves_repeat_calls_without_the_server(serve, tmp_path):
-    from core.llm.cache import ResponseCache
+    from core.engine.llm.cache import ResponseCache
 
     server, _ = serve(GOOD)
     llm = LLM(

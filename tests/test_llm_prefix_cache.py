@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.llm import LLM, embedded
-from core.methods.contract import RunContext
-from core.methods.templates import messages
-from core.trace import Run
+from core.engine.llm import LLM, embedded
+from core.engine.methods.contract import RunContext
+from core.engine.methods.templates import messages
+from core.engine.trace import Run
 
 pytestmark = pytest.mark.model
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from core.llm import profiles
-from core.llm.ladder import Learned, refused_field, refused_format, rungs_from
-from core.llm.parsing import ReplyParseError, parse_reply
-from core.llm.request import Asked, build
-from core.llm.schemas import strict_form
-from core.methods.discuss import Review
-from core.methods.sema import judgment_schema
+from core.engine.llm import profiles
+from core.engine.llm.ladder import Learned, refused_field, refused_format, rungs_from
+from core.engine.llm.parsing import ReplyParseError, parse_reply
+from core.engine.llm.request import Asked, build
+from core.engine.llm.schemas import strict_form
+from core.engine.methods.discuss import Review
+from core.engine.methods.sema import judgment_schema
 
 ASK = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
 

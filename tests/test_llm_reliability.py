@@ -9,13 +9,13 @@ import logging
 import pytest
 from pydantic import BaseModel
 
-from core.llm import LLM, Endpoint, LLMError, LLMParseError
-from core.llm.cache import ResponseCache, cache_key
-from core.llm.ladder import Learned
-from core.llm.request import Asked, build
-from core.question import Question
-from core.runner import execute
-from core.store import RunStore
+from core.engine.llm import LLM, Endpoint, LLMError, LLMParseError
+from core.engine.llm.cache import ResponseCache, cache_key
+from core.engine.llm.ladder import Learned
+from core.engine.llm.request import Asked, build
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.store import RunStore
 from tests.fake_endpoint import FakeEndpoint, error, streams
 
 ASK = [{"role": "user", "content": "pick one"}]

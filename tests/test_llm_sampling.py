@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.llm import LLM, Endpoint
-from core.llm.cache import ResponseCache
+from core.engine.llm import LLM, Endpoint
+from core.engine.llm.cache import ResponseCache
 from tests.fake_endpoint import FakeEndpoint, streams
 
 ASK = [{"role": "user", "content": "write a background document"}]

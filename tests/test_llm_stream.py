@@ -7,11 +7,11 @@ import threading
 import pytest
 from pydantic import BaseModel
 
-from core.llm import LLM, Endpoint, LLMCancelled
-from core.llm.cache import ResponseCache
-from core.llm.tokens import tokens_of
-from core.question import Question
-from core.runner import execute
+from core.engine.llm import LLM, Endpoint, LLMCancelled
+from core.engine.llm.cache import ResponseCache
+from core.engine.llm.tokens import tokens_of
+from core.engine.question import Question
+from core.engine.runner import execute
 from tests.fake_endpoint import FakeEndpoint, streams
 from tests.fakes import Gate, ScriptedLLM
 from tests.waiting import wait_until

@@ -4,7 +4,7 @@ agents decode greedily too. SEMA-RAG's I/E 1.0 and A 0.0 are checked in test_met
 
 from __future__ import annotations
 
-from core.runner import execute
+from core.engine.runner import execute
 from tests import test_methods_imedrag, test_methods_mass
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 

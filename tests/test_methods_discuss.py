@@ -10,13 +10,13 @@ import sys
 
 import pytest
 
-from core.eval.presets import PRESETS
-from core.llm.cache import ResponseCache
-from core.methods.discuss import READ_BY_BOTH
-from core.methods.knobs import sample_seed
-from core.question import Question
-from core.runner import execute
-from core.teaching import load_cases
+from core.engine.llm.cache import ResponseCache
+from core.engine.methods.discuss import READ_BY_BOTH
+from core.engine.methods.knobs import sample_seed
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.studio.eval.presets import PRESETS
+from core.studio.teaching import load_cases
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits, together
 
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})
@@ -233,8 +233,8 @@ def test_an_expert_with_nothing_to_add_writes_nothing_more():
     so a small model cannot go on to write an insight nobody reads (and the trace shows a decline as one)."""
     from pydantic import ValidationError
 
-    from core.llm.request import schema_format
-    from core.methods.discuss import Review
+    from core.engine.llm.request import schema_format
+    from core.engine.methods.discuss import Review
 
     schema = schema_format(Review)["json_schema"]["schema"]
     shapes = [schema["$defs"][alt["$ref"].rsplit("/", 1)[1]] for alt in schema["anyOf"]]
@@ -354,8 +354,8 @@ def test_the_trace_screen_shows_the_one_judgment_and_what_was_read(accept, monke
 @pytest.mark.model
 def test_smoke_on_the_embedded_model(embedded_llm):
     # the teaching pack's own index, as the other methods' smoke tests read: it runs while the HPO index builds
-    from core.retrieval import open_retriever
-    from core.retrieval.default_corpus import teaching_pack_dir
+    from core.engine.retrieval import open_retriever
+    from core.engine.retrieval.default_corpus import teaching_pack_dir
 
     case = next(c for c in load_cases() if c.id == "paracetamol")
     # The smallest knobs that still run every agent: one expert, one review round, two snippets and the least

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import itertools
 
-from core.question import Question
-from core.runner import execute
-from core.store import RunStore
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.store import RunStore
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits, together
 
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})

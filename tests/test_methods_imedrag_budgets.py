@@ -8,11 +8,11 @@ import itertools
 
 import pytest
 
-from core.llm.tokens import CHARS_PER_TOKEN
-from core.methods.imedrag import ANSWER_SHARE, ASSUMED_WINDOW, IMedRAGParams, budgets
-from core.question import Question
-from core.runner import execute
-from core.trace import Hit
+from core.engine.llm.tokens import CHARS_PER_TOKEN
+from core.engine.methods.imedrag import ANSWER_SHARE, ASSUMED_WINDOW, IMedRAGParams, budgets
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.trace import Hit
 from tests.fakes import ListRetriever, ScriptedLLM
 from tests.test_methods_imedrag import MC
 

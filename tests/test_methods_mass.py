@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.question import Question
-from core.runner import execute
-from core.teaching import load_cases
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.studio.teaching import load_cases
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits, together
 
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})
@@ -145,7 +145,7 @@ def test_no_documents_is_a_clear_error():
 
 @pytest.mark.model
 def test_smoke_on_the_embedded_model(embedded_llm):
-    from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
+    from core.engine.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
 
     case = next(c for c in load_cases() if c.id == "safe-sleep")
     run = execute(

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from core.question import Question
-from core.runner import execute
-from core.store import RunStore
-from core.trace import Hit
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.store import RunStore
+from core.engine.trace import Hit
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})

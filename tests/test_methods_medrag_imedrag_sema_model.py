@@ -11,12 +11,12 @@ import json
 
 import pytest
 
-from core.llm.embedded import SHIPPED, EmbeddedServer
-from core.question import Question
-from core.retrieval import open_retriever
-from core.retrieval.default_corpus import teaching_pack_dir
-from core.runner import execute
-from core.store import RunStore
+from core.engine.llm.embedded import SHIPPED, EmbeddedServer
+from core.engine.question import Question
+from core.engine.retrieval import open_retriever
+from core.engine.retrieval.default_corpus import teaching_pack_dir
+from core.engine.runner import execute
+from core.engine.store import RunStore
 
 # The least reading and the answer alone (see above): every agent of each method still runs on the real model.
 SMALL = {"max_doc_chars": 500, "answer_format": "answer only"}

@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from core.llm.cache import ResponseCache
-from core.llm.request import schema_format
-from core.question import Question
-from core.runner import execute
-from core.teaching import load_cases
+from core.engine.llm.cache import ResponseCache
+from core.engine.llm.request import schema_format
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.studio.teaching import load_cases
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 MC = Question(text="Which drug is first line for disease 1?", options={"A": "aspirin", "B": "metformin"})
@@ -270,7 +270,7 @@ def test_a_reply_that_never_parses_ends_in_an_error_event_with_the_trace_kept():
 
 @pytest.mark.model
 def test_smoke_on_the_embedded_model(embedded_llm):
-    from core.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
+    from core.engine.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
 
     case = next(c for c in load_cases() if c.id == "warfarin")
     # The smallest knobs that still run every stage: one retrieved document, one point and one document from the

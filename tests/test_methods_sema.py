@@ -6,11 +6,11 @@ import threading
 
 import pytest
 
-from core.llm.cache import ResponseCache
-from core.question import Question
-from core.runner import execute
-from core.store import RunStore
-from core.trace import Hit
+from core.engine.llm.cache import ResponseCache
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.store import RunStore
+from core.engine.trace import Hit
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 from tests.waiting import patience
 
@@ -106,8 +106,8 @@ def test_a_judgment_of_sufficient_evidence_writes_no_follow_ups():
     model asked for queries either way wrote three it would not need, and the trace showed them under "sufficient"."""
     from pydantic import ValidationError
 
-    from core.llm.request import schema_format
-    from core.methods.sema import judgment_schema
+    from core.engine.llm.request import schema_format
+    from core.engine.methods.sema import judgment_schema
 
     schema = judgment_schema(3)
     sent = schema_format(schema)["json_schema"]["schema"]
@@ -226,7 +226,7 @@ def test_open_question():
 
 
 def test_the_report_schema_bounds_ids_per_claim_for_the_grammar_only():
-    from core.methods.sema import MAX_IDS_PER_CLAIM, report_schema
+    from core.engine.methods.sema import MAX_IDS_PER_CLAIM, report_schema
 
     schema = report_schema(["d1", "d2"])
     ids = schema.model_json_schema()["$defs"]["Claim"]["properties"]["ids"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from benchmarks import oracle_bench
-from core.teaching import load_cases
+from core.studio.teaching import load_cases
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from core.methods import registry
-from core.methods.answer import DEFINITE_ANSWER, OWN_KNOWLEDGE, PAPER_REPLY_TOKENS
-from core.question import Question
-from core.runner import execute
-from core.trace import Hit
+from core.engine.methods import registry
+from core.engine.methods.answer import DEFINITE_ANSWER, OWN_KNOWLEDGE, PAPER_REPLY_TOKENS
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.trace import Hit
 from tests.fakes import ListRetriever
 from tests.test_compact_requests import MC, SchemaReplies, hits
 

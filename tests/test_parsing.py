@@ -1,7 +1,7 @@
 import pytest
 from pydantic import BaseModel
 
-from core.llm.parsing import ReplyParseError, extract_json, parse_reply
+from core.engine.llm.parsing import ReplyParseError, extract_json, parse_reply
 
 
 class Pick(BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from core.partial_reply import partial_fields
+from core.engine.partial_reply import partial_fields
 
 REPLY = {
     "intent": "choose the reliever",

@@ -13,10 +13,15 @@ from pydantic import ValidationError
 from scipy import stats
 
 from core.__main__ import main
-from core.eval.money import mean_interval, money_lines
-from core.eval.report import summarize
-from core.llm.cache import ResponseCache
-from core.pricing import (
+from core.engine.llm.cache import ResponseCache
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.store import RunStore
+from core.engine.store.migrations import MIGRATIONS
+from core.engine.trace import AgentMessage, Event, Retrieval, Run, Usage
+from core.studio.eval.money import mean_interval, money_lines
+from core.studio.eval.report import summarize
+from core.studio.pricing import (
     EMBEDDED_MODEL,
     Billed,
     Price,
@@ -30,11 +35,6 @@ from core.pricing import (
     run_cost,
     save_price,
 )
-from core.question import Question
-from core.runner import execute
-from core.store import RunStore
-from core.store.migrations import MIGRATIONS
-from core.trace import AgentMessage, Event, Retrieval, Run, Usage
 from tests.fakes import ScriptedLLM, item_result
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
@@ -192,7 +192,7 @@ def test_the_command_line_sets_lists_and_removes_prices(capsys):
 
 
 def test_ask_on_the_command_line_ends_with_the_runs_cost(capsys, monkeypatch):
-    monkeypatch.setattr("core.cli.ask.LLM", lambda: ScriptedLLM().enqueue({"reasoning": "r", "answer": "A"}))
+    monkeypatch.setattr("core.studio.cli.ask.LLM", lambda: ScriptedLLM().enqueue({"reasoning": "r", "answer": "A"}))
     save_price(RunStore(), MINI)
     assert main(["ask", MC.text, "--option", "A=aspirin", "--option", "B=metformin"]) == 0
     run = RunStore().load_run(RunStore().list_runs()[0]["id"])

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from core.llm.fan_out import prefix_to_copy
-from core.runner import execute
+from core.engine.llm.fan_out import prefix_to_copy
+from core.engine.runner import execute
 from tests import test_methods_discuss, test_methods_imedrag, test_methods_mass, test_methods_medrgag, test_methods_sema
 from tests.fakes import ListRetriever, make_hits
 
@@ -71,7 +71,7 @@ def test_discuss_experts_and_summarizer_share_question_and_summary_before_their_
     experts_common = shared(shared(texts[0], texts[1]), texts[2])
     for text in texts:
         assert text[len(experts_common) :].startswith("You are a") and "\n\n" not in text[len(experts_common) :]
-    # so a turn's experts, started together, read that part once (core.llm.fan_out copies it between slots)
+    # so a turn's experts, started together, read that part once (core.engine.llm.fan_out copies it between slots)
     for turn in (expert_calls[:3], second_turn):
         assert prefix_to_copy([c["messages"] for c in turn])
 

@@ -12,12 +12,12 @@ import sys
 
 import pytest
 
-from core import paths
-from core.llm.ladder import MODE_NAMES, TEXT_MODE
-from core.llm.request import REASONING_ROOM
-from core.methods.cot import LENGTHS as COT_LENGTHS
-from core.runfiles.exchange import export_to
-from core.store import RunStore
+from core.engine import paths
+from core.engine.llm.ladder import MODE_NAMES, TEXT_MODE
+from core.engine.llm.request import REASONING_ROOM
+from core.engine.methods.cot import LENGTHS as COT_LENGTHS
+from core.engine.store import RunStore
+from core.studio.runfiles.exchange import export_to
 from tests.providers import fakes
 from tests.providers.fakes import (
     AnthropicServer,

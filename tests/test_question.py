@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from core.question import MAX_QUESTION_CHARS, Question
+from core.engine.question import MAX_QUESTION_CHARS, Question
 
 
 def test_empty_question_is_refused_clearly():

@@ -8,10 +8,10 @@ import dataclasses
 
 import pytest
 
-from core.llm.embedded import SHIPPED
-from core.llm.tokens import CHARS_PER_TOKEN
-from core.runner import execute
-from core.trace import AgentMessage
+from core.engine.llm.embedded import SHIPPED
+from core.engine.llm.tokens import CHARS_PER_TOKEN
+from core.engine.runner import execute
+from core.engine.trace import AgentMessage
 from tests import test_methods_discuss, test_methods_mass, test_methods_medrgag, test_methods_sema
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 from tests.test_methods_medrag import MC, long_hits

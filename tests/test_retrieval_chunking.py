@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 from core.__main__ import main
-from core.retrieval import describe_corpora, open_retriever
-from core.retrieval.chunking import ChunkParams, passage_id, split_long
-from core.retrieval.corpus import Snippet
-from core.retrieval.corpus_index import IndexParams
+from core.engine.retrieval import describe_corpora, open_retriever
+from core.engine.retrieval.chunking import ChunkParams, passage_id, split_long
+from core.engine.retrieval.corpus import Snippet
+from core.engine.retrieval.corpus_index import IndexParams
 
 FILLER = [
     f"Section {n} of the leaflet describes general advice on rest, fluids and follow-up visits. " for n in range(60)

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from core.retrieval import default_corpus
-from core.retrieval.corpus import CorpusError, CorpusSource, corpus_sources, count_lines, read_corpus
+from core.engine.retrieval import default_corpus
+from core.engine.retrieval.corpus import CorpusError, CorpusSource, corpus_sources, count_lines, read_corpus
 
 GOOD = [
     {

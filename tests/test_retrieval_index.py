@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from core.__main__ import main
-from core.retrieval import CorpusError, describe_corpora, open_retriever
-from core.retrieval.corpus_index import IndexParams
-from core.retrieval.dense import DenseParams, Embedder, default_embedder
-from core.retrieval.fusion import RRF_K
+from core.engine.retrieval import CorpusError, describe_corpora, open_retriever
+from core.engine.retrieval.corpus_index import IndexParams
+from core.engine.retrieval.dense import DenseParams, Embedder, default_embedder
+from core.engine.retrieval.fusion import RRF_K
 
 CARDIO = [
     (
@@ -362,8 +362,8 @@ def test_commands_report_bad_input_with_file_and_line(tmp_path, capsys):
 
 
 def test_a_build_clears_what_a_killed_build_left_behind(tmp_path):
-    from core.retrieval.corpus import CorpusSource
-    from core.retrieval.corpus_index import index_folder
+    from core.engine.retrieval.corpus import CorpusSource
+    from core.engine.retrieval.corpus_index import index_folder
 
     path = tmp_path / "cardio.jsonl"
     write_corpus(path, CARDIO[:2])

@@ -10,14 +10,14 @@ import math
 import pytest
 
 from core.__main__ import main
-from core.question import Question
-from core.retrieval import CorpusError, describe_corpora, open_retriever
-from core.retrieval.corpus import CorpusSource
-from core.retrieval.dense import default_embedder
-from core.retrieval.location import SEARCH_URL, InProcess, Qdrant, search_location
-from core.retrieval.qdrant.ingest import Embedded, ingest
-from core.retrieval.qdrant.stats import read_record
-from core.runner import execute
+from core.engine.question import Question
+from core.engine.retrieval import CorpusError, describe_corpora, open_retriever
+from core.engine.retrieval.corpus import CorpusSource
+from core.engine.retrieval.dense import default_embedder
+from core.engine.retrieval.location import SEARCH_URL, InProcess, Qdrant, search_location
+from core.engine.retrieval.qdrant.ingest import Embedded, ingest
+from core.engine.retrieval.qdrant.stats import read_record
+from core.engine.runner import execute
 from tests.fakes import ScriptedLLM
 from tests.test_retrieval_index import CARDIO, ENDO, write_corpora, write_corpus
 

@@ -15,15 +15,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.retrieval import describe_corpora, open_retriever
-from core.retrieval.corpus import corpus_sources
-from core.retrieval.default_corpus import HPO_FILE, default_corpus_paths
-from core.retrieval.hybrid import HybridRetriever
-from core.retrieval.location import InProcess
-from core.retrieval.qdrant.backend import QdrantBackend
-from core.retrieval.qdrant.edge import EdgeStore
-from core.retrieval.qdrant.ingest import FromIndex, ingest
-from core.teaching import load_cases
+from core.engine.retrieval import describe_corpora, open_retriever
+from core.engine.retrieval.corpus import corpus_sources
+from core.engine.retrieval.default_corpus import HPO_FILE, default_corpus_paths
+from core.engine.retrieval.hybrid import HybridRetriever
+from core.engine.retrieval.location import InProcess
+from core.engine.retrieval.qdrant.backend import QdrantBackend
+from core.engine.retrieval.qdrant.edge import EdgeStore
+from core.engine.retrieval.qdrant.ingest import FromIndex, ingest
+from core.studio.teaching import load_cases
 from tests.conftest import HPO_TERMS, checkout_default_corpus
 
 K = 32

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.retrieval.corpus import CorpusSource
-from core.retrieval.dense import default_embedder
-from core.retrieval.location import SEARCH_URL, Qdrant
-from core.retrieval.qdrant.ingest import Embedded, ingest
+from core.engine.retrieval.corpus import CorpusSource
+from core.engine.retrieval.dense import default_embedder
+from core.engine.retrieval.location import SEARCH_URL, Qdrant
+from core.engine.retrieval.qdrant.ingest import Embedded, ingest
 from tests.test_retrieval_index import CARDIO, write_corpus
 from ui.common.keys import CORPUS_PATHS
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from core.retrieval.bm25 import BM25Index, BM25Params, Collection, tokenize
-from core.retrieval.fusion import merge_by_score, rrf
+from core.engine.retrieval.bm25 import BM25Index, BM25Params, Collection, tokenize
+from core.engine.retrieval.fusion import merge_by_score, rrf
 
 TEXTS = [
     "Metformin lowers hepatic glucose production in type 2 diabetes.",

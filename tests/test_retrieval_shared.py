@@ -7,7 +7,7 @@ import gzip
 
 import pytest
 
-from core.retrieval import describe_corpora, open_retriever
+from core.engine.retrieval import describe_corpora, open_retriever
 
 pytestmark = pytest.mark.shared
 

@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from core.rooms import ALPHABET, RoomError, RoomStore, normalise_code
-from core.store import RunStore
+from core.engine.store import RunStore
+from core.studio.rooms import ALPHABET, RoomError, RoomStore, normalise_code
 
 
 @pytest.fixture

@@ -11,10 +11,10 @@ import time
 
 import pytest
 
-from core.credentials import mask_userinfo
-from core.paths import REPO_ROOT as REPO
-from core.runfiles import import_file, read
-from core.runfiles.masking import mask
+from core.engine.credentials import mask_userinfo
+from core.engine.paths import REPO_ROOT as REPO
+from core.studio.runfiles import import_file, read
+from core.studio.runfiles.masking import mask
 from tests.test_runfiles import good_document, gz, refused, stores  # noqa: F401 - stores is a fixture
 
 # The pattern the masking used before: a scheme of any length before "://" is retried from every letter.

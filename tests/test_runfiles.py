@@ -13,11 +13,11 @@ import zlib
 import pytest
 
 from core.__main__ import main
-from core.question import Question
-from core.runfiles import RunFileError, export_runs, export_to, import_file, provenance, read, write
-from core.runfiles.format import CorpusRef
-from core.runner import execute
-from core.store import RunStore
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.store import RunStore
+from core.studio.runfiles import RunFileError, export_runs, export_to, import_file, provenance, read, write
+from core.studio.runfiles.format import CorpusRef
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
@@ -112,7 +112,7 @@ def test_an_unknown_run_id_is_named():
 def test_a_run_still_going_is_refused_and_history_leaves_it_out_of_the_download():
     from streamlit.testing.v1 import AppTest
 
-    from core.trace import Run
+    from core.engine.trace import Run
 
     store = RunStore()
     going = Run(method="cot", question="Which hormone lowers blood glucose?")

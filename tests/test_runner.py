@@ -1,8 +1,8 @@
 """The runner's promises, with a scripted model: every run ends with answer or error, and keeps its trace."""
 
-from core.question import Question
-from core.runner import execute
-from core.store import RunStore
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.store import RunStore
 from tests.fakes import ScriptedLLM
 
 MC = Question(text="Which hormone lowers glucose?", options={"A": "Insulin", "B": "Glucagon"})

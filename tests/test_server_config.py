@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import xllamacpp
 
-from core.llm import embedded
+from core.engine.llm import embedded
 
 
 def applied(config: embedded.ServerConfig) -> xllamacpp.CommonParams:

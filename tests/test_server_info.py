@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from core.llm import embedded
-from core.llm.speed import ConfigSpeed, MeasuredSpeed, MethodSpeed
+from core.engine.llm import embedded
+from core.engine.llm.speed import ConfigSpeed, MeasuredSpeed, MethodSpeed
 from ui.settings import server_info
 
 SPEED = MeasuredSpeed(

@@ -1,4 +1,4 @@
-"""Settings declared once (``core.settings``): every variable the code reads is declared there and read nowhere else,
+"""Settings declared once (``core.engine.settings``): every variable the code reads is declared there and read nowhere else,
 a test's environment counts at once, a value that cannot be used is refused by name, keys never show, and in the
 app ``.streamlit/secrets.toml`` wins over the environment."""
 
@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.llm import profiles
-from core.runfiles.masking import known_secrets
-from core.settings import NAMES, REPO_ROOT, SECRETS, ConfigError, settings, tables
+from core.engine.llm import profiles
+from core.engine.settings import NAMES, REPO_ROOT, SECRETS, ConfigError, settings, tables
+from core.studio.runfiles.masking import known_secrets
 
 SECRET = "sk-settings-test-0123456789"
 CODE = [REPO_ROOT / "streamlit_app.py", *(REPO_ROOT / "core").rglob("*.py"), *(REPO_ROOT / "ui").rglob("*.py")]
@@ -20,7 +20,7 @@ CODE = [REPO_ROOT / "streamlit_app.py", *(REPO_ROOT / "core").rglob("*.py"), *(R
 
 def test_every_variable_the_code_names_is_declared_with_a_meaning():
     named = {m for path in CODE for m in re.findall(r"\bMEDRAG_[A-Z_]*[A-Z]\b", path.read_text(encoding="utf-8"))}
-    assert named and named <= set(NAMES), f"not declared in core/settings.py: {sorted(named - set(NAMES))}"
+    assert named and named <= set(NAMES), f"not declared in core/engine/settings.py: {sorted(named - set(NAMES))}"
     for key in {k for p in profiles.PROFILES.values() for k in p.key_env}:
         assert key in SECRETS, f"{key}, a provider's key, is not a secret setting"
     assert all(f.description for f in type(settings()).model_fields.values())
@@ -32,9 +32,9 @@ def test_only_the_settings_module_reads_the_environment():
         path.relative_to(REPO_ROOT).as_posix() for path in CODE if reads.search(path.read_text(encoding="utf-8"))
     ]
     assert readers == [
-        "core/settings.py",
+        "core/engine/settings.py",
         "ui/common/state.py",
-    ]  # the app reads .streamlit/secrets.toml, for core.settings
+    ]  # the app reads .streamlit/secrets.toml, for core.engine.settings
 
 
 def test_a_changed_variable_counts_at_once(monkeypatch, tmp_path):

@@ -4,8 +4,8 @@ database holds it (the last grade given to each passage)."""
 from __future__ import annotations
 
 from benchmarks.shared_room_load import lost_labels
-from core.labels import LabelStore, collect
-from core.store import RunStore
+from core.engine.store import RunStore
+from core.studio.labels import LabelStore, collect
 from tests.labels.helpers import hit, save_run
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from core.methods import registry
-from core.stages import Numbered, Runner, names, stage_of
-from core.workshop.pack import PACK_DIR, load_pack
+from core.engine.methods import registry
+from core.engine.stages import Numbered, Runner, names, stage_of
+from core.studio.workshop.pack import PACK_DIR, load_pack
 
 METHODS_DIR = Path(registry()["cot"].run.__code__.co_filename).parent
 

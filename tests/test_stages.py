@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.methods import get, registry
-from core.stages import COMMON, by_common_stage, current_stage, stage_of
-from core.trace import Run
+from core.engine.methods import get, registry
+from core.engine.stages import COMMON, by_common_stage, current_stage, stage_of
+from core.engine.trace import Run
 from ui.runs.method_map import map_dot
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -1,10 +1,10 @@
 import sqlite3
 import threading
 
-from core.store import RunStore
-from core.store.migrations import MIGRATIONS
-from core.store.sqlite import migrate
-from core.trace import Answer, Event, Query, Run, Usage
+from core.engine.store import RunStore
+from core.engine.store.migrations import MIGRATIONS
+from core.engine.store.sqlite import migrate
+from core.engine.trace import Answer, Event, Query, Run, Usage
 
 
 def test_migrations_apply_once_and_are_recorded(tmp_path):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from core.question import Question
-from core.runner import execute
-from core.store import RunStore
-from core.store.groups import group_of, list_groups, save_group
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.store import RunStore
+from core.engine.store.groups import group_of, list_groups, save_group
 from tests.fakes import ScriptedLLM
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
@@ -24,7 +24,7 @@ def test_groups_keep_their_runs_in_column_order_and_survive_a_deleted_run(tmp_pa
     store = RunStore(tmp_path / "s.sqlite")
     a, b, c = _runs(store, 3)
     saved_at = iter([1_000.0, 1_001.0])  # a second apart, whatever the clock's resolution
-    monkeypatch.setattr("core.store.groups.time", SimpleNamespace(time=lambda: next(saved_at)))
+    monkeypatch.setattr("core.engine.store.groups.time", SimpleNamespace(time=lambda: next(saved_at)))
     first = save_group(store, [b, a], "first")
     second = save_group(store, [a, b, c], "second")
     groups = list_groups(store)

@@ -14,20 +14,20 @@ from pathlib import Path
 
 import pytest
 
-from core.eval.results import EvalResults
-from core.labels import LabelStore
-from core.labels.claims import NameClaims
-from core.labels.grades import LabelError
-from core.labels.pool import collect
-from core.llm.cache import ResponseCache
-from core.rooms.store import RoomStore
-from core.runfiles import provenance
-from core.store import RunStore
-from core.store.groups import list_groups
-from core.store.migrations import MIGRATIONS
-from core.store.prices import price_rows
-from core.store.settings import read_setting
-from core.trace import Run
+from core.engine.llm.cache import ResponseCache
+from core.engine.store import RunStore
+from core.engine.store.groups import list_groups
+from core.engine.store.migrations import MIGRATIONS
+from core.engine.store.prices import price_rows
+from core.engine.store.settings import read_setting
+from core.engine.trace import Run
+from core.studio.eval.results import EvalResults
+from core.studio.labels import LabelStore
+from core.studio.labels.claims import NameClaims
+from core.studio.labels.grades import LabelError
+from core.studio.labels.pool import collect
+from core.studio.rooms.store import RoomStore
+from core.studio.runfiles import provenance
 
 REPO = Path(__file__).resolve().parents[1]
 RELEASE = "e371dc6"  # migrations 1-9; the cache made its own table; annotations still deleted from

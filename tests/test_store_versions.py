@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import sqlite_utils
 
-from core.store import RunStore
-from core.store.migrations import MIGRATIONS, StoreError
-from core.store.sqlite import migrate
+from core.engine.store import RunStore
+from core.engine.store.migrations import MIGRATIONS, StoreError
+from core.engine.store.sqlite import migrate
 
 REPO = Path(__file__).resolve().parents[1]
 

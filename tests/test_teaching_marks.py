@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.teaching import TeachingPack, tally
+from core.studio.teaching import TeachingPack, tally
 
 
 def test_every_pack_passage_has_a_mark_with_its_role_and_the_case_note():

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from core.teaching import NOTICE, PACK_DIR, ROLES, TeachingPackError, load_cases, load_passages
+from core.studio.teaching import NOTICE, PACK_DIR, ROLES, TeachingPackError, load_cases, load_passages
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-from core.trace import (
+from core.engine.trace import (
     EVENT_KINDS,
     AgentMessage,
     Answer,

@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 import time
 
-from core import turns
-from core.turns import Turns
+from core.studio import turns
+from core.studio.turns import Turns
 from tests.waiting import patience, wait_until
 
 

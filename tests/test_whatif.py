@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from core.question import Question
-from core.runfiles import Variation, export_runs, provenance
-from core.runner import execute
-from core.store import RunStore
-from core.workshop.whatif import rerun, retrieved_ids, what_changed
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.store import RunStore
+from core.studio.runfiles import Variation, export_runs, provenance
+from core.studio.workshop.whatif import rerun, retrieved_ids, what_changed
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})

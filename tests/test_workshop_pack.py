@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 
 from core.__main__ import main
-from core.teaching import load_cases
-from core.workshop import pack
+from core.studio.teaching import load_cases
+from core.studio.workshop import pack
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 CASES = [c for c in load_cases() if c.id in ("stemi", "asthma")]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from core.question import Question
-from core.runner import execute
-from core.teaching import load_cases
-from core.trace import AgentMessage, Event, Hit, Query, Retrieval, Run
-from core.workshop.marks import marks_line, teaching_marks
-from core.workshop.replay import PHASES, Replay, phases, reveal_index
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.trace import AgentMessage, Event, Hit, Query, Retrieval, Run
+from core.studio.teaching import load_cases
+from core.studio.workshop.marks import marks_line, teaching_marks
+from core.studio.workshop.replay import PHASES, Replay, phases, reveal_index
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from core.paths import REPO_ROOT
+from core.engine.paths import REPO_ROOT
 
 RESULTS = REPO_ROOT / "benchmarks" / "results"
 PAGES = REPO_ROOT / "docs" / "results"
@@ -33,7 +33,7 @@ SOURCES = {
 # prose page -> the module whose ``tables()`` draws its marked tables
 TABLES_IN = {
     REPO_ROOT / "docs" / "retrieval-at-scale.md": "tools.qdrant_docs",
-    REPO_ROOT / "docs" / "configuration.md": "core.settings",
+    REPO_ROOT / "docs" / "configuration.md": "core.engine.settings",
     REPO_ROOT / "docs" / "serving.md": "benchmarks.shared_room_load",
 }
 # whole prose page -> (its results file stem, the module whose ``page(data)`` draws all of it)

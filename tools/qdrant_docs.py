@@ -10,8 +10,8 @@ import json
 import numpy as np
 
 from benchmarks.retrieval_bench import interval  # recall@5 with its interval, as the retrieval benchmark prints it
-from core.eval.stats import mcnemar, wilson
-from core.paths import REPO_ROOT
+from core.engine.paths import REPO_ROOT
+from core.studio.eval.stats import mcnemar, wilson
 
 RESULTS = REPO_ROOT / "benchmarks" / "results"
 PAGE = REPO_ROOT / "docs" / "retrieval-at-scale.md"

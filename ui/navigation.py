@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from core.access import Access, Action
+from core.studio.access import Access, Action
 from ui.annotate import page as annotate
 from ui.benchmark import page as benchmark
 from ui.common import access as session_access

@@ -65,7 +65,7 @@ def app(tmp_path_factory, seed_runs, app_env):
         pytest.skip(f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium, or `make browser`)")
     home = tmp_path_factory.mktemp("studio-home")
     if seed_runs:
-        from core.store import RunStore
+        from core.engine.store import RunStore
 
         store = RunStore(home / "studio.sqlite")
         for run in seed_runs:
@@ -270,7 +270,7 @@ def set_number(scope, label: str, value: int) -> None:
 
 
 def saved_runs(home: Path) -> list:
-    from core.store import RunStore
+    from core.engine.store import RunStore
 
     store = RunStore(home / "studio.sqlite")
     return [store.load_run(row["id"]) for row in store.list_runs()]

@@ -24,9 +24,9 @@ WIDTH = 1440
 
 def _seeded() -> tuple[list, dict[str, str]]:
     """Runs of one teaching case, and each pooled passage's text -> its role in the teaching pack."""
-    from core.retrieval import open_retriever
-    from core.runner import execute
-    from core.teaching import PACK_DIR, load_cases, load_passages
+    from core.engine.retrieval import open_retriever
+    from core.engine.runner import execute
+    from core.studio.teaching import PACK_DIR, load_cases, load_passages
     from tests.fakes import ScriptedLLM
 
     case = next(c for c in load_cases() if c.id == "stemi")
@@ -91,7 +91,7 @@ def passage(page) -> tuple[int, int, str]:
 
 
 def labels_of(home: Path, who: str) -> dict[str, tuple[int, str]]:
-    from core.labels import LabelStore
+    from core.studio.labels import LabelStore
 
     return {r.snippet_id: (r.grade, r.note) for r in LabelStore(home / "studio.sqlite").labels() if r.annotator == who}
 
@@ -187,7 +187,7 @@ class Held:
 
 
 def test_a_grade_given_before_the_page_has_caught_up_lands_on_the_passage_on_screen(app, browser):
-    from core.labels import collect
+    from core.studio.labels import collect
 
     url, home = app
     held = Held()

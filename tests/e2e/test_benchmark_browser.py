@@ -19,9 +19,9 @@ import sys
 import pytest
 from playwright.sync_api import expect
 
-from core.pricing import Price, money, prices, run_cost
-from core.store import RunStore
-from core.teaching import load_cases
+from core.engine.store import RunStore
+from core.studio.pricing import Price, money, prices, run_cost
+from core.studio.teaching import load_cases
 from tests.e2e.conftest import CHROMIUM, open_page, settle, snap
 from tests.e2e.conftest import choose as pick_in
 from tests.e2e.serve import REPO, serve_app

@@ -19,7 +19,7 @@ import pytest
 from playwright.sync_api import expect
 
 from benchmarks.first_token import FIRST_TOKEN_JS
-from core.trace import Run
+from core.engine.trace import Run
 from tests.e2e.conftest import ON_SCREEN, button, open_page, pick, saved_runs, settle, snap
 from tests.e2e.waits import until
 from tests.fake_endpoint import FakeEndpoint, Gate, Step

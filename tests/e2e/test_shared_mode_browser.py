@@ -31,10 +31,10 @@ PAGES = ("ask", "compare", "workshop", "history", "annotate", "benchmark", "sett
 def shared_app(tmp_path_factory):
     if not CHROMIUM.exists():
         pytest.skip(f"needs Debian's chromium at {CHROMIUM} (apt-get install chromium, or `make browser`)")
-    from core.question import Question
-    from core.runfiles import export_runs
-    from core.runner import execute
-    from core.store import RunStore
+    from core.engine.question import Question
+    from core.engine.runner import execute
+    from core.engine.store import RunStore
+    from core.studio.runfiles import export_runs
     from tests.fake_endpoint import FakeEndpoint, streams
     from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
@@ -157,7 +157,7 @@ def test_owner_and_visitors_on_one_shared_server(shared_app, browser, timings):
     expect(
         annotator.get_by_text("This file holds labels that are not Ana's: bob's labels (1 new, 0 changed)")
     ).to_be_visible()
-    from core.labels import LabelStore
+    from core.studio.labels import LabelStore
 
     assert LabelStore(home / "studio.sqlite").labels() == []
     for width in (1440, 1024):

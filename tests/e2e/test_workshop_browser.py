@@ -18,8 +18,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from core.store import RunStore
-from core.workshop.pack import PACK_DIR, case_path
+from core.engine.store import RunStore
+from core.studio.workshop.pack import PACK_DIR, case_path
 from tests.e2e.conftest import CHROMIUM, button, pick, settle
 from tests.e2e.conftest import new_page as browser_page
 from tests.e2e.conftest import snap as snap_page
@@ -266,9 +266,9 @@ def test_a_poll_sent_before_a_whole_page_run_starts_nothing_after_it(app):
     whole-page run names its polling fragment anew, so a poll the browser sent before it heard of that run is refused
     (Streamlit would otherwise run it in a new script runner and drop the whole-page run's messages under load,
     leaving that page on the old step with no timer; ui/workshop/participant.py, _poll)."""
-    from core.rooms import RoomStore
-    from core.workshop.pack import load_pack
-    from core.workshop.replay import Replay
+    from core.studio.rooms import RoomStore
+    from core.studio.workshop.pack import load_pack
+    from core.studio.workshop.replay import Replay
 
     url, home, _ = app
     run = next(c for c in load_pack(PACK_DIR)[0] if c.case.id == "stemi").runs["medrag"].run

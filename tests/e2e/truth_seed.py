@@ -9,7 +9,7 @@ import json
 import uuid
 from pathlib import Path
 
-from core.trace import Run
+from core.engine.trace import Run
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 BENCH_QUESTION = (
@@ -40,10 +40,10 @@ def save(store, run: Run) -> None:
 
 def seed(home: Path) -> dict[str, str]:
     """Fills ``home``'s store; the run ids the tests open, by name."""
-    from core.labels import LabelStore, collect
-    from core.store import RunStore
-    from core.store.groups import save_group
-    from core.workshop.pack import load_pack
+    from core.engine.store import RunStore
+    from core.engine.store.groups import save_group
+    from core.studio.labels import LabelStore, collect
+    from core.studio.workshop.pack import load_pack
 
     store = RunStore(home / "studio.sqlite")
     sema, cot, medrag = (recorded(n) for n in ("sema_asthma_run", "cot_asthma_run", "medrag_asthma_run"))
@@ -63,7 +63,7 @@ def seed(home: Path) -> dict[str, str]:
 
 def mini_benchmark(folder: Path) -> Path:
     """Four teaching cases as a MIRAGE-format benchmark: short CoT runs that fill the embedded model's four slots."""
-    from core.teaching import load_cases
+    from core.studio.teaching import load_cases
 
     cases = load_cases()[:4]
     path = folder / "four_cases.json"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from core.store import RunStore
-from core.trace import Answer, Event, GeneratedDoc, Hit, Retrieval, Run, Usage
+from core.engine.store import RunStore
+from core.engine.trace import Answer, Event, GeneratedDoc, Hit, Retrieval, Run, Usage
 
 QUESTION = "Which drug treats disease 1?"
 OPTIONS = {"A": "aspirin", "B": "metformin"}

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.eval.mirage import BenchItem
-from core.eval.results import EvalResults
-from core.labels import LabelStore, collect
-from core.question import Question
-from core.store import RunStore
-from core.teaching import load_cases
+from core.engine.question import Question
+from core.engine.store import RunStore
+from core.studio.eval.mirage import BenchItem
+from core.studio.eval.results import EvalResults
+from core.studio.labels import LabelStore, collect
+from core.studio.teaching import load_cases
 from tests.labels.helpers import hit, save_run
 
 CASE = load_cases()[0]

@@ -11,9 +11,9 @@ import json
 import pytest
 
 from core.__main__ import main
-from core.labels import LabelError, LabelStore, collect
-from core.labels.importing import MAX_LINES, Importer, import_labels, lines, parse
-from core.store import RunStore
+from core.engine.store import RunStore
+from core.studio.labels import LabelError, LabelStore, collect
+from core.studio.labels.importing import MAX_LINES, Importer, import_labels, lines, parse
 from tests.labels.helpers import hit, save_run
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from core.labels import FinalLabel, Label, LabelStore, derive_question
-from core.store.sqlite import connect
+from core.engine.store.sqlite import connect
+from core.studio.labels import FinalLabel, Label, LabelStore, derive_question
 
 
 def test_labels_and_adjudications_read_as_records_of_their_tables_columns(tmp_path):

@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from core.labels import LabelError, LabelStore, RunFilter, collect, consensus, derive_question, resolve
-from core.labels.agreement import alpha, disagreements, fleiss, kappas, pairwise
-from core.labels.identity import generated_id, question_hash
-from core.labels.metrics import MetricSettings, compare_methods, run_metrics, summarize
-from core.labels.progress import progress
-from core.store import RunStore
-from core.teaching import load_cases
+from core.engine.store import RunStore
+from core.studio.labels import LabelError, LabelStore, RunFilter, collect, consensus, derive_question, resolve
+from core.studio.labels.agreement import alpha, disagreements, fleiss, kappas, pairwise
+from core.studio.labels.identity import generated_id, question_hash
+from core.studio.labels.metrics import MetricSettings, compare_methods, run_metrics, summarize
+from core.studio.labels.progress import progress
+from core.studio.teaching import load_cases
 from tests.labels.helpers import hit, save_run
 
 
@@ -207,7 +207,7 @@ def test_a_write_waits_and_retries_while_another_holds_the_lock_and_says_so_when
     import time
     from types import SimpleNamespace
 
-    from core.labels import LabelStoreBusy
+    from core.studio.labels import LabelStoreBusy
 
     save_run(store, "medrag", [hit("s1")])
     [q] = collect(store.path)
@@ -221,7 +221,7 @@ def test_a_write_waits_and_retries_while_another_holds_the_lock_and_says_so_when
         if len(backoffs) == 2:
             holder.rollback()
 
-    monkeypatch.setattr("core.labels.store.time", SimpleNamespace(sleep=back_off, time=time.time))
+    monkeypatch.setattr("core.studio.labels.store.time", SimpleNamespace(sleep=back_off, time=time.time))
     assert patient.set_label(q.ref, "s1", "ann", 2).new == 1  # retried until the lock was free
     assert len(backoffs) == 2 and backoffs[1] > backoffs[0] / 2  # two tries failed, each followed by a longer wait
     holder.execute("BEGIN IMMEDIATE")

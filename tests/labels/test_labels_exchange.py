@@ -9,10 +9,10 @@ import json
 import pytest
 
 from core.__main__ import main
-from core.labels import LabelStore, collect
-from core.labels.exchange import export
-from core.labels.importing import Importer, import_labels, parse
-from core.store import RunStore
+from core.engine.store import RunStore
+from core.studio.labels import LabelStore, collect
+from core.studio.labels.exchange import export
+from core.studio.labels.importing import Importer, import_labels, parse
 from tests.labels.helpers import hit, save_run
 
 

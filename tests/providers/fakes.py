@@ -5,7 +5,7 @@ A fake refuses what its documentation says the family refuses, with the error bo
 says is ignored (and records that it did); and otherwise streams a reply as the family does, with a usage chunk when
 ``stream_options.include_usage`` asks for one. The model writes a JSON reply valid against the schema it can see:
 the one in ``response_format`` where the family honours it, else one written in the prompt (the way
-``core.llm.schemas.instruction`` writes it), and plain text when it sees none. It honours enums, item counts and
+``core.engine.llm.schemas.instruction`` writes it), and plain text when it sees none. It honours enums, item counts and
 lengths, also where a strict dialect could only say them in a description, as a careful model reads them. Reasoning
 models spend hidden tokens out of the same budget; when they use it all the reply is empty and cut (``length``).
 
@@ -138,7 +138,7 @@ def prompt_text(messages: list[dict[str, Any]]) -> str:
 
 
 def schema_in_prompt(messages: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """A JSON schema written in the conversation (the last one), as ``core.llm.schemas.instruction`` writes it."""
+    """A JSON schema written in the conversation (the last one), as ``core.engine.llm.schemas.instruction`` writes it."""
     text = prompt_text(messages)
     at = text.rfind("JSON schema")
     start = text.find("{", at) if at >= 0 else -1

@@ -1,4 +1,4 @@
-"""The provider x method matrix: every method, through the runner the command line uses (``core.runner.execute``),
+"""The provider x method matrix: every method, through the runner the command line uses (``core.engine.runner.execute``),
 against each backend family's fake server, with the real client and real parsing and small knobs (one round, two
 experts, a few documents) so the whole matrix takes seconds.
 
@@ -13,11 +13,11 @@ import inspect
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.llm import LLM, Endpoint
-from core.methods import get, registry
-from core.question import Question
-from core.runner import execute
-from core.trace import Run
+from core.engine.llm import LLM, Endpoint
+from core.engine.methods import get, registry
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.trace import Run
 from tests.fakes import ListRetriever, make_hits
 from tests.providers.fakes import FAMILIES, FakeServer, refusal_message
 
@@ -60,7 +60,7 @@ def client(server: FakeServer, *, provider: str | None = "", api_key: str = API_
         settings["provider"] = provider or server.family
     extra: dict[str, Any] = {}
     if "memory" in inspect.signature(LLM).parameters:
-        from core.llm.ladder import Memory
+        from core.engine.llm.ladder import Memory
 
         extra["memory"] = Memory()
     return LLM(Endpoint(**{k: v for k, v in settings.items() if k in fields}), cache_mode="off", **extra)

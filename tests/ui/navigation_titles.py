@@ -5,7 +5,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 SCRIPT = (
-    "import streamlit as st\nfrom core.access import Access, Mode, Role\nfrom ui.navigation import sections\n"
+    "import streamlit as st\nfrom core.studio.access import Access, Mode, Role\nfrom ui.navigation import sections\n"
     "st.session_state['pages'] = {{s: [p.title for p in ps] for s, ps in "
     "sections(Access(Mode.{mode}, Role.{role})).items()}}"
 )

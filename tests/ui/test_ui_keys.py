@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from core.paths import REPO_ROOT
+from core.engine.paths import REPO_ROOT
 from ui.common import keys
 
 UI = REPO_ROOT / "ui"

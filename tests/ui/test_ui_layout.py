@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from core.paths import REPO_ROOT
+from core.engine.paths import REPO_ROOT
 
 UI = REPO_ROOT / "ui"
 JOBS = ("explore", "compare", "history", "benchmark", "annotate", "workshop", "settings")

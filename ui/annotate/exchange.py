@@ -8,10 +8,10 @@ from functools import partial
 
 import streamlit as st
 
-from core.access import Action
-from core.labels import LabelError, PoolQuestion
-from core.labels.exchange import export
-from core.labels.importing import FORMATS, Importer, guess_format, import_labels, parse
+from core.studio.access import Action
+from core.studio.labels import LabelError, PoolQuestion
+from core.studio.labels.exchange import export
+from core.studio.labels.importing import FORMATS, Importer, guess_format, import_labels, parse
 from ui.common import access
 from ui.common.annotator import label_store
 

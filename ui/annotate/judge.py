@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.labels import GRADES, Label, LabelError, PoolItem, PoolQuestion, resolve
+from core.studio.labels import GRADES, Label, LabelError, PoolItem, PoolQuestion, resolve
 from ui.annotate.question_names import question_source
 from ui.common import keys
 from ui.common.annotator import label_store

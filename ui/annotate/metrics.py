@@ -6,8 +6,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.labels import GRADES, PoolQuestion
-from core.labels.metrics import (
+from core.studio.labels import GRADES, PoolQuestion
+from core.studio.labels.metrics import (
     MetricSettings,
     compare_methods,
     questions_by_method,

@@ -8,12 +8,12 @@ from functools import lru_cache
 
 import streamlit as st
 
-from core.access import Action
-from core.eval.results import evaluated_datasets
-from core.labels import PoolQuestion, RunFilter, collect, resolve
-from core.labels.pool import day_start
-from core.labels.progress import TARGET_ANNOTATORS, progress
-from core.paths import REPO_ROOT
+from core.engine.paths import REPO_ROOT
+from core.studio.access import Action
+from core.studio.eval.results import evaluated_datasets
+from core.studio.labels import PoolQuestion, RunFilter, collect, resolve
+from core.studio.labels.pool import day_start
+from core.studio.labels.progress import TARGET_ANNOTATORS, progress
 from ui.annotate.exchange import exchange
 from ui.annotate.judge import judge
 from ui.annotate.metrics import metrics_view, settings_form

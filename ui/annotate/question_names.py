@@ -3,7 +3,7 @@ hash that keys its labels."""
 
 from __future__ import annotations
 
-from core.labels.identity import QuestionRef
+from core.studio.labels.identity import QuestionRef
 from ui.common.text import short
 from ui.runs.question_form import teaching_cases
 

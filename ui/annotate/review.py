@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.access import Action
-from core.labels import GRADES, Label, LabelError, PoolQuestion
-from core.labels.agreement import Agreement, alpha, fleiss, pairwise
-from core.labels.review import Conflict, conflicts, judged_items
+from core.studio.access import Action
+from core.studio.labels import GRADES, Label, LabelError, PoolQuestion
+from core.studio.labels.agreement import Agreement, alpha, fleiss, pairwise
+from core.studio.labels.review import Conflict, conflicts, judged_items
 from ui.annotate.question_names import question_name
 from ui.common import access, keys
 from ui.common.annotator import label_store

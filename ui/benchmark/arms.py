@@ -7,9 +7,9 @@ from typing import Any
 
 import streamlit as st
 
-from core.eval import PRESETS
-from core.eval.presets import groups
-from core.methods import registry
+from core.engine.methods import registry
+from core.studio.eval import PRESETS
+from core.studio.eval.presets import groups
 from ui.common import keys, state
 from ui.common.knobs import check_knobs, knob_inputs
 

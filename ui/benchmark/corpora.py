@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.eval import BenchItem
-from core.methods.contract import MethodSpec
-from core.retrieval.fit import TopicFit, topic_fit
+from core.engine.methods.contract import MethodSpec
+from core.engine.retrieval.fit import TopicFit, topic_fit
+from core.studio.eval import BenchItem
 from ui.common import keys, state
 from ui.common.corpora import add_corpus, known_corpora, use_only
 from ui.common.links import page_link

@@ -9,10 +9,10 @@ from typing import Any
 
 import streamlit as st
 
-from core.eval.money import ArmMoney, money_lines
-from core.eval.report import ALL
-from core.eval.results import ItemResult
-from core.pricing import billed_by_run, prices
+from core.studio.eval.money import ArmMoney, money_lines
+from core.studio.eval.report import ALL
+from core.studio.eval.results import ItemResult
+from core.studio.pricing import billed_by_run, prices
 from ui.benchmark.plots import front_figure
 from ui.common import state
 from ui.common.text import md

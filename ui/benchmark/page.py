@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.eval.plan import EvalPlan
-from core.eval.results import FINAL_ERRORS, ItemResult
-from core.eval.runner import finished_rows
-from core.llm import LLM, Endpoint
-from core.methods import get
-from core.retrieval import CorpusError
-from core.retrieval.corpus import corpus_sources
-from core.retrieval.default_corpus import default_corpus_paths
+from core.engine.llm import LLM, Endpoint
+from core.engine.methods import get
+from core.engine.retrieval import CorpusError
+from core.engine.retrieval.corpus import corpus_sources
+from core.engine.retrieval.default_corpus import default_corpus_paths
+from core.studio.eval.plan import EvalPlan
+from core.studio.eval.results import FINAL_ERRORS, ItemResult
+from core.studio.eval.runner import finished_rows
 from ui.benchmark.corpora import corpora_check
 from ui.benchmark.results import results
 from ui.benchmark.run import current_job, progress_panel, start

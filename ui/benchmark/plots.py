@@ -9,8 +9,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from core.eval.report import ALL
-from core.eval.stats import ALPHA, Paired, pareto_front
+from core.studio.eval.report import ALL
+from core.studio.eval.stats import ALPHA, Paired, pareto_front
 
 Label = Callable[[str], str]
 COSTS = {

@@ -8,9 +8,9 @@ from typing import Any
 
 import streamlit as st
 
-from core.eval import BenchItem, BenchmarkError, load_ids, select
-from core.eval.mirage import check_benchmark, parse_json
-from core.paths import REPO_ROOT
+from core.engine.paths import REPO_ROOT
+from core.studio.eval import BenchItem, BenchmarkError, load_ids, select
+from core.studio.eval.mirage import check_benchmark, parse_json
 from ui.common import keys, state
 
 SHARED = REPO_ROOT.parent / "shared" / "data" / "mirage"  # the MIRAGE files beside a development checkout

@@ -10,11 +10,11 @@ from urllib.parse import quote
 
 import streamlit as st
 
-from core.eval import BenchItem
-from core.eval.answers import answer_shares, leans_found
-from core.eval.report import ACCURACY_NOTE, ALL, pairwise, summarize
-from core.eval.results import ItemResult
-from core.eval.stats import overall_reading
+from core.studio.eval import BenchItem
+from core.studio.eval.answers import answer_shares, leans_found
+from core.studio.eval.report import ACCURACY_NOTE, ALL, pairwise, summarize
+from core.studio.eval.results import ItemResult
+from core.studio.eval.stats import overall_reading
 from ui.benchmark.money import MONEY, money_plot
 from ui.benchmark.plots import COSTS, accuracy_figure, cost_figure, mcnemar_figure
 from ui.common import keys

@@ -8,12 +8,12 @@ import time
 
 import streamlit as st
 
-from core.access import Action
-from core.eval.job import EvalJob
-from core.eval.progress import EvalProgress
-from core.jobs import Busy
-from core.llm import LLM, Endpoint
-from core.methods import get
+from core.engine.jobs import Busy
+from core.engine.llm import LLM, Endpoint
+from core.engine.methods import get
+from core.studio.access import Action
+from core.studio.eval.job import EvalJob
+from core.studio.eval.progress import EvalProgress
 from ui.benchmark.setup import Setup
 from ui.common import access, jobs, keys, state
 from ui.runs.launch import embedded_server, ensure_model, open_retriever_for, start_model

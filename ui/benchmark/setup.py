@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.eval import BenchItem, BenchmarkError, EvalPlan
+from core.studio.eval import BenchItem, BenchmarkError, EvalPlan
 from ui.benchmark.arms import arms
 from ui.benchmark.questions import benchmark, questions, whole_number
 from ui.common import keys, state

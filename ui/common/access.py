@@ -1,4 +1,4 @@
-"""The session's side of the access policy (``core/access.py``): the mode, from the address this server listens on;
+"""The session's side of the access policy (``core/studio/access.py``): the mode, from the address this server listens on;
 the owner's sign-in; the sidebar lines that say who you are and what you may do; and the check a page makes where
 an action happens (a button only hidden is no protection: the check runs again in the callback)."""
 
@@ -8,8 +8,9 @@ import secrets
 
 import streamlit as st
 
-from core import paths
-from core.access import (
+from core.engine import paths
+from core.engine.settings import Settings
+from core.studio.access import (
     MAX_LIVE_RUNS_EACH,
     Access,
     Action,
@@ -22,8 +23,7 @@ from core.access import (
     save_allowances,
     serving_mode,
 )
-from core.settings import Settings
-from core.throttle import Throttle
+from core.studio.throttle import Throttle
 from ui.common import keys
 from ui.common.state import settings
 

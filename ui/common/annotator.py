@@ -1,15 +1,15 @@
 """Who is labelling: the logged-in user when the app has OpenID login configured (``[auth]`` in secrets.toml),
 otherwise a name typed once per browser session. Every label stores it. On a shared studio a typed name is held by
-the computer that first labels under it (``core.labels.claims``), so nobody labels under someone else's name."""
+the computer that first labels under it (``core.studio.labels.claims``), so nobody labels under someone else's name."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from core import paths
-from core.access import Mode
-from core.labels import LabelError, LabelStore, check_annotator
-from core.labels.claims import NameClaims
+from core.engine import paths
+from core.studio.access import Mode
+from core.studio.labels import LabelError, LabelStore, check_annotator
+from core.studio.labels.claims import NameClaims
 from ui.common import access, keys
 
 

@@ -6,7 +6,7 @@ from functools import lru_cache
 
 import streamlit as st
 
-from core.paths import REPO_ROOT
+from core.engine.paths import REPO_ROOT
 
 ASSETS = REPO_ROOT / "assets"
 NOTICE = (

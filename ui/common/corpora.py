@@ -8,10 +8,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.paths import REPO_ROOT
-from core.retrieval import CorpusError, CorpusInfo, describe_corpora
-from core.retrieval.default_corpus import ensure_default_corpus
-from core.retrieval.location import SEARCH_URL, InProcess, search_location
+from core.engine.paths import REPO_ROOT
+from core.engine.retrieval import CorpusError, CorpusInfo, describe_corpora
+from core.engine.retrieval.default_corpus import ensure_default_corpus
+from core.engine.retrieval.location import SEARCH_URL, InProcess, search_location
 from ui.common import index_status, keys, state
 
 # The index status is on each corpus's line above; the table keeps the figures narrow enough for a 1024-px window,

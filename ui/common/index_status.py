@@ -13,8 +13,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.methods.contract import MethodSpec
-from core.retrieval.background import BackgroundBuild, BuildStatus
+from core.engine.methods.contract import MethodSpec
+from core.engine.retrieval.background import BackgroundBuild, BuildStatus
 from ui.common import jobs, keys, state
 
 REFRESH_SECONDS = 2

@@ -1,4 +1,4 @@
-"""The server's job runner (``core/jobs.py``), one per process (``st.cache_resource``): live runs, what-if re-runs,
+"""The server's job runner (``core/engine/jobs.py``), one per process (``st.cache_resource``): live runs, what-if re-runs,
 benchmarks and index builds started from any page are held there by id, so a rerun, another page, a reload or a
 second tab finds the same job again; the embedded model's start is one too. And the session's side of it: who may
 stop a job, and the Stop button."""
@@ -11,10 +11,10 @@ from typing import TypeVar
 
 import streamlit as st
 
-from core.access import Action
-from core.jobs import Busy, Job, JobRunner
-from core.live_run import LiveRun
-from core.llm.model_start import JOB_ID, ModelStart
+from core.engine.jobs import Busy, Job, JobRunner
+from core.engine.live_run import LiveRun
+from core.engine.llm.model_start import JOB_ID, ModelStart
+from core.studio.access import Action
 from ui.common import access
 
 J = TypeVar("J", bound=Job)

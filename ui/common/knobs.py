@@ -12,8 +12,8 @@ import streamlit as st
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 
-from core.methods import registry
-from core.methods.contract import MethodParams, MethodSpec
+from core.engine.methods import registry
+from core.engine.methods.contract import MethodParams, MethodSpec
 from ui.common import keys
 from ui.common.state import kept
 

@@ -15,16 +15,16 @@ from typing import Any
 import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
-from core import paths
-from core.llm import LLM, Endpoint, profiles
-from core.llm.endpoint import server_key
-from core.methods.contract import MethodSpec
-from core.retrieval import open_retriever
-from core.retrieval.progress import stage_line
-from core.retrieval.retriever import Retriever
-from core.settings import Settings
-from core.settings import settings as read_settings
-from core.store import RunStore
+from core.engine import paths
+from core.engine.llm import LLM, Endpoint, profiles
+from core.engine.llm.endpoint import server_key
+from core.engine.methods.contract import MethodSpec
+from core.engine.retrieval import open_retriever
+from core.engine.retrieval.progress import stage_line
+from core.engine.retrieval.retriever import Retriever
+from core.engine.settings import Settings
+from core.engine.settings import settings as read_settings
+from core.engine.store import RunStore
 from ui.common import keys
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -75,7 +75,7 @@ def endpoint_settings() -> dict[str, Any]:
 
 
 def server_key_for(base_url: str | None, model: str, provider: str | None) -> tuple[str, str] | None:
-    """The server's own key for this endpoint and the name it is configured under (``core.llm.endpoint.server_key``:
+    """The server's own key for this endpoint and the name it is configured under (``core.engine.llm.endpoint.server_key``:
     a key goes only to the endpoint it was configured for)."""
     return server_key(base_url, profiles.resolve(base_url, model, provider), settings())
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.access import Action
-from core.methods import registry
-from core.store.groups import group_of, save_group
-from core.trace import Run
+from core.engine.methods import registry
+from core.engine.store.groups import group_of, save_group
+from core.engine.trace import Run
+from core.studio.access import Action
 from ui.common import access, jobs, keys, state
 from ui.common.chrome import header
 from ui.common.knobs import knob_inputs, method_label, preset_knobs

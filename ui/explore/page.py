@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.access import Action
-from core.methods import registry
-from core.trace import Run
+from core.engine.methods import registry
+from core.engine.trace import Run
+from core.studio.access import Action
 from ui.common import access, jobs, keys, state
 from ui.common.chrome import header
 from ui.common.knobs import knob_inputs, method_picker, preset_knobs

@@ -8,13 +8,13 @@ from typing import Any, NamedTuple
 
 import streamlit as st
 
-from core.access import Action
-from core.eval.job import EvalJob
-from core.jobs import Job
-from core.live_run import LiveRun
-from core.llm.model_start import ModelStart
-from core.retrieval.background import BackgroundBuild
-from core.workshop.whatif import WhatIfRun
+from core.engine.jobs import Job
+from core.engine.live_run import LiveRun
+from core.engine.llm.model_start import ModelStart
+from core.engine.retrieval.background import BackgroundBuild
+from core.studio.access import Action
+from core.studio.eval.job import EvalJob
+from core.studio.workshop.whatif import WhatIfRun
 from ui.common import access, jobs
 from ui.common.knobs import method_label
 from ui.common.links import page_link

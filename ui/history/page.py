@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from core.store.groups import list_groups
+from core.engine.store.groups import list_groups
 from ui.common import access, keys, state
 from ui.common.chrome import header
 from ui.common.knobs import method_label

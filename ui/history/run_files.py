@@ -8,9 +8,9 @@ from datetime import datetime
 
 import streamlit as st
 
-from core.access import Action
-from core.runfiles import RunFileError, dumps, export_runs, import_file, provenance
-from core.store import RunStore
+from core.engine.store import RunStore
+from core.studio.access import Action
+from core.studio.runfiles import RunFileError, dumps, export_runs, import_file, provenance
 from ui.common import access, keys
 from ui.common.knobs import method_label
 from ui.common.text import md, short

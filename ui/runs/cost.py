@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from plotly.subplots import make_subplots
 
-from core.trace import Event, Usage, wall_seconds
+from core.engine.trace import Event, Usage, wall_seconds
 
 TEAL, AMBER, SLATE = "#0f766e", "#f59e0b", "#94a3b8"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.call_queue import QUEUE
-from core.live_run import LiveRun
-from core.methods import get
-from core.stages import current_stage
-from core.trace import Run
+from core.engine.call_queue import QUEUE
+from core.engine.live_run import LiveRun
+from core.engine.methods import get
+from core.engine.stages import current_stage
+from core.engine.trace import Run
 from ui.common import jobs, state
 from ui.runs.live_panel import follow, follow_saved, live_box
 from ui.runs.method_map import method_map

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.llm.ladder import TEXT_MODE
-from core.trace import (
+from core.engine.llm.ladder import TEXT_MODE
+from core.engine.trace import (
     AgentMessage,
     Answer,
     Error,

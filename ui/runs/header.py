@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from core.methods import registry
-from core.trace import Run
+from core.engine.methods import registry
+from core.engine.trace import Run
 from ui.common.knobs import changed_knobs, method_label
 from ui.common.text import md
 

@@ -7,10 +7,10 @@ from collections import Counter
 
 import streamlit as st
 
-from core.labels import GRADES, Label, LabelError, derive_question, resolve
-from core.labels.identity import generated_id
-from core.labels.pool import PoolQuestion, RunFilter, collect
-from core.trace import Run
+from core.engine.trace import Run
+from core.studio.labels import GRADES, Label, LabelError, derive_question, resolve
+from core.studio.labels.identity import generated_id
+from core.studio.labels.pool import PoolQuestion, RunFilter, collect
 from ui.common import keys
 from ui.common.annotator import identify, label_store
 from ui.common.state import store

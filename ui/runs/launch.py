@@ -9,11 +9,11 @@ from typing import Any
 
 import streamlit as st
 
-from core.access import Access, Action
-from core.live_run import LiveRun
-from core.llm import LLM, Endpoint
-from core.llm.embedded import EmbeddedServer
-from core.methods.contract import MethodSpec
+from core.engine.live_run import LiveRun
+from core.engine.llm import LLM, Endpoint
+from core.engine.llm.embedded import EmbeddedServer
+from core.engine.methods.contract import MethodSpec
+from core.studio.access import Access, Action
 from ui.common import access as session_access
 from ui.common import index_status, jobs, keys, state
 from ui.common.knobs import check_knobs

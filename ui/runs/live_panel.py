@@ -12,11 +12,11 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from core.call_queue import QUEUE, Standing
-from core.live_run import LiveRun
-from core.methods import get
-from core.partial_reply import partial_fields
-from core.trace import Event, Partial, Run
+from core.engine.call_queue import QUEUE, Standing
+from core.engine.live_run import LiveRun
+from core.engine.methods import get
+from core.engine.partial_reply import partial_fields
+from core.engine.trace import Event, Partial, Run
 from ui.common import jobs
 from ui.common.text import md
 from ui.runs.reply_fields import reply_fields

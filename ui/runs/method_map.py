@@ -7,9 +7,9 @@ import textwrap
 
 import streamlit as st
 
-from core.methods.contract import MethodSpec
-from core.stages import Stage, stage_of
-from core.trace import Event
+from core.engine.methods.contract import MethodSpec
+from core.engine.stages import Stage, stage_of
+from core.engine.trace import Event
 from ui.runs.trace_view import stage_anchor
 
 LIT, DONE, TODO = ("#0f766e", "#ffffff"), ("#dcefeb", "#0f3d3a"), ("#f6f8f8", "#6b7b88")

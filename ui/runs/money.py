@@ -10,8 +10,8 @@ from typing import Any
 
 import streamlit as st
 
-from core.pricing import Billed, Cost, Price, billed_by_run, cost_of, prices, run_cost
-from core.trace import Run
+from core.engine.trace import Run
+from core.studio.pricing import Billed, Cost, Price, billed_by_run, cost_of, prices, run_cost
 from ui.common import state
 from ui.common.text import md
 

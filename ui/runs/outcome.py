@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.consistency import check_answer
-from core.methods.answer import REASONING_CHARS, reasoning_cut
-from core.trace import AgentMessage, Error, Run
+from core.engine.methods.answer import REASONING_CHARS, reasoning_cut
+from core.engine.trace import AgentMessage, Error, Run
+from core.studio.consistency import check_answer
 from ui.common.text import esc, md
 from ui.runs.event_view import CUT_NOTE
 from ui.runs.money import cost_line

@@ -9,8 +9,8 @@ from typing import Any
 import streamlit as st
 from pydantic import ValidationError
 
-from core.question import Question
-from core.teaching import TeachingCase
+from core.engine.question import Question
+from core.studio.teaching import TeachingCase
 from ui.common import keys
 from ui.common.state import kept, preset, set_kept
 from ui.runs.teaching_view import pack, pack_problem
@@ -152,7 +152,7 @@ NO_OPTIONS = (
 
 
 def parse_question(text: str, options: dict[str, str] | None) -> tuple[Question | None, list[str]]:
-    """The checked question, or the reasons it cannot be asked (in the words of core.question). A multiple-choice
+    """The checked question, or the reasons it cannot be asked (in the words of core.engine.question). A multiple-choice
     question with no options is refused rather than asked as free text."""
     problems = [NO_OPTIONS] if options == {} else []
     try:

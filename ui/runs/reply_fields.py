@@ -1,5 +1,5 @@
 """An agent's structured reply drawn as fields, not raw JSON: short fields as chips, long text as paragraphs,
-lists as bullets; the same while the reply is still being written (``core.partial_reply`` reads it so far)."""
+lists as bullets; the same while the reply is still being written (``core.engine.partial_reply`` reads it so far)."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from core.teaching import PassageMark
-from core.trace import Answer, Event, GeneratedDoc, Hit, Retrieval, Verdict, VerdictItem
+from core.engine.trace import Answer, Event, GeneratedDoc, Hit, Retrieval, Verdict, VerdictItem
+from core.studio.teaching import PassageMark
 from ui.common.text import esc, short
 
 PREVIEW_CHARS = 220

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.trace import AgentMessage, Event
+from core.engine.trace import AgentMessage, Event
 from ui.common.text import md, short
 
 FIELD_CHARS = 90

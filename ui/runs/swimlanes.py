@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.methods import get
-from core.stages import COMMON, by_common_stage
-from core.trace import Event, Run
+from core.engine.methods import get
+from core.engine.stages import COMMON, by_common_stage
+from core.engine.trace import Event, Run
 from ui.common.text import esc, md
 from ui.runs.cost import wall_usage
 from ui.runs.outcome import render_outcome

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.teaching import TeachingPack, TeachingPackError, tally
-from core.trace import Run
-from core.workshop.marks import NO_RETRIEVAL, retrieved
+from core.engine.trace import Run
+from core.studio.teaching import TeachingPack, TeachingPackError, tally
+from core.studio.workshop.marks import NO_RETRIEVAL, retrieved
 from ui.common.text import md
 from ui.runs.snippet_cards import Evidence, Marks
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import streamlit as st
 
-from core.trace import Answer, Event, Run
+from core.engine.trace import Answer, Event, Run
 from ui.common.text import esc
 from ui.runs.cost import render_cost, wall_usage
 from ui.runs.event_view import is_raw_report, render_event, usage_text

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.llm import LLMError, profiles
-from core.llm.check import check
-from core.llm.endpoint import ConfigError
-from core.llm.ladder import MODE_NAMES
-from core.llm.profiles import Profile
-from core.settings import ASSUMED_WINDOW
+from core.engine.llm import LLMError, profiles
+from core.engine.llm.check import check
+from core.engine.llm.endpoint import ConfigError
+from core.engine.llm.ladder import MODE_NAMES
+from core.engine.llm.profiles import Profile
+from core.engine.settings import ASSUMED_WINDOW
 from ui.common import keys, state
 from ui.runs.launch import ensure_model
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.llm import embedded
-from core.llm.model_start import JOB_ID, ModelStart
+from core.engine.llm import embedded
+from core.engine.llm.model_start import JOB_ID, ModelStart
 from ui.common import jobs, keys, state
 from ui.common.chrome import header
 from ui.common.corpora import corpora_section

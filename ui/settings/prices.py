@@ -6,8 +6,8 @@ from __future__ import annotations
 import streamlit as st
 from pydantic import ValidationError
 
-from core.pricing import CURRENCIES, EMBEDDED_MODEL, MAX_PRICE, Price, prices, rate, remove_price, save_price
-from core.store.prices import model_runs
+from core.engine.store.prices import model_runs
+from core.studio.pricing import CURRENCIES, EMBEDDED_MODEL, MAX_PRICE, Price, prices, rate, remove_price, save_price
 from ui.common import keys, state
 from ui.common.text import md
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import streamlit as st
 
-from core.llm import cpu_build, embedded
-from core.llm.speed import MeasuredSpeed, measured
-from core.llm.tokens import CHARS_PER_TOKEN
-from core.methods import registry
+from core.engine.llm import cpu_build, embedded
+from core.engine.llm.speed import MeasuredSpeed, measured
+from core.engine.llm.tokens import CHARS_PER_TOKEN
+from core.engine.methods import registry
 
 
 def config_rows(config: embedded.ServerConfig) -> dict[str, str]:

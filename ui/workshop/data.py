@@ -8,10 +8,10 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.runfiles import RunEntry
-from core.teaching import TeachingCase
-from core.trace import Run
-from core.workshop.pack import PackCase, load_pack, pack_dir
+from core.engine.trace import Run
+from core.studio.runfiles import RunEntry
+from core.studio.teaching import TeachingCase
+from core.studio.workshop.pack import PackCase, load_pack, pack_dir
 from ui.common import state
 from ui.runs.question_form import teaching_cases
 from ui.runs.teaching_view import pack as teaching_pack

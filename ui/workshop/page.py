@@ -7,9 +7,9 @@ from datetime import datetime
 
 import streamlit as st
 
-from core.access import Action
-from core.teaching import load_passages
-from core.workshop.replay import Replay
+from core.studio.access import Action
+from core.studio.teaching import load_passages
+from core.studio.workshop.replay import Replay
 from ui.common import access, keys, state
 from ui.common.chrome import header
 from ui.common.knobs import method_label

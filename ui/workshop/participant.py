@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from core.rooms import Member, Room, RoomError
-from core.turns import Turns
+from core.studio.rooms import Member, Room, RoomError
+from core.studio.turns import Turns
 from ui.common import keys
 from ui.common.text import md
 from ui.workshop import predict

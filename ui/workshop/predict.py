@@ -10,10 +10,10 @@ import plotly.graph_objects as go
 import streamlit as st
 import streamlit.components.v1 as components
 
-from core.rooms import Tally
-from core.teaching import ROLE_WORDS, TeachingCase
-from core.workshop.marks import marks_line, retrieved, teaching_marks
-from core.workshop.replay import Replay
+from core.studio.rooms import Tally
+from core.studio.teaching import ROLE_WORDS, TeachingCase
+from core.studio.workshop.marks import marks_line, retrieved, teaching_marks
+from core.studio.workshop.replay import Replay
 from ui.common import keys
 from ui.common.knobs import method_label
 from ui.common.text import md, short

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.rooms import Room
-from core.serving import join_url, qr_png
-from core.workshop.replay import Replay
+from core.studio.rooms import Room
+from core.studio.serving import join_url, qr_png
+from core.studio.workshop.replay import Replay
 from ui.common import keys, state
 from ui.common.text import md
 from ui.workshop import predict

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.methods import registry
-from core.stages import current_stage
-from core.trace import Event
-from core.workshop.replay import Replay
+from core.engine.methods import registry
+from core.engine.stages import current_stage
+from core.engine.trace import Event
+from core.studio.workshop.replay import Replay
 from ui.common import keys
 from ui.common.knobs import method_label
 from ui.common.text import md

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.access import Access, Action
-from core.rooms import RoomError
-from core.workshop.replay import Replay
+from core.studio.access import Access, Action
+from core.studio.rooms import RoomError
+from core.studio.workshop.replay import Replay
 from ui.common import access, keys
 from ui.workshop.data import Chosen
 from ui.workshop.participant import participant_view

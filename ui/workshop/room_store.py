@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import paths
-from core.rooms import Room, RoomError, RoomStore
-from core.throttle import Throttle
-from core.workshop.replay import Replay
+from core.engine import paths
+from core.studio.rooms import Room, RoomError, RoomStore
+from core.studio.throttle import Throttle
+from core.studio.workshop.replay import Replay
 from ui.common import access, keys
 from ui.workshop.data import Chosen, load
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.access import Action
-from core.methods import get
-from core.runfiles import RunFile, Variation, import_runs, provenance
-from core.teaching import ROLE_WORDS, TeachingCase
-from core.trace import Hit, Retrieval, Run
-from core.workshop.marks import teaching_marks
-from core.workshop.replay import Replay
-from core.workshop.whatif import WhatIfRun, what_changed
+from core.engine.methods import get
+from core.engine.trace import Hit, Retrieval, Run
+from core.studio.access import Action
+from core.studio.runfiles import RunFile, Variation, import_runs, provenance
+from core.studio.teaching import ROLE_WORDS, TeachingCase
+from core.studio.workshop.marks import teaching_marks
+from core.studio.workshop.replay import Replay
+from core.studio.workshop.whatif import WhatIfRun, what_changed
 from ui.common import access as session_access
 from ui.common import jobs, keys, state
 from ui.common.knobs import method_label

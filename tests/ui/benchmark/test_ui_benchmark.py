@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.__main__ import main
-from core.eval.job import EvalJob
+from core.studio.eval.job import EvalJob
 from tests.fakes import Gate, ListRetriever, ScriptedLLM, make_hits
 from tests.test_eval import BENCH, IDS
 from tests.test_eval_presets import mass_llm
@@ -102,7 +102,7 @@ def test_stop_then_resume_and_the_command_line_picks_up_the_rest(bench, monkeypa
     assert at.button(key="bench.start").label == f"Resume ({5 - done} left)"
 
     # the command line, same benchmark, questions, knobs and backend: it runs only what is left
-    monkeypatch.setattr("core.cli.eval.LLM", lambda: answering("A"))
+    monkeypatch.setattr("core.studio.cli.eval.LLM", lambda: answering("A"))
     argv = ["eval", "--methods", "cot", "--bench", str(path), "--sample", "4", "--out", str(path.parent / "out")]
     assert main(argv) == 0
     assert f"{5 - done} run(s) now, {done} from before" in capsys.readouterr().out
@@ -128,7 +128,7 @@ def test_a_running_benchmark_is_listed_in_history_and_stops_from_there(bench):
 
 def test_the_page_resumes_what_the_command_line_started(bench, monkeypatch, capsys):
     path, ids = bench
-    monkeypatch.setattr("core.cli.eval.LLM", lambda: answering("B"))
+    monkeypatch.setattr("core.studio.cli.eval.LLM", lambda: answering("B"))
     assert main(["eval", "--methods", "cot", "--bench", str(path), "--ids", str(ids), "--limit", "1"]) == 0
     llm = answering("B")
     at = page(path, llm, **{"bench.pick": "An ids file", "bench.ids": str(ids)})
@@ -141,8 +141,8 @@ def test_the_page_and_the_command_line_share_a_method_with_an_automatic_knob(ben
     """MASS-RAG's Answer Agent knob defaults to None (the method decides by the kind of question): the page keeps
     it so, and its configuration is the command line's."""
     path, _ = bench
-    monkeypatch.setattr("core.cli.eval.LLM", mass_llm)
-    monkeypatch.setattr("core.retrieval.open_retriever", lambda *a, **k: ListRetriever(make_hits(5)))
+    monkeypatch.setattr("core.studio.cli.eval.LLM", mass_llm)
+    monkeypatch.setattr("core.engine.retrieval.open_retriever", lambda *a, **k: ListRetriever(make_hits(5)))
     assert main(["eval", "--methods", "mass", "--bench", str(path), "--sample", "4"]) == 0
     at = page(path, mass_llm(), **{"bench.methods": ["mass"], RETRIEVER_OVERRIDE: ListRetriever(make_hits(5))})
     assert "5 questions × 1 arm(s) = **5 runs**, 5 finished" in text_of(at)
@@ -230,7 +230,7 @@ def test_an_upload_that_is_not_json_and_a_folder_are_named(bench):
 
 
 def test_the_corpora_are_checked_on_a_few_questions_and_a_miss_offers_others(bench):
-    from core.trace import Hit
+    from core.engine.trace import Hit
 
     path, _ = bench
 

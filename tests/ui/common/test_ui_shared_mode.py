@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core import paths
-from core.access import Access, Allowances, Mode, Role, load_allowances, save_allowances
-from core.paths import REPO_ROOT
-from core.store import RunStore
+from core.engine import paths
+from core.engine.paths import REPO_ROOT
+from core.engine.store import RunStore
+from core.studio.access import Access, Allowances, Mode, Role, load_allowances, save_allowances
 from tests.fakes import Gate, ListRetriever, ScriptedLLM, make_hits, until_runs_end
 from tests.ui.history.test_ui_history import saved_runs
 from tests.ui.navigation_titles import navigation_titles
@@ -64,7 +64,7 @@ def test_owner_pages_are_not_in_a_visitors_navigation_and_refuse_when_reached():
         "Review": ["History", "Annotate"],
     }
     guarded = AppTest.from_string(
-        "from core.access import Action\nfrom ui.navigation import owners_only, settings\n"
+        "from core.studio.access import Action\nfrom ui.navigation import owners_only, settings\n"
         "owners_only(settings.page, Action.SETTINGS)()",
         default_timeout=30,
     ).run()
@@ -121,8 +121,8 @@ def test_a_visitors_live_runs_stay_within_the_owners_limit():
 
 
 def test_a_visitor_sees_every_running_job_and_stops_only_their_own():
-    from core.live_run import LiveRun
-    from core.question import Question
+    from core.engine.live_run import LiveRun
+    from core.engine.question import Question
     from ui.common.jobs import runner
 
     # both calls are held for good: the one stopped ends only by its cut, the other goes on

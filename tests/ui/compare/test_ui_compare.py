@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from core.store import RunStore
-from core.store.groups import list_groups
+from core.engine.store import RunStore
+from core.engine.store.groups import list_groups
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits, together, until_runs_end
 from ui.common.keys import LLM_OVERRIDE, RETRIEVER_OVERRIDE
 

@@ -6,7 +6,7 @@ import socket
 
 from streamlit.testing.v1 import AppTest
 
-from core.store import RunStore
+from core.engine.store import RunStore
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits, until_runs_end
 from ui.common.keys import ENDPOINT, KNOB_DEFAULTS, LLM_OVERRIDE, RETRIEVER_OVERRIDE
 
@@ -143,7 +143,7 @@ def test_the_answer_format_knob_starts_automatic_and_a_run_records_the_backends_
 
 
 def test_a_teaching_case_fills_the_question_and_its_key_is_shown_after_the_run():
-    from core.teaching import load_cases
+    from core.studio.teaching import load_cases
 
     case = load_cases()[0]
     llm = ScriptedLLM().on("Think step by step", {"reasoning": "r", "answer": case.answer})

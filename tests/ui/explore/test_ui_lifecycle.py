@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from core.store import RunStore
+from core.engine.store import RunStore
 from tests.fakes import Gate, ListRetriever, ScriptedLLM, make_hits, until_runs_end
 from tests.ui.explore.test_ui_ask import ask_page, fill, text_of
 from tests.waiting import patience, wait_until
@@ -98,7 +98,7 @@ def test_a_reply_shows_field_by_field_while_written_and_stop_ends_it_mid_call():
 
 
 def test_a_run_another_process_is_writing_is_followed_through_the_store():
-    from core.trace import Event, Query, Run
+    from core.engine.trace import Event, Query, Run
 
     store = RunStore()
     run = Run(method="sema", question="Which drug treats disease 1?")
@@ -125,7 +125,7 @@ def test_a_run_another_process_is_writing_is_followed_through_the_store():
 def test_a_run_behind_another_says_it_waits_and_behind_what_and_its_map_lights_the_waiting_stage(monkeypatch):
     """One slot: the second run's only call waits for the first's; its box says so, each step's icon says what it
     is doing, and the map lights the Clinician's stage, not nothing."""
-    monkeypatch.setattr("core.methods.contract.slots_of", lambda llm: 1)
+    monkeypatch.setattr("core.engine.methods.contract.slots_of", lambda llm: 1)
     gate = Gate()  # both calls are held while they read the prompt
     llm = ScriptedLLM(gate=gate).on("Think step by step", REPLY)
     first = fill(ask_page(llm), "Which hormone lowers blood glucose?", ["Insulin", "Glucagon"])
@@ -153,7 +153,7 @@ def test_a_reply_whose_first_field_is_being_named_shows_no_raw_brace():
     from streamlit.testing.v1 import AppTest
 
     def draw():
-        from core.trace import Partial
+        from core.engine.trace import Partial
         from ui.runs.live_panel import partial_reply
 
         partial_reply(Partial(run_id="r", stage="reasoning", agent="Clinician", role="r", text='{ "', started=0))

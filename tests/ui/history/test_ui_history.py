@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from core.question import Question
-from core.runner import execute
-from core.store import RunStore
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.store import RunStore
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})

@@ -62,9 +62,9 @@ def test_ask_reattaches_to_a_saved_run():
 
 
 def _saved(method: str, question: str, options: dict[str, str]) -> str:
-    from core.methods import get
-    from core.store import RunStore
-    from core.trace import Answer, Event, Run
+    from core.engine.methods import get
+    from core.engine.store import RunStore
+    from core.engine.trace import Answer, Event, Run
 
     params = get(method).params(answer_format="answer first").model_dump()
     run = Run(method=method, question=question, options=options, params=params, status="ok")
@@ -78,7 +78,7 @@ def _saved(method: str, question: str, options: dict[str, str]) -> str:
 
 
 def test_a_link_to_a_run_of_every_method_shows_its_own_method_and_question_then_ask_again_fills_the_form():
-    from core.methods import registry
+    from core.engine.methods import registry
 
     for n, (name, spec) in enumerate(registry().items()):
         question = f"Question {n} for {spec.label}: which artery supplies the sinoatrial node?"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core.live_run import LiveRun
-from core.question import Question
-from core.store import RunStore
+from core.engine.live_run import LiveRun
+from core.engine.question import Question
+from core.engine.store import RunStore
 from tests.fakes import Gate, ListRetriever, ScriptedLLM, make_hits
 from tests.waiting import patience, wait_until
 

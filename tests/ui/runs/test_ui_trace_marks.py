@@ -7,7 +7,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from core.trace import Run
+from core.engine.trace import Run
 from tests.ui.runs.test_ui_trace_view import render
 from ui.runs.trace_view import run_upto
 

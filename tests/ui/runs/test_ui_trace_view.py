@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
-from core.trace import (
+from core.engine.trace import (
     AgentMessage,
     Answer,
     Error,

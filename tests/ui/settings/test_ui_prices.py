@@ -8,12 +8,12 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.llm.cache import ResponseCache
-from core.pricing import EMBEDDED_MODEL, Price, billed, money, prices, run_cost, save_price
-from core.question import Question
-from core.runner import execute
-from core.store import RunStore
-from core.trace import Run
+from core.engine.llm.cache import ResponseCache
+from core.engine.question import Question
+from core.engine.runner import execute
+from core.engine.store import RunStore
+from core.engine.trace import Run
+from core.studio.pricing import EMBEDDED_MODEL, Price, billed, money, prices, run_cost, save_price
 from tests.fakes import ScriptedLLM
 from tests.ui.benchmark.test_ui_benchmark import answering, bench, finish, no_jobs, page  # noqa: F401 (fixtures)
 from ui.common.keys import LLM_OVERRIDE

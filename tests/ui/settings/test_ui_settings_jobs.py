@@ -1,4 +1,4 @@
-"""Settings' two long waits as jobs of the server's runner (``core/jobs.py``): the embedded model's start and an
+"""Settings' two long waits as jobs of the server's runner (``core/engine/jobs.py``): the embedded model's start and an
 index build. Each starts from its button, shows its progress, is found again by a fresh session (a reload), is
 listed in History's "Running now" as one that cannot be stopped midway, and says how it ended.
 
@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.llm.embedded import EmbeddedServer, ModelAssemblyError
+from core.engine.llm.embedded import EmbeddedServer, ModelAssemblyError
 from tests.test_retrieval_index import CARDIO, write_corpus
 from tests.waiting import patience, wait_until
 from ui.common import state

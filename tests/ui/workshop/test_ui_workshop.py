@@ -7,14 +7,14 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.llm.embedded import EmbeddedServer
-from core.rooms import RoomStore
-from core.runfiles import export_to, import_file
-from core.runner import execute
-from core.store import RunStore
-from core.teaching import load_cases, load_passages
-from core.trace import Hit
-from core.workshop import pack
+from core.engine.llm.embedded import EmbeddedServer
+from core.engine.runner import execute
+from core.engine.store import RunStore
+from core.engine.trace import Hit
+from core.studio.rooms import RoomStore
+from core.studio.runfiles import export_to, import_file
+from core.studio.teaching import load_cases, load_passages
+from core.studio.workshop import pack
 from tests.fakes import Gate, ListRetriever, ScriptedLLM
 from tests.waiting import patience
 from ui.common.jobs import live, runner

@@ -1,0 +1,3 @@
+from core.engine.store.runs import RunStore
+
+__all__ = ["RunStore"]

@@ -1,3 +1,0 @@
-from core.store.runs import RunStore
-
-__all__ = ["RunStore"]
