@@ -28,7 +28,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, open_page, pick
-from tests.e2e.test_browser import CASE
+from tests.e2e.test_model_browser import CASE
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).parent / "results" / "first_answer.json"
