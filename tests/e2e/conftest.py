@@ -99,12 +99,13 @@ def page(app, browser):
     return new_page(browser)
 
 
-# Counts, in the page, each rerun the page asks the server for and each run the server reports finished (not cut short
-# for another), reading only the top-level field numbers of Streamlit's protobuf messages (BackMsg.rerun_script = 11;
-# ForwardMsg.script_finished = 6, whose value 2 is "finished early for a rerun"). ``settle`` waits until the last
-# rerun asked for has finished.
+# Marks, in the page, when it last asked the server for a rerun, when a run last started (the page's own, or one the
+# server starts itself, as a polling fragment's ``st.rerun``) and when one last finished (not cut short for another),
+# reading only the top-level field numbers of Streamlit's protobuf messages (BackMsg.rerun_script = 11;
+# ForwardMsg.new_session = 4, script_finished = 6, whose value 2 is "finished early for a rerun"). ``settle`` waits
+# until a run has finished after both.
 RUNS_OBSERVER = """(() => {
-    const runs = window.__runs = {sockets: 0, asked: 0, finished: 0, tick: 0};
+    const runs = window.__runs = {sockets: 0, asked: 0, started: 0, finished: 0, tick: 0};
     const fields = bytes => {
         const found = new Map();
         let i = 0;
@@ -135,7 +136,9 @@ RUNS_OBSERVER = """(() => {
             runs.sockets += 1;
             this.addEventListener("message", event => {
                 if (!(event.data instanceof ArrayBuffer)) return;
-                const finished = fields(new Uint8Array(event.data)).get(6);
+                const message = fields(new Uint8Array(event.data));
+                if (message.has(4)) runs.started = ++runs.tick;
+                const finished = message.get(6);
                 if (finished !== undefined && finished !== 2) runs.finished = ++runs.tick;
             });
         }
@@ -148,11 +151,11 @@ RUNS_OBSERVER = """(() => {
     };
 })()"""
 
-# True when the page has drawn the last rerun it asked for: the server said it finished, Streamlit's running widget
-# is gone and no element is left marked stale. (A page whose socket Playwright replaces is judged on the last two.)
+# True when the page has drawn the last run asked for or started: the server said it finished, Streamlit's running
+# widget is gone and no element is left marked stale. (A page whose socket Playwright replaces is judged on the last two.)
 SETTLED = """() => {
     const runs = window.__runs;
-    const answered = !runs || runs.sockets === 0 || runs.finished > runs.asked;
+    const answered = !runs || runs.sockets === 0 || runs.finished > Math.max(runs.asked, runs.started);
     const widget = document.querySelector('[data-testid="stStatusWidget"]');
     const running = widget && widget.getClientRects().length > 0;
     return answered && !running && !document.querySelector('[data-stale="true"]');
