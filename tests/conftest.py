@@ -27,7 +27,9 @@ def pytest_configure(config):
     opens it (under the index's file lock, so workers build it once)."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
     if workers > 1:
-        os.environ.setdefault("MEDRAG_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
+        from core.engine.settings import usable_cores
+
+        os.environ.setdefault("MEDRAG_THREADS", str(max(1, usable_cores() // workers)))
     made = os.environ.get(SESSION_CORPUS)
     if os.environ.get("PYTEST_XDIST_WORKER") and made and Path(made).is_dir():
         return  # a worker: the controller made the folder

@@ -11,34 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from tests.waiting import Gate
 
-class Gate:
-    """Where replies wait until the test lets them on: ``let(n)`` lets n waits pass, ``open()`` every one from now
-    on. ``held`` counts the calls waiting at it now, so a test can see a call in flight before it lets it end."""
-
-    def __init__(self, is_open: bool = False):
-        self._turn = threading.Condition()
-        self._passes = float("inf") if is_open else 0
-        self.held = 0
-
-    def let(self, n: int = 1) -> None:
-        with self._turn:
-            self._passes += n
-            self._turn.notify_all()
-
-    def open(self) -> None:
-        self.let(float("inf"))
-
-    def shut(self) -> None:
-        with self._turn:
-            self._passes = 0
-
-    def wait(self) -> None:
-        with self._turn:
-            self.held += 1
-            self._turn.wait_for(lambda: self._passes > 0)
-            self.held -= 1
-            self._passes -= 1
+# seconds (scaled) a reply may be held: browser tests reload and navigate around a held call for a while
+HELD_AT_MOST = 600.0
 
 
 @dataclass
@@ -176,7 +152,7 @@ class FakeEndpoint:
     def _answer(handler: BaseHTTPRequestHandler, step: Step, stream: bool) -> None:
         def gate(at: int) -> None:
             if step.gate is not None and at in step.held_at:
-                step.gate.wait()
+                step.gate.wait(limit=HELD_AT_MOST)
 
         gate(0)
         time.sleep(step.delay)

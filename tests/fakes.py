@@ -8,12 +8,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from itertools import count
 from typing import TYPE_CHECKING, Any
 
 from core.engine.llm import LLM, Endpoint, LLMCancelled, LLMResponse
 from core.engine.trace import Hit, Usage
-from tests.waiting import patience, wait_until
+from tests.waiting import Gate, patience, wait_until
 
 if TYPE_CHECKING:  # imported where used: the provider matrix runs these fakes against older clients too
     from core.studio.eval.results import ItemResult
@@ -21,50 +20,6 @@ if TYPE_CHECKING:  # imported where used: the provider matrix runs these fakes a
 CHUNKS = 3  # pieces each scripted reply streams in
 
 Reply = str | dict | Callable[[list[dict[str, str]]], str | dict]
-
-
-class Gate:
-    """Where scripted calls wait until the test lets them on, first come first: ``let(n)`` lets the n that have
-    waited longest pass, ``open()`` every one from now on; ``held`` counts those waiting now, so a test sees calls in
-    flight before it lets them end."""
-
-    def __init__(self) -> None:
-        self._turn = threading.Condition()
-        self._passes = 0.0
-        self._line: list[int] = []  # the waiting calls' tickets, in the order they came
-        self._tickets = count()
-
-    @property
-    def held(self) -> int:
-        return len(self._line)
-
-    def let(self, n: float = 1) -> None:
-        with self._turn:
-            self._passes += n
-            self._turn.notify_all()
-
-    def open(self) -> None:
-        self.let(float("inf"))
-
-    def wait(self, cancel: threading.Event | None = None) -> bool:
-        """Waits for a pass (True) or for ``cancel`` (False). A call neither let on nor cancelled within the tests'
-        patience fails, so that a stop that never lands fails its test rather than hanging it."""
-        deadline = time.monotonic() + patience()
-        with self._turn:
-            ticket = next(self._tickets)
-            self._line.append(ticket)
-            try:
-                # a cancel event cannot wake the condition: look at it between short waits
-                while not self._turn.wait_for(lambda: self._passes > 0 and self._line[0] == ticket, timeout=0.02):
-                    if cancel is not None and cancel.is_set():
-                        return False
-                    if time.monotonic() > deadline:
-                        raise AssertionError(f"held at the gate for {patience():g} s: never let on, never cancelled")
-                self._passes -= 1
-                return True
-            finally:
-                self._line.remove(ticket)
-                self._turn.notify_all()  # the next in line may have a pass waiting for it
 
 
 class ScriptedLLM(LLM):

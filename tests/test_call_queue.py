@@ -10,8 +10,8 @@ import pytest
 from core.engine.call_queue import CallQueue
 from core.engine.question import Question
 from core.engine.runner import execute
-from tests.fakes import Gate, ScriptedLLM
-from tests.waiting import patience, wait_until
+from tests.fakes import ScriptedLLM
+from tests.waiting import Gate, patience, wait_until
 
 MC = Question(text="Which hormone lowers blood glucose?", options={"A": "Insulin", "B": "Glucagon"})
 

@@ -14,8 +14,8 @@ from core.engine.llm import LLM, Endpoint, LLMError
 from core.engine.store import RunStore
 from core.studio.eval import BenchmarkError, EvalPlan, evaluate, load_benchmark, load_ids, select, summarize
 from core.studio.eval.report import format_table
-from tests.fakes import Gate, ListRetriever, ScriptedLLM, chunk_stream, make_hits, together
-from tests.waiting import patience, wait_until
+from tests.fakes import ListRetriever, ScriptedLLM, chunk_stream, make_hits, together
+from tests.waiting import Gate, patience, wait_until
 
 BENCH = {
     "medqa": {

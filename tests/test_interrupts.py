@@ -17,8 +17,7 @@ import pytest
 
 from core.engine.store import RunStore
 from tests.fake_endpoint import FakeEndpoint, streams
-from tests.fakes import Gate
-from tests.waiting import patience, wait_until
+from tests.waiting import Gate, patience, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 QUESTION = "Which hormone lowers blood glucose?"

@@ -16,8 +16,8 @@ from core.engine.runner import execute
 from core.engine.store import RunStore
 from core.studio.runfiles import Variation
 from core.studio.workshop.whatif import WhatIfRun
-from tests.fakes import Gate, ListRetriever, ScriptedLLM, make_hits
-from tests.waiting import patience, wait_until
+from tests.fakes import ListRetriever, ScriptedLLM, make_hits
+from tests.waiting import Gate, patience, wait_until
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
 REPLY = {"reasoning": "From the documents.", "answer": "B", "cited_ids": []}

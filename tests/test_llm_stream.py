@@ -13,8 +13,8 @@ from core.engine.llm.tokens import tokens_of
 from core.engine.question import Question
 from core.engine.runner import execute
 from tests.fake_endpoint import FakeEndpoint, streams
-from tests.fakes import Gate, ScriptedLLM
-from tests.waiting import wait_until
+from tests.fakes import ScriptedLLM
+from tests.waiting import Gate, wait_until
 
 ASK = [{"role": "user", "content": "pick one"}]
 

@@ -7,8 +7,10 @@ multiplies every limit, for a machine much slower than usual. A wait that runs o
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Callable
+from itertools import count
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -39,3 +41,55 @@ def wait_until(condition: Callable[[], T], what: str, timeout: float = PATIENCE,
             raise AssertionError(f"waited {limit:g} s for {what}")
         time.sleep(every)
     return found
+
+
+class Gate:
+    """Where scripted calls wait until the test lets them on, first come first: ``let(n)`` lets the n that have
+    waited longest pass, ``open()`` every one from now on; ``held`` counts those waiting now, so a test sees calls in
+    flight before it lets them end."""
+
+    def __init__(self, is_open: bool = False) -> None:
+        self._turn = threading.Condition()
+        self._passes = float("inf") if is_open else 0.0
+        self._line: list[int] = []  # the waiting calls' tickets, in the order they came
+        self._tickets = count()
+
+    @property
+    def held(self) -> int:
+        return len(self._line)
+
+    def let(self, n: float = 1) -> None:
+        with self._turn:
+            self._passes += n
+            self._turn.notify_all()
+
+    def open(self) -> None:
+        self.let(float("inf"))
+
+    def shut(self) -> None:
+        """Calls from now on wait again (those already let on go on)."""
+        with self._turn:
+            self._passes = 0
+
+    def wait(self, cancel: threading.Event | None = None, limit: float = PATIENCE) -> bool:
+        """Waits for a pass (True) or for ``cancel`` (False). A call neither let on nor cancelled within the tests'
+        patience (``limit`` seconds, scaled) fails, so that a stop that never lands fails its test rather than hanging
+        it."""
+        deadline = time.monotonic() + patience(limit)
+        with self._turn:
+            ticket = next(self._tickets)
+            self._line.append(ticket)
+            try:
+                # a cancel event cannot wake the condition: look at it between short waits
+                while not self._turn.wait_for(lambda: self._passes > 0 and self._line[0] == ticket, timeout=0.02):
+                    if cancel is not None and cancel.is_set():
+                        return False
+                    if time.monotonic() > deadline:
+                        raise AssertionError(
+                            f"held at the gate for {patience(limit):g} s: never let on, never cancelled"
+                        )
+                self._passes -= 1
+                return True
+            finally:
+                self._line.remove(ticket)
+                self._turn.notify_all()  # the next in line may have a pass waiting for it

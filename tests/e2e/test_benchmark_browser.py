@@ -26,10 +26,11 @@ from tests.e2e.conftest import CHROMIUM, open_page, settle, snap
 from tests.e2e.conftest import choose as pick_in
 from tests.e2e.serve import REPO, serve_app
 from tests.e2e.waits import ms, until
-from tests.fake_endpoint import FakeEndpoint, Gate, Step
+from tests.fake_endpoint import FakeEndpoint, Step
+from tests.waiting import Gate
 from ui.benchmark.results import compare_link, history_link
 
-pytestmark = [pytest.mark.browser, pytest.mark.default_index, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 MODEL = "gpt-4o-mini"
 PRICE = Price(model=MODEL, input_per_m=0.15, output_per_m=0.60)
 WIDTHS = (1440, 1024)

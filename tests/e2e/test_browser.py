@@ -16,7 +16,8 @@ from playwright.sync_api import expect
 
 from tests.e2e.conftest import open_page, saved_runs, set_number, settle, snap
 from tests.e2e.waits import ms, until
-from tests.fake_endpoint import FakeEndpoint, Gate, Step
+from tests.fake_endpoint import FakeEndpoint, Step
+from tests.waiting import Gate
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 

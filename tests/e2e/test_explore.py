@@ -22,7 +22,8 @@ from benchmarks.first_token import FIRST_TOKEN_JS
 from core.engine.trace import Run
 from tests.e2e.conftest import ON_SCREEN, button, open_page, pick, saved_runs, settle, snap
 from tests.e2e.waits import until
-from tests.fake_endpoint import FakeEndpoint, Gate, Step
+from tests.fake_endpoint import FakeEndpoint, Step
+from tests.waiting import Gate
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 

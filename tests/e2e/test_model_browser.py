@@ -18,7 +18,7 @@ from tests.e2e.conftest import SHOTS, choose, new_page, open_page, pick, saved_r
 from tests.e2e.truth_seed import BENCH_QUESTION, mini_benchmark
 from tests.e2e.waits import ms
 
-pytestmark = [pytest.mark.browser, pytest.mark.model, pytest.mark.default_index, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.browser, pytest.mark.model, pytest.mark.timeout(1800)]
 CASE = "Cardiology · Acute inferior ST-elevation myocardial infarction"
 MODEL = ms("model")
 

@@ -25,9 +25,10 @@ from tests.e2e.conftest import new_page as browser_page
 from tests.e2e.conftest import snap as snap_page
 from tests.e2e.serve import serve_app
 from tests.e2e.waits import ms, until
-from tests.fake_endpoint import FakeEndpoint, Gate, Step
+from tests.fake_endpoint import FakeEndpoint, Step
+from tests.waiting import Gate
 
-pytestmark = [pytest.mark.browser, pytest.mark.default_index, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 WIDTH = 1440
 REPLY = {"reasoning": "Without that passage the documents point elsewhere.", "answer": "A", "cited_ids": []}
 

@@ -6,9 +6,10 @@ the suite was written on. ``MEDRAG_TEST_WAIT_SCALE`` (default 1) multiplies ever
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
+
+from tests.waiting import scale
 
 # milliseconds, at scale 1
 BASE = {
@@ -18,13 +19,6 @@ BASE = {
     "index": 300_000,  # an index opened or built (the teaching pack's, the test session's default corpus)
     "model": 1_200_000,  # the embedded model loaded and a whole small run of it, other work sharing the cores
 }
-
-
-def scale() -> float:
-    value = float(os.environ.get("MEDRAG_TEST_WAIT_SCALE", "1"))
-    if value <= 0:
-        raise ValueError(f"MEDRAG_TEST_WAIT_SCALE must be a positive number, not {value}")
-    return value
 
 
 def ms(name: str) -> int:

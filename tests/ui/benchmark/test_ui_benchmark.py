@@ -11,10 +11,10 @@ from streamlit.testing.v1 import AppTest
 
 from core.__main__ import main
 from core.studio.eval.job import EvalJob
-from tests.fakes import Gate, ListRetriever, ScriptedLLM, make_hits
+from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 from tests.test_eval import BENCH, IDS
 from tests.test_eval_presets import mass_llm
-from tests.waiting import patience, wait_until
+from tests.waiting import Gate, patience, wait_until
 from ui.common.jobs import runner
 from ui.common.keys import LLM_OVERRIDE, RETRIEVER_OVERRIDE
 

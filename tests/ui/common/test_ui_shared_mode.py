@@ -10,10 +10,10 @@ from core.engine import paths
 from core.engine.paths import REPO_ROOT
 from core.engine.store import RunStore
 from core.studio.access import Access, Allowances, Mode, Role, load_allowances, save_allowances
-from tests.fakes import Gate, ListRetriever, ScriptedLLM, make_hits, until_runs_end
+from tests.fakes import ListRetriever, ScriptedLLM, make_hits, until_runs_end
 from tests.ui.history.test_ui_history import saved_runs
 from tests.ui.navigation_titles import navigation_titles
-from tests.waiting import patience
+from tests.waiting import Gate, patience
 from ui.common.keys import LLM_OVERRIDE, RETRIEVER_OVERRIDE
 
 APP = str(REPO_ROOT / "streamlit_app.py")

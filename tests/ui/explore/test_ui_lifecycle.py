@@ -7,9 +7,9 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from core.engine.store import RunStore
-from tests.fakes import Gate, ListRetriever, ScriptedLLM, make_hits, until_runs_end
+from tests.fakes import ListRetriever, ScriptedLLM, make_hits, until_runs_end
 from tests.ui.explore.test_ui_ask import ask_page, fill, text_of
-from tests.waiting import patience, wait_until
+from tests.waiting import Gate, patience, wait_until
 from ui.common.jobs import live, runner
 from ui.common.keys import LLM_OVERRIDE
 

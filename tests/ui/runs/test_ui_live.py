@@ -5,8 +5,8 @@ from __future__ import annotations
 from core.engine.live_run import LiveRun
 from core.engine.question import Question
 from core.engine.store import RunStore
-from tests.fakes import Gate, ListRetriever, ScriptedLLM, make_hits
-from tests.waiting import patience, wait_until
+from tests.fakes import ListRetriever, ScriptedLLM, make_hits
+from tests.waiting import Gate, patience, wait_until
 
 MC = Question(text="Which drug treats disease 1?", options={"A": "aspirin", "B": "metformin"})
 REPLY = {"reasoning": "Doc 1 says so.", "answer": "B", "cited_ids": ["teaching-1"]}

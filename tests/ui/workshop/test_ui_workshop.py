@@ -15,8 +15,8 @@ from core.studio.rooms import RoomStore
 from core.studio.runfiles import export_to, import_file
 from core.studio.teaching import load_cases, load_passages
 from core.studio.workshop import pack
-from tests.fakes import Gate, ListRetriever, ScriptedLLM
-from tests.waiting import patience
+from tests.fakes import ListRetriever, ScriptedLLM
+from tests.waiting import Gate, patience
 from ui.common.jobs import live, runner
 
 CASES = [c for c in load_cases() if c.id in ("stemi", "asthma")]
