@@ -103,7 +103,8 @@ def page(app, browser):
 # server starts itself, as a polling fragment's ``st.rerun``) and when one last finished (not cut short for another),
 # reading only the top-level field numbers of Streamlit's protobuf messages (BackMsg.rerun_script = 11;
 # ForwardMsg.new_session = 4, script_finished = 6, whose value 2 is "finished early for a rerun"). ``settle`` waits
-# until a run has finished after both.
+# for a run started after the last ask and finished after it: a run the server had already ended when the ask left
+# may report its end after the ask, and must not pass for the asked one.
 RUNS_OBSERVER = """(() => {
     const runs = window.__runs = {sockets: 0, asked: 0, started: 0, finished: 0, tick: 0};
     const fields = bytes => {
@@ -155,7 +156,7 @@ RUNS_OBSERVER = """(() => {
 # widget is gone and no element is left marked stale. (A page whose socket Playwright replaces is judged on the last two.)
 SETTLED = """() => {
     const runs = window.__runs;
-    const answered = !runs || runs.sockets === 0 || runs.finished > Math.max(runs.asked, runs.started);
+    const answered = !runs || runs.sockets === 0 || (runs.started > runs.asked && runs.finished > runs.started);
     const widget = document.querySelector('[data-testid="stStatusWidget"]');
     const running = widget && widget.getClientRects().length > 0;
     return answered && !running && !document.querySelector('[data-stale="true"]');

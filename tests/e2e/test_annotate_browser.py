@@ -123,9 +123,10 @@ def test_two_annotators_judge_blind_at_once_then_agreement_and_metrics_appear(ap
             else:
                 page.get_by_role("button", name=f"{grade} · ", exact=False).first.click()
             settle(page)
+            # the grade is saved and the next passage drawn before the next look at the card
+            expect(page.get_by_text(f"{step + 1} of {total} passages of this question judged by you")).to_be_visible()
             if step == 0 and who == "bob":
                 # bob sees none of ann's labels, only his own count
-                expect(bob.get_by_text(f"1 of {total} passages of this question judged by you")).to_be_visible()
                 expect(bob.locator(".snip.judge")).not_to_contain_text("labels:")
                 snap(bob, "annotate_02_blind_bob")
     assert orders["ann"] != orders["bob"]  # each annotator's own shuffle

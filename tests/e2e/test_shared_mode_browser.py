@@ -20,6 +20,7 @@ from playwright.sync_api import expect
 from tests.e2e.conftest import CHROMIUM, new_page, settle
 from tests.e2e.conftest import snap as snap_page
 from tests.e2e.serve import serve_app
+from tests.e2e.waits import until
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 PASSCODE = "correct-horse-battery"
@@ -226,7 +227,8 @@ def test_no_page_sends_the_servers_key_to_another_server(shared_app, browser):
     button(owner, "Run").click()
     owner.get_by_text("CoT:").first.wait_for()
     settle(owner)
-    assert len(theirs.paths) >= 3 and any(path.endswith("/chat/completions") for path in theirs.paths)
+    until(lambda: len(theirs.paths) >= 3, "the Ask run's call to reach the other server")
+    assert any(path.endswith("/chat/completions") for path in theirs.paths)
 
     visitor = new_page(browser, 1440)
     for path in PAGES:  # every page a visitor can reach, the owner's by their address too
