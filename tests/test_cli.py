@@ -72,7 +72,7 @@ def test_a_benchmark_runs_on_the_embedded_model_and_reports_each_arm(tmp_path):
     # each arm writes the answer alone: the reasoning is what costs time on two cores, and the Ask test above streams it
     proc = python_m_core(
         f"eval --methods cot,medrag --bench {shlex.quote(str(bench))} --out {shlex.quote(str(tmp_path / 'out'))} "
-        "--param 'cot.answer_format=answer only' --param 'medrag.answer_format=answer only' --param medrag.k=3 "
+        "--param 'cot.answer_format=answer only' --param 'medrag.answer_format=answer only' --param medrag.k=1 "
         "--param medrag.max_doc_chars=500",
         timeout=900,
     )

@@ -79,8 +79,8 @@ def serve_app(home: Path, env: Mapping[str, str] = {}) -> Iterator[tuple[str, su
             if Path(home) in SERVED:
                 SERVED.remove(Path(home))
             server.terminate()
-            try:
-                server.wait(timeout=ms("redraw") / 1000)
-            except subprocess.TimeoutExpired:  # a call still in flight can hold the server up
+            try:  # the app has a moment to close; nothing after the test reads what it would still write
+                server.wait(timeout=ms("glance") / 1000)
+            except subprocess.TimeoutExpired:  # a model call still in flight holds the server up
                 server.kill()
                 server.wait()
