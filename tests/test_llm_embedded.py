@@ -98,7 +98,6 @@ def test_streaming_from_the_embedded_server_reports_usage_and_parses_the_grammar
     """llama.cpp streams the grammar-constrained JSON chunk by chunk and sends usage in its last chunk; a set
     cancel ends a long generation at once."""
     import threading
-    import time
 
     from core.engine.llm import LLM, LLMCancelled
 
@@ -118,7 +117,7 @@ def test_streaming_from_the_embedded_server_reports_usage_and_parses_the_grammar
     cancel, pieces = threading.Event(), []
 
     def watch(text: str) -> None:
-        pieces.append(time.perf_counter())
+        pieces.append(text)
         if len(pieces) == 5:
             cancel.set()
 
@@ -129,4 +128,5 @@ def test_streaming_from_the_embedded_server_reports_usage_and_parses_the_grammar
             on_text=watch,
             cancel=cancel,
         )
-    assert time.perf_counter() - pieces[4] < 1.0 and info.value.raw
+    # cut within a few pieces of the cancel, not written to its 400 tokens: counted, not timed
+    assert len(pieces) < 20 and info.value.raw
