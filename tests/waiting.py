@@ -1,7 +1,8 @@
 """How a test waits for something: for a condition, never for a stretch of time.
 
-A wait's limit only matters when something is broken, so it is generous; ``MEDRAG_TEST_WAIT_SCALE`` (default 1)
-multiplies every limit, for a machine much slower than usual. A wait that runs out fails naming what it waited for.
+A wait's limit only matters when something is broken, so it is generous; ``MEDRAG_TEST_WAIT_SCALE`` multiplies
+every limit, for a machine much slower than usual (by default 1 on two cores or more, 2 on one). A wait that runs
+out fails naming what it waited for.
 """
 
 from __future__ import annotations
@@ -18,8 +19,20 @@ T = TypeVar("T")
 PATIENCE = 30.0  # seconds, at scale 1: far beyond what any condition here takes on a working build
 
 
+# The limits are sized for this many cores: a process allowed fewer (``taskset``, a container's share) waits longer
+# by default, as several slow things (a model, a browser, an app) then share each core.
+REFERENCE_CORES = 2
+
+
 def scale() -> float:
-    value = float(os.environ.get("MEDRAG_TEST_WAIT_SCALE", "1"))
+    """``MEDRAG_TEST_WAIT_SCALE``, or by default the reference cores over the cores this process may run on (at
+    least 1): 2 on one core."""
+    raw = os.environ.get("MEDRAG_TEST_WAIT_SCALE")
+    if raw is None:
+        from core.engine.settings import usable_cores
+
+        return max(1.0, REFERENCE_CORES / usable_cores())
+    value = float(raw)
     if value <= 0:
         raise ValueError(f"MEDRAG_TEST_WAIT_SCALE must be a positive number, not {value}")
     return value

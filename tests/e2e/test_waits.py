@@ -21,3 +21,11 @@ def test_a_wait_that_runs_out_says_what_it_waited_for(monkeypatch):
         until(lambda: False, "the door to open", "glance")
     answers = iter([0, "", "open"])
     assert until(lambda: next(answers), "the door to open", "glance") == "open"
+
+
+def test_the_default_scale_follows_the_cores_the_tests_may_use(monkeypatch):
+    monkeypatch.delenv("MEDRAG_TEST_WAIT_SCALE", raising=False)
+    monkeypatch.setattr("core.engine.settings.usable_cores", lambda: 1)
+    assert ms("redraw") == 2 * BASE["redraw"]
+    monkeypatch.setattr("core.engine.settings.usable_cores", lambda: 4)
+    assert ms("redraw") == BASE["redraw"]

@@ -1,7 +1,7 @@
 """How long a browser test waits for anything, from one table scaled by one setting.
 
 Every wait is for a condition; the table says how long it may take before the test fails, on a machine like the one
-the suite was written on. ``MEDRAG_TEST_WAIT_SCALE`` (default 1) multiplies every entry: 2 on a machine half as fast.
+the suite was written on. ``MEDRAG_TEST_WAIT_SCALE`` (``tests/waiting.py``) multiplies every entry: 2 on a machine half as fast.
 """
 
 from __future__ import annotations
