@@ -18,6 +18,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.serve import SERVED, serve_app
 from tests.e2e.waits import ms
+from tests.waiting import Gate
 
 REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "artifacts" / "screenshots"
@@ -47,6 +48,25 @@ def app_env(tmp_path_factory) -> dict[str, str]:
     """Settings of this module's app on top of the tests' own: by default an empty model folder, so nothing here can
     start the embedded model by mistake."""
     return {"MEDRAG_MODEL_DIR": str(tmp_path_factory.mktemp("no-model"))}
+
+
+@pytest.fixture(scope="module")
+def gate():
+    """Where this module's scripted endpoint holds its replies; opened at the module's end, so none outlives it."""
+    held = Gate()
+    yield held
+    held.open()
+
+
+def scripted_env(endpoint, no_model: Path, model: str = "scripted") -> dict[str, str]:
+    """An app's settings for a scripted endpoint: its address and model, no response cache (every call reaches it),
+    and an empty model folder (nothing can start the embedded model)."""
+    return {
+        "MEDRAG_BASE_URL": endpoint.url,
+        "MEDRAG_MODEL": model,
+        "MEDRAG_CACHE": "off",
+        "MEDRAG_MODEL_DIR": str(no_model),
+    }
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from playwright.sync_api import expect
 from core.engine.store import RunStore
 from core.studio.pricing import Price, money, prices, run_cost
 from core.studio.teaching import load_cases
-from tests.e2e.conftest import CHROMIUM, open_page, settle, snap
+from tests.e2e.conftest import CHROMIUM, open_page, scripted_env, settle, snap
 from tests.e2e.conftest import choose as pick_in
 from tests.e2e.serve import REPO, serve_app
 from tests.e2e.waits import ms, until
@@ -70,13 +70,6 @@ def billing_endpoint(golds: dict[str, str], gate: Gate) -> FakeEndpoint:
 
 
 @pytest.fixture(scope="module")
-def gate():
-    held = Gate()
-    yield held
-    held.open()
-
-
-@pytest.fixture(scope="module")
 def app(tmp_path_factory, tiny_bench, gate):
     if not CHROMIUM.exists():
         pytest.skip(f"needs Debian's chromium at {CHROMIUM}")
@@ -93,12 +86,7 @@ def app(tmp_path_factory, tiny_bench, gate):
         timeout=ms("app") / 1000,
     )
     assert done.returncode == 0 and done.stdout == f"{MODEL}: $0.15/$0.60 per M\n", done.stderr
-    env = {
-        "MEDRAG_BASE_URL": endpoint.url,
-        "MEDRAG_MODEL": MODEL,
-        "MEDRAG_CACHE": "off",
-        "MEDRAG_MODEL_DIR": str(tmp_path_factory.mktemp("no-model")),
-    }
+    env = scripted_env(endpoint, tmp_path_factory.mktemp("no-model"), MODEL)
     with serve_app(home, env) as (url, _):
         yield url, home
     gate.open()

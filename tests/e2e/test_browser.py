@@ -14,10 +14,9 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import open_page, saved_runs, set_number, settle, snap
+from tests.e2e.conftest import open_page, saved_runs, scripted_env, set_number, settle, snap
 from tests.e2e.waits import ms, until
 from tests.fake_endpoint import FakeEndpoint, Step
-from tests.waiting import Gate
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
@@ -32,21 +31,9 @@ def reply(request: dict) -> str:
 
 
 @pytest.fixture(scope="module")
-def gate():
-    held = Gate()
-    yield held
-    held.open()
-
-
-@pytest.fixture(scope="module")
 def app_env(tmp_path_factory, gate):
     endpoint = FakeEndpoint(script=lambda request: Step(text=reply(request), gate=gate))
-    yield {
-        "MEDRAG_BASE_URL": endpoint.url,
-        "MEDRAG_MODEL": "scripted",
-        "MEDRAG_CACHE": "off",
-        "MEDRAG_MODEL_DIR": str(tmp_path_factory.mktemp("no-model")),
-    }
+    yield scripted_env(endpoint, tmp_path_factory.mktemp("no-model"))
     gate.open()
     endpoint.close()
 

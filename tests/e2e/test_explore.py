@@ -20,10 +20,9 @@ from playwright.sync_api import expect
 
 from benchmarks.first_token import FIRST_TOKEN_JS
 from core.engine.trace import Run
-from tests.e2e.conftest import ON_SCREEN, button, open_page, pick, saved_runs, settle, snap
+from tests.e2e.conftest import ON_SCREEN, button, open_page, pick, saved_runs, scripted_env, settle, snap
 from tests.e2e.waits import until
 from tests.fake_endpoint import FakeEndpoint, Step
-from tests.waiting import Gate
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
@@ -37,22 +36,9 @@ REPLY = {"reasoning": "Inferior ST elevation: the right coronary artery; reperfu
 
 
 @pytest.fixture(scope="module")
-def gate():
-    """Holds each reply before its first byte (the model reading the prompt) and after its first chunk (writing)."""
-    held = Gate()
-    yield held
-    held.open()
-
-
-@pytest.fixture(scope="module")
 def app_env(tmp_path_factory, gate):
     endpoint = FakeEndpoint(script=lambda request: Step(text=json.dumps(REPLY), pieces=4, gate=gate, held_at=(0, 1)))
-    yield {
-        "MEDRAG_BASE_URL": endpoint.url,
-        "MEDRAG_MODEL": "scripted",
-        "MEDRAG_CACHE": "off",
-        "MEDRAG_MODEL_DIR": str(tmp_path_factory.mktemp("no-model")),
-    }
+    yield scripted_env(endpoint, tmp_path_factory.mktemp("no-model"))
     gate.open()
     endpoint.close()
 
