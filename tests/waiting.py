@@ -43,16 +43,24 @@ def patience(seconds: float = PATIENCE) -> float:
     return seconds * scale()
 
 
-def wait_until(condition: Callable[[], T], what: str, timeout: float = PATIENCE, every: float = 0.02) -> T:
+def wait_until(
+    condition: Callable[[], T],
+    what: str,
+    timeout: float = PATIENCE,
+    every: float = 0.02,
+    pause: Callable[[float], object] = time.sleep,
+    named: str = "",
+) -> T:
     """``condition()``'s first truthy value, checked ``every`` seconds (more where checking is itself work that
-    would take the CPU from what it waits for); an AssertionError naming ``what`` once the (scaled) timeout has
-    passed without it."""
+    would take the CPU from what it waits for); an AssertionError naming ``what`` (and the limit's own ``named``)
+    once the (scaled) timeout has passed without it. ``pause`` waits between checks: a browser test's lets the
+    page's own handlers run meanwhile."""
     limit = patience(timeout)
     deadline = time.monotonic() + limit
     while not (found := condition()):
         if time.monotonic() > deadline:
-            raise AssertionError(f"waited {limit:g} s for {what}")
-        time.sleep(every)
+            raise AssertionError(f"waited {limit:g} s{named} for {what}")
+        pause(every)
     return found
 
 

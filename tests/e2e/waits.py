@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from tests.waiting import scale
+from tests.waiting import scale, wait_until
 
 # milliseconds, at scale 1
 BASE = {
@@ -30,12 +30,5 @@ def until(condition: Callable[[], object], what: str, wait: str = "redraw", page
     """``condition()``'s first truthy value, checked every 50 ms; on timeout an AssertionError naming ``what`` and
     the wait. With a ``page``, it checks between Playwright's own waits, so the page's event handlers (a routed
     websocket) keep running meanwhile."""
-    deadline = time.monotonic() + ms(wait) / 1000
-    while not (found := condition()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"waited {ms(wait) / 1000:g} s ({wait!r} × {scale():g}) for {what}")
-        if page is not None:
-            page.wait_for_timeout(50)
-        else:
-            time.sleep(0.05)
-    return found
+    pause = time.sleep if page is None else (lambda seconds: page.wait_for_timeout(seconds * 1000))
+    return wait_until(condition, what, BASE[wait] / 1000, 0.05, pause, f" ({wait!r} × {scale():g})")
