@@ -216,6 +216,7 @@ class RunContext:
                 notes=response.notes,
                 reasoning=response.reasoning,
                 unseeded=response.unseeded,
+                shortfalls=response.shortfalls,
             ),
             response.usage,
         )

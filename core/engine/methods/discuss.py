@@ -25,7 +25,7 @@ from core.engine.methods.contract import MethodParams, MethodSpec, RunContext
 from core.engine.methods.documents import read_docs
 from core.engine.methods.knobs import budget_knob, reading_knob, sampling, seed_knob
 from core.engine.methods.reader import medrag_prompt, read_and_answer
-from core.engine.methods.schemas import bounded, one_of
+from core.engine.methods.schemas import bounded, counted, one_of
 from core.engine.methods.templates import NUMBERS, at_most, in_at_most, messages, prompt
 from core.engine.question import Question
 from core.engine.stages import RETRIEVAL, Numbered, Stage, StageNames
@@ -196,7 +196,7 @@ def decision_schema(lengths: DiscussLengths) -> type[BaseModel]:
 
 
 def recruitment_schema(n: int, lengths: DiscussLengths) -> type[BaseModel]:
-    return create_model("Recruitment", experts=(list[expert_schema(lengths)], Field(min_length=n, max_length=n)))
+    return create_model("Recruitment", experts=counted(expert_schema(lengths), n, "experts"))
 
 
 def verification_schema(ids: list[str], lengths: DiscussLengths) -> type[BaseModel]:
@@ -209,7 +209,7 @@ def verification_schema(ids: list[str], lengths: DiscussLengths) -> type[BaseMod
     )
     return create_model(
         "Verification",
-        judgments=(list[judgment], Field(min_length=len(ids), max_length=len(ids))),
+        judgments=counted(judgment, len(ids), "snippet judgments", least=0),  # an unjudged snippet is dropped
         accept=(bool, Field(description="the kept snippets support answering the question")),
         reason=(str, bounded(lengths.verdict_chars, "one sentence")),
     )

@@ -28,7 +28,7 @@ from core.engine.methods.contract import MethodParams, MethodSpec, RunContext
 from core.engine.methods.documents import read_docs
 from core.engine.methods.knobs import budget_knob, sampling, seed_knob
 from core.engine.methods.reader import medrag_prompt, read_and_answer
-from core.engine.methods.schemas import bounded, one_of
+from core.engine.methods.schemas import bounded, counted, one_of
 from core.engine.methods.templates import at_most, in_at_most, messages, prompt
 from core.engine.question import Question
 from core.engine.stages import RETRIEVAL, Stage, StageNames
@@ -241,14 +241,8 @@ def missing_schema(n: int, lengths: MedRGAGLengths) -> type[BaseModel]:
     return create_model(
         "MissingKnowledge",
         **reasoning,
-        missing=(
-            list[str],
-            Field(
-                min_length=n,
-                max_length=n,
-                description="short knowledge points, most critical first",
-                json_schema_extra={"items": point},
-            ),
+        missing=counted(
+            str, n, "missing knowledge points", description="short knowledge points, most critical first", items=point
         ),
     )
 
@@ -379,7 +373,7 @@ def selection_schema(ids: list[str], n: int, lengths: MedRGAGLengths) -> type[Ba
                 json_schema_extra={"items": point},
             ),
         ),
-        mapping=(list[mapping], Field(min_length=len(ids), max_length=len(ids))),
+        mapping=counted(mapping, len(ids), "documents mapped", least=0),  # an unmapped one says so
         selected=(list[candidate_id], Field(min_length=1, max_length=n)),
     )
 
