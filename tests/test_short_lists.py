@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
+from core.engine.llm import LLMError
 from core.engine.question import Question
 from core.engine.runner import execute
-from core.engine.trace import AgentMessage, Run, Verdict
+from core.engine.trace import AgentMessage, Run, Usage, Verdict
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits
 from tests.providers.fakes import ShortListServer
 from tests.providers.matrix import QUESTION, agent_messages, client, error_of, retriever
@@ -116,6 +117,18 @@ def test_a_repair_that_cannot_be_used_leaves_the_short_list_it_mended():
     assert run.status == "ok", run.events[-1].payload
     assert said(run) == {"Questioner": ["asked for 3 queries, the model wrote 2"]}
     assert [e.payload.text for e in run.events if e.payload.kind == "query"] == ["q1", "q2"]
+
+
+def test_a_repair_call_that_fails_leaves_the_short_list_and_says_why():
+    def unreachable(_messages):
+        raise LLMError("could not reach the endpoint", usage=Usage(calls=1, seconds=0.5))
+
+    run = imedrag(scripted_queries({"analysis": "a", "queries": ["q1"]}, unreachable))
+    assert run.status == "ok", run.events[-1].payload
+    (asked,) = [e for e in run.events if e.agent == "Questioner" and isinstance(e.payload, AgentMessage)]
+    assert [s.text for s in asked.payload.shortfalls] == ["asked for 3 queries, the model wrote 1"]
+    assert any("could not reach the endpoint" in note for note in asked.payload.notes)
+    assert asked.usage.calls == 2  # the failed repair is counted
 
 
 def test_no_item_at_all_where_one_is_needed_ends_the_run():

@@ -283,8 +283,13 @@ class LLM:
         usable = response.parsed is not None
         try:
             retry = self._answer(repair, schema, asked, on_text, cancel, rungs=(response.rung,))
-        except LLMError as exc:  # the repair failed: the reply that needed it is what the trace keeps
-            exc.usage = response.usage + exc.usage
+        except LLMError as exc:
+            if usable and not isinstance(exc, LLMCancelled):  # the short list stands; the failed call is counted
+                note = f"the repair call failed, so the list stays as written: {_short(str(exc), 160)}"
+                return response.model_copy(
+                    update={"usage": response.usage + exc.usage, "notes": [*response.notes, note]}
+                )
+            exc.usage = response.usage + exc.usage  # the reply that needed the repair is what the trace keeps
             exc.raw = exc.raw or response.text
             raise
         usage = response.usage + retry.usage
