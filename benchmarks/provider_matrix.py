@@ -156,6 +156,10 @@ def page(results: dict[str, Any]) -> str:
     for name, family in after["families"].items():
         marks = {o["method"]: "✓" if o["status"] == "ok" else "✗" for o in family["outcomes"]}
         lines.append(f"| {family['label']} | " + " | ".join(marks.get(m, "–") for m in METHODS) + " |")
+    short = [(f["label"], o) for f in after["families"].values() for o in f["outcomes"] if o.get("short")]
+    if short:
+        lines += ["", "Lists the model wrote shorter than asked, after one repair (the run went on with them):", ""]
+        lines += [f"- {label}, {o['method']}: {'; '.join(o['short'])}" for label, o in short]
     failures = [(f["label"], o) for f in after["families"].values() for o in f["outcomes"] if o["status"] != "ok"]
     if failures:
         lines += ["", "What still fails after:", ""]

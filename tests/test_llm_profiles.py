@@ -8,7 +8,7 @@ from core.engine.llm import profiles
 from core.engine.llm.ladder import Learned, refused_field, refused_format, rungs_from
 from core.engine.llm.parsing import ReplyParseError, parse_reply
 from core.engine.llm.request import Asked, build
-from core.engine.llm.schemas import strict_form
+from core.engine.llm.schemas import shortfalls, strict_form
 from core.engine.methods.discuss import Review
 from core.engine.methods.sema import judgment_schema
 
@@ -84,8 +84,11 @@ def test_a_strict_reply_is_brought_back_to_the_methods_own_model():
     reply = '{"reply": {"gaps": ["' + "g" * 300 + '"], "sufficient": false, "follow_up_queries": ["a", "b", "c", "d"]}}'
     judged = parse_reply(reply, judgment_schema(3))
     assert len(judged.gaps[0]) == 120 and judged.follow_up_queries == ["a", "b", "c"]  # cut to the bounds
-    with pytest.raises(ReplyParseError, match="at least 3 items"):  # a bound only the model can mend: repaired
-        parse_reply('{"gaps": [], "sufficient": false, "follow_up_queries": ["a"]}', judgment_schema(3))
+    short = parse_reply('{"gaps": [], "sufficient": false, "follow_up_queries": ["a"]}', judgment_schema(3))
+    assert short.follow_up_queries == ["a"]  # fewer than asked: used as written, and said
+    assert [s.text for s in shortfalls(short)] == ["asked for 3 follow-up queries, the model wrote 1"]
+    with pytest.raises(ReplyParseError, match="at least 1 item"):  # none at all cannot be used: repaired
+        parse_reply('{"gaps": [], "sufficient": false, "follow_up_queries": []}', judgment_schema(3))
 
 
 @pytest.mark.parametrize(

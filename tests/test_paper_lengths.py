@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from core.engine.methods import registry
-from core.engine.methods.answer import DEFINITE_ANSWER, OWN_KNOWLEDGE, PAPER_REPLY_TOKENS
+from core.engine.methods.answer import DEFINITE_ANSWER, OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, RAG_TEMPLATE
 from core.engine.question import Question
 from core.engine.runner import execute
 from core.engine.trace import Hit
@@ -110,7 +110,8 @@ def test_medrgag_explorer_reasons_first_and_candidates_are_read_whole():
     (summarizer, *_) = prompts(calls, "Retrieved document:")
     assert long[0].text in summarizer["messages"][1]["content"]
     (reader,) = prompts(calls, "the ids of the documents you used")
-    assert reader["max_tokens"] == 512 and OWN_KNOWLEDGE in sent([reader])  # vllm_answer; rag_template
+    assert reader["max_tokens"] == 512 and RAG_TEMPLATE in sent([reader])  # vllm_answer; rag_template
+    assert DEFINITE_ANSWER in RAG_TEMPLATE and OWN_KNOWLEDGE not in sent([reader])
     compact = run("medrgag", "embedded", snippets=long)
     (explorer,) = prompts(compact, "Identify the most important knowledge")
     assert list(schema(explorer)["properties"]) == ["missing"]

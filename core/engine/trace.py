@@ -52,6 +52,20 @@ class Hit(BaseModel):
     pinned: bool = False  # forced into the results by a what-if re-run
 
 
+class Shortfall(BaseModel):
+    """A list the model wrote shorter than it was asked (three follow-up queries asked, one written): the run goes
+    on with what it wrote, and the trace says so."""
+
+    field: str  # the reply's field, e.g. "queries"
+    noun: str  # what its items are, in words: "follow-up queries"
+    asked: int
+    wrote: int
+
+    @property
+    def text(self) -> str:
+        return f"asked for {self.asked} {self.noun}, the model wrote {self.wrote}"
+
+
 # ---- payloads, one per event kind -------------------------------------------------
 
 
@@ -73,6 +87,7 @@ class AgentMessage(BaseModel):
     notes: list[str] = Field(default_factory=list)
     reasoning: str = ""
     unseeded: bool = False
+    shortfalls: list[Shortfall] = Field(default_factory=list)  # lists it wrote shorter than asked, still used
 
 
 class Query(BaseModel):

@@ -126,6 +126,15 @@ class Writer:
         return text.ljust(node.get("minLength", 0), ".")
 
 
+class ShortWriter(Writer):
+    """A model that takes the schema as a guide, not a grammar: the reply's shape, but one item where a list asks
+    for more."""
+
+    @staticmethod
+    def _count(node: dict[str, Any]) -> int:
+        return min(Writer._count(node), 1)
+
+
 def _said(pattern: re.Pattern, text: str, default: Any) -> Any:
     found = pattern.search(text)
     return int(found.group(1)) if found else default
@@ -187,6 +196,7 @@ class FakeServer:
     hidden_reasoning = 0  # tokens a reasoning model spends unseen before it writes
     max_output: int | None = None  # the model's output limit (its model page), hidden reasoning included
     shown_reasoning = ""  # what it shows of its reasoning, streamed before the reply
+    writer = Writer  # how its model fills a schema
 
     def __init__(self, model: str | None = None, *, hidden_reasoning: int | None = None, max_output: int | None = None):
         self.model = model or self.model
@@ -249,7 +259,7 @@ class FakeServer:
     def reply(self, request: dict[str, Any]) -> str:
         schema = self.schema(request)
         if schema is not None:
-            return json.dumps(Writer(schema).value(schema))
+            return json.dumps(self.writer(schema).value(schema))
         fmt = request.get("response_format") if self.honours_format else None
         if isinstance(fmt, dict) and fmt.get("type") == "json_object":
             return json.dumps({"reply": SENTENCE})
@@ -742,6 +752,19 @@ class GrammarServer(FakeServer):
             self.docs = (*self.docs, VLLM_REASONING)
 
 
+# -- a server no profile knows, whose model writes lists short --------------------------------------------------------
+
+
+class ShortListServer(FakeServer):
+    """An OpenAI-compatible server of no known family (the generic profile: the strict form first), which takes
+    response_format but does not constrain decoding by it, serving a model that writes one item where a list asks
+    for three, a repair included. The chat fields are OpenAI's (OPENAI_CHAT)."""
+
+    family, label, model = "generic", "Other OpenAI-compatible server (a model that writes lists short)", "local-7b"
+    docs = (OPENAI_CHAT,)
+    writer = ShortWriter
+
+
 FAMILIES: dict[str, type[FakeServer]] = {
     "openai": OpenAIServer,
     "openai-reasoning": OpenAIReasoningServer,
@@ -750,4 +773,5 @@ FAMILIES: dict[str, type[FakeServer]] = {
     "anthropic": AnthropicServer,
     "deepseek": DeepSeekServer,
     "llamacpp": GrammarServer,
+    "generic": ShortListServer,
 }

@@ -79,6 +79,17 @@ def agent_messages(run: Run) -> list[Any]:
     return [e.payload for e in run.events if e.payload.kind == "agent_message"]
 
 
+def short_lists(run: Run) -> list[str]:
+    """Each agent's lists written shorter than asked, in the trace's words (none from a client that kept none)."""
+    found = (
+        f"{e.agent}: {s.text}"
+        for e in run.events
+        if e.payload.kind == "agent_message"
+        for s in getattr(e.payload, "shortfalls", [])
+    )
+    return list(dict.fromkeys(found))
+
+
 def error_of(run: Run) -> str:
     return next((e.payload.message for e in run.events if e.payload.kind == "error"), "")
 
@@ -94,6 +105,7 @@ class Outcome:
     modes: list[str] = field(default_factory=list)
     error: str = ""  # what the run's error event says
     refusal: str = ""  # what the server said when it first refused a request of the run
+    short: list[str] = field(default_factory=list)  # lists the model wrote short, which the run used as written
 
 
 def run_family(name: str, methods: tuple[str, ...] = METHODS) -> tuple[list[Outcome], dict[str, Any] | None]:
@@ -118,6 +130,7 @@ def run_family(name: str, methods: tuple[str, ...] = METHODS) -> tuple[list[Outc
                     modes,
                     error_of(result),
                     next(iter(refusals), ""),
+                    short_lists(result),
                 )
             )
         structured = [r for r in server.answered if "response_format" in r or "JSON schema" in str(r["messages"])]

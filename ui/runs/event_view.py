@@ -15,6 +15,7 @@ from core.engine.trace import (
     Query,
     Report,
     Retrieval,
+    Shortfall,
     Sufficiency,
     Usage,
     Verdict,
@@ -65,6 +66,12 @@ def usage_text(usage: Usage) -> str:
 CUT_NOTE = ":material/content_cut: Cut off by its token budget (Max tokens): the model had not finished this reply."
 
 
+def shortfall_note(short: Shortfall) -> str:
+    """A list the model wrote shorter than asked, which the run used as written."""
+    said = short.text[:1].upper() + short.text[1:]
+    return f":material/format_list_numbered: :orange[{md(said)}]: the run went on with what it wrote."
+
+
 def is_raw_report(event: Event, stage_events: list[Event]) -> bool:
     """An agent's reply that the same agent's Report event in this stage draws again, in full."""
     p = event.payload
@@ -96,6 +103,8 @@ def agent_message(event: Event, p: AgentMessage, *, folded: bool = False) -> Non
             st.markdown(md(p.text) or ":gray[(empty reply)]")
         if p.cut:
             st.caption(CUT_NOTE)
+        for short in p.shortfalls:
+            st.caption(shortfall_note(short))
         for note in p.notes:
             st.caption(f":material/info: {md(note)}")
 

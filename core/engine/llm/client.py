@@ -35,11 +35,12 @@ from core.engine.llm.ladder import (
 from core.engine.llm.parsing import ReplyParseError, parse_reply
 from core.engine.llm.profiles import Dialect, Lengths, Profile
 from core.engine.llm.request import Asked, Wire, build, schema_format
+from core.engine.llm.schemas import shortfalls
 from core.engine.llm.servers import Server, server_for
 from core.engine.llm.stream import CallStats, StreamCancelled, on_request, stream_chat
 from core.engine.llm.tokens import tokens_of
 from core.engine.settings import settings
-from core.engine.trace import Usage
+from core.engine.trace import Shortfall, Usage
 
 T = TypeVar("T", bound=BaseModel)
 TextSink = Callable[[str], None]
@@ -105,6 +106,7 @@ class LLMResponse(BaseModel):
     reasoning: str = ""  # what a reasoning model showed of its reasoning (DeepSeek-R1, vLLM's reasoning parsers)
     unseeded: bool = False  # a sampled reply whose seed the backend could not take
     rung: str | None = None  # the ladder's rung it came on (so a repair goes the same way)
+    shortfalls: list[Shortfall] = []  # lists the parsed reply holds fewer items of than asked
     _cache_key: str | None = PrivateAttr(default=None)
 
 
@@ -234,7 +236,8 @@ class LLM:
         on_text: TextSink | None = None,
         cancel: threading.Event | None = None,
     ) -> LLMResponse:
-        """Text, the parsed schema object when one is asked, and usage. One repair retry for bad JSON.
+        """Text, the parsed schema object when one is asked, and usage. One repair retry for bad JSON, and for a
+        list shorter than its count (``LLMResponse.shortfalls`` says what is still missing after it).
 
         The backend's profile decides how the call is sent (``core.engine.llm.request``); a reply format it refuses steps
         down the ladder (``core.engine.llm.ladder``). ``on_text`` gets the whole reply so far as it grows (a cached reply:
@@ -250,37 +253,62 @@ class LLM:
         try:
             response.parsed = parse_reply(response.text, schema)
         except ReplyParseError as first:
-            # The repair goes the way the reply came (the same rung), so it carries the schema as that rung does:
-            # in the response format, or written in the prompt.
-            repair = messages + [
-                {"role": "assistant", "content": response.text},
-                {
-                    "role": "user",
-                    "content": f"That reply could not be used: {first}. "
-                    "Reply again with only one JSON object that follows the schema.",
-                },
-            ]
-            try:
-                retry = self._answer(repair, schema, asked, on_text, cancel, rungs=(response.rung,))
-            except LLMError as exc:  # the repair failed: the reply that needed it is what the trace keeps
-                exc.usage = response.usage + exc.usage
-                exc.raw = exc.raw or response.text
-                raise
-            usage = response.usage + retry.usage
-            try:
-                parsed = parse_reply(retry.text, schema)
-            except ReplyParseError as second:
-                raise LLMParseError(
-                    f"the model's reply could not be parsed as {schema.__name__} after one repair: {second}",
-                    retry.text,
-                    usage,
-                ) from second
-            self._keep(retry)
-            return retry.model_copy(
-                update={"parsed": parsed, "usage": usage, "notes": _merge(response.notes, retry.notes)}
-            )
+            return self._repaired(messages, schema, asked, on_text, cancel, response, str(first))
+        response.shortfalls = shortfalls(response.parsed)
         self._keep(response)
-        return response
+        if not response.shortfalls:
+            return response
+        # A list shorter than asked is usable: the model is asked once to complete it, and the fuller of the two
+        # replies goes on (the trace says what is still missing).
+        said = "; ".join(s.text for s in response.shortfalls)
+        return self._repaired(
+            messages, schema, asked, on_text, cancel, response, f"a list is shorter than asked ({said})"
+        )
+
+    def _repaired(
+        self, messages, schema: type[T], asked: Asked, on_text, cancel, response: LLMResponse, problem: str
+    ) -> LLMResponse:
+        """The reply after one repair that shows the model what was wrong; the first reply when it was usable (a
+        list short of its count) and the repair is no fuller."""
+        # The repair goes the way the reply came (the same rung), so it carries the schema as that rung does:
+        # in the response format, or written in the prompt.
+        repair = messages + [
+            {"role": "assistant", "content": response.text},
+            {
+                "role": "user",
+                "content": f"That reply could not be used: {problem}. "
+                "Reply again with only one JSON object that follows the schema.",
+            },
+        ]
+        usable = response.parsed is not None
+        try:
+            retry = self._answer(repair, schema, asked, on_text, cancel, rungs=(response.rung,))
+        except LLMError as exc:
+            if usable and not isinstance(exc, LLMCancelled):  # the short list stands; the failed call is counted
+                note = f"the repair call failed, so the list stays as written: {_short(str(exc), 160)}"
+                return response.model_copy(
+                    update={"usage": response.usage + exc.usage, "notes": [*response.notes, note]}
+                )
+            exc.usage = response.usage + exc.usage  # the reply that needed the repair is what the trace keeps
+            exc.raw = exc.raw or response.text
+            raise
+        usage = response.usage + retry.usage
+        notes = _merge(response.notes, retry.notes)
+        try:
+            parsed = parse_reply(retry.text, schema)
+        except ReplyParseError as second:
+            if usable:
+                return response.model_copy(update={"usage": usage, "notes": notes})
+            raise LLMParseError(
+                f"the model's reply could not be parsed as {schema.__name__} after one repair: {second}",
+                retry.text,
+                usage,
+            ) from second
+        self._keep(retry)
+        short = shortfalls(parsed)
+        if usable and _missing(short) >= _missing(response.shortfalls):
+            return response.model_copy(update={"usage": usage, "notes": notes})
+        return retry.model_copy(update={"parsed": parsed, "usage": usage, "notes": notes, "shortfalls": short})
 
     def _answer(
         self,
@@ -526,6 +554,10 @@ def _with(spent: Usage, usage: Usage) -> Usage:
 
 def _merge(first: list[str], second: list[str]) -> list[str]:
     return list(dict.fromkeys(first + second))
+
+
+def _missing(found: list[Shortfall]) -> int:
+    return sum(s.asked - s.wrote for s in found)
 
 
 def _parses(text: str, schema: type[BaseModel]) -> bool:

@@ -3,7 +3,9 @@
 The reply is always validated against the method's own pydantic model, whatever the server was sent, so every rung
 of the ladder gives the same objects: a strict provider gets a strict-valid form (root object, objects closed, every
 field required, optional ones nullable, length and count bounds moved into descriptions), a json_object or
-prompt-only server gets the schema in the prompt, and the bounds are applied here after the reply.
+prompt-only server gets the schema in the prompt, and the bounds are applied here after the reply. A list asked for
+with a count (``Count``) may come back shorter from a server that does not hold to it: it is used as written, down to
+the fewest items its field can work with, and ``shortfalls`` says what is missing.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel
+
+from core.engine.trace import Shortfall
 
 # What every strict dialect takes (https://platform.openai.com/docs/guides/structured-outputs#supported-schemas).
 STRUCTURAL = frozenset(
@@ -31,7 +35,30 @@ WRAPPER = "reply"  # the property a non-object root travels in, since a strict r
 
 
 class BoundError(ValueError):
-    """A reply that breaks a bound no cut can mend (too few items, too short a text)."""
+    """A reply that breaks a bound no cut can mend (too short a text)."""
+
+
+@dataclass(frozen=True)
+class Count:
+    """A list field's count as asked (its schema's ``minItems``), beside the fewest items the field's own model
+    accepts: a shorter list is used, and named by ``shortfalls``. ``noun``: its items in words."""
+
+    asked: int
+    noun: str
+
+
+def shortfalls(reply: BaseModel) -> list[Shortfall]:
+    """The counted lists of a parsed reply (its nested objects included) that hold fewer items than asked."""
+    found = []
+    for name, info in type(reply).model_fields.items():
+        value = getattr(reply, name)
+        for count in (m for m in info.metadata if isinstance(m, Count)):
+            if isinstance(value, list) and len(value) < count.asked:
+                found.append(Shortfall(field=name, noun=count.noun, asked=count.asked, wrote=len(value)))
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, BaseModel):
+                found += shortfalls(item)
+    return found
 
 
 def json_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -129,7 +156,8 @@ def _without_titles(node: Any) -> Any:
 def conform(data: Any, model: type[BaseModel]) -> Any:
     """A parsed reply brought to the model's own schema where a dialect could not hold it there: unwrapped from a
     strict root, nulls dropped where the field is optional and not nullable, texts and lists cut to their bounds.
-    Raises ``BoundError`` for a bound only the model can mend (too few items)."""
+    Raises ``BoundError`` for a text too short. A list shorter than its ``minItems`` is left to the model's own
+    validation: a counted one (``Count``) is used down to the fewest items its field takes."""
     schema = json_schema(model)
     if schema.get("type") != "object" and isinstance(data, dict) and set(data) == {WRAPPER}:
         data = data[WRAPPER]
@@ -161,8 +189,6 @@ def _conform(data: Any, node: dict[str, Any], where: str) -> Any:
     if isinstance(data, list):
         if "maxItems" in node:
             data = data[: node["maxItems"]]
-        if len(data) < node.get("minItems", 0):
-            raise BoundError(f"{where or 'the reply'}: at least {node['minItems']} items, not {len(data)}")
         items = node.get("items", {})
         return [_conform(v, items, f"{where}[{i}]") for i, v in enumerate(data)]
     if isinstance(data, dict):

@@ -61,8 +61,13 @@ READER: dict[Lengths, ReaderLengths] = {
 
 # How a reader is told to commit to an answer the documents do not give: the MedRAG toolkit's words
 # (Teddy-XiongGZ/MedRAG src/template.py general_medrag_system; LLM-VLM-GSL/Discuss-RAG src/template_discuss.py
-# discuss_rag_system), or the project's, which MedRGAG's reader also has (ll0ruc/MedRGAG src/template.py rag_template).
+# discuss_rag_system), MedRGAG's, which add its fallback on what the model knows (ll0ruc/MedRGAG src/template.py
+# rag_template), or the project's for the embedded model.
 DEFINITE_ANSWER = "Your responses will be used for research purposes only, so please have a definite answer."
+RAG_TEMPLATE = (
+    f"{DEFINITE_ANSWER} If the documents do not contain sufficient or relevant information to answer the question, "
+    "rely on your own medical knowledge."
+)
 OWN_KNOWLEDGE = "Where the documents do not help, rely on your own knowledge."
 
 

@@ -5,7 +5,8 @@ defaults are its paper's, and everything it does on the way (thinking, retrievin
 
 The helpers a method builds its calls with live beside it: ``templates`` (prompt files and messages), ``documents``
 (snippets as the model reads them), ``knobs`` (the knob fields every method shares), ``schemas`` (grammar-bounded
-fields) and ``answer`` (the final reader's lengths and reply schema).
+fields, and lists asked for by count: a backend may write them short, and the run goes on with what it wrote) and
+``answer`` (the final reader's lengths and reply schema).
 """
 
 from __future__ import annotations
@@ -216,6 +217,7 @@ class RunContext:
                 notes=response.notes,
                 reasoning=response.reasoning,
                 unseeded=response.unseeded,
+                shortfalls=response.shortfalls,
             ),
             response.usage,
         )

@@ -25,8 +25,8 @@ from core.engine.methods.contract import MethodParams, MethodSpec, RunContext
 from core.engine.methods.documents import read_docs
 from core.engine.methods.knobs import budget_knob, reading_knob, sampling, seed_knob
 from core.engine.methods.reader import medrag_prompt, read_and_answer
-from core.engine.methods.schemas import bounded, one_of
-from core.engine.methods.templates import NUMBERS, at_most, in_at_most, messages, prompt
+from core.engine.methods.schemas import bounded, counted, one_of
+from core.engine.methods.templates import NUMBERS, at_most, briefly, in_at_most, messages, prompt
 from core.engine.question import Question
 from core.engine.stages import RETRIEVAL, Numbered, Stage, StageNames
 from core.engine.trace import Answer, Hit, Query, Verdict, VerdictItem
@@ -47,6 +47,8 @@ DECIDER = "Decision-maker"
 NO_SNIPPETS = "retrieval returned no snippets"
 READ_BY_BOTH = "read by the decision-maker and the reader"  # "read by": the screens tag it as read, not judged
 JUDGE_TOKENS_EACH = 60  # the per-snippet variant's line per snippet: its id, a few words and keep or drop
+# What an expert who adds to the summary is asked besides, where its lengths have it (the reference's "Reasoning:").
+ADDITION_REASONING = ', then explain your thinking clearly and step by step ("reasoning")'
 
 
 @dataclass(frozen=True)
@@ -56,17 +58,21 @@ class DiscussLengths:
 
     reader: ReaderLengths = READER["paper"]  # the reader and the CoT fallback
     commit: str = DEFINITE_ANSWER  # how the reader is told to commit to an answer the documents do not give
+    brief: bool = False  # the system prompt tells every agent to be brief
     role_chars: int | None = None  # the recruiter: a specialty and one sentence on it, per expert
     why_chars: int | None = None
     recruit_tokens: int = PAPER_REPLY_TOKENS  # plus ``recruit_tokens_each`` per expert
     recruit_tokens_each: int = 0
     insight_sentences: int = 7  # an expert's first insight
     addition_sentences: int = 5  # what an expert adds to a summary
+    addition_reasoning: bool = True  # an addition comes with the expert's reasoning, passed on with it
     insight_chars: int | None = None
     insight_tokens: int = PAPER_REPLY_TOKENS
-    summary_sentences: int = 5  # the summarizer (and the verifier, who rewrites the summary)
+    summary_sentences: int = 5  # the summarizer
     summary_chars: int | None = None
-    summary_tokens: int = PAPER_REPLY_TOKENS
+    summary_tokens: int = PAPER_REPLY_TOKENS  # the summarizer and the verifier
+    refined_sentences: int | None = None  # the verifier, who rewrites the summary
+    refined_chars: int | None = None
     decision_sentences: int | None = None  # the decision-maker's reasoning
     decision_chars: int | None = None
     decision_tokens: int = PAPER_REPLY_TOKENS
@@ -81,17 +87,21 @@ LENGTHS: dict[Lengths, DiscussLengths] = {
     "compact": DiscussLengths(
         reader=READER["compact"],
         commit=OWN_KNOWLEDGE,
+        brief=True,
         role_chars=60,
         why_chars=200,
         recruit_tokens=40,
         recruit_tokens_each=90,
         insight_sentences=3,
         addition_sentences=3,
+        addition_reasoning=False,
         insight_chars=500,
         insight_tokens=160,
         summary_sentences=5,
         summary_chars=800,
         summary_tokens=240,
+        refined_sentences=5,
+        refined_chars=800,
         decision_sentences=3,
         decision_chars=400,
         decision_tokens=160,
@@ -101,9 +111,12 @@ LENGTHS: dict[Lengths, DiscussLengths] = {
     ),
     # The authors' prompts (LLM-VLM-GSL/Discuss-RAG src/template_discuss.py): experts "ideally within 7 sentences"
     # (agent_reason_discuss), additions and summaries "within 5 sentences" (whether_agent_continue,
-    # summary_agent_chat), the decision-maker and the reader step by step (retrival_decide_content, discuss_rag) with
-    # "have a definite answer" (discuss_rag_system); no call sends max_tokens (src/discuss_rag.py Agent.chat,
-    # src/medrag.py MedRAG.generate). The per-snippet variant is this project's: its texts unbounded here too.
+    # summary_agent_chat), an addition's "Reasoning: [Explain your thinking clearly and step-by-step]", passed on
+    # with it (whether_agent_continue; src/discuss_rag.py keeps the whole reply), the refiner with no length
+    # (refiner_prom_init), the decision-maker and the reader step by step (retrival_decide_prompt_init,
+    # discuss_rag) with "have a definite answer" (discuss_rag_system), no agent told to be brief; no call sends
+    # max_tokens (src/discuss_rag.py Agent.chat, src/medrag.py MedRAG.generate). The per-snippet variant is this
+    # project's: its texts unbounded here too.
     "paper": DiscussLengths(),
 }
 
@@ -173,14 +186,25 @@ def review_schema(lengths: DiscussLengths) -> type[BaseModel]:
         nothing_to_add: Literal[False]
         insight: str = bounded(lengths.insight_chars, at_most(lengths.addition_sentences))
 
-    return one_of("Review", NothingToAdd, Addition)
+    if not lengths.addition_reasoning:
+        return one_of("Review", NothingToAdd, Addition)
+
+    class ReasonedAddition(Addition):
+        """The reference's "yes - [complementary knowledge]" and "Reasoning: [...]" after it."""
+
+        reasoning: str = Field("", description="your thinking, clearly and step by step")
+
+    return one_of("Review", NothingToAdd, ReasonedAddition)
 
 
 Review = review_schema(LENGTHS["compact"])  # as the embedded model is asked for it
 
 
-def summary_schema(lengths: DiscussLengths) -> type[BaseModel]:
-    return create_model("Summary", summary=(str, bounded(lengths.summary_chars, at_most(lengths.summary_sentences))))
+def summary_schema(sentences: int | None, chars: int | None) -> type[BaseModel]:
+    """The summarizer's summary, or the verifier's rewrite of it (no bound: the corrected summary, as the reference's
+    refiner returns it)."""
+    said = at_most(sentences) if sentences else "the corrected summary"
+    return create_model("Summary", summary=(str, bounded(chars, said)))
 
 
 def decision_schema(lengths: DiscussLengths) -> type[BaseModel]:
@@ -196,7 +220,7 @@ def decision_schema(lengths: DiscussLengths) -> type[BaseModel]:
 
 
 def recruitment_schema(n: int, lengths: DiscussLengths) -> type[BaseModel]:
-    return create_model("Recruitment", experts=(list[expert_schema(lengths)], Field(min_length=n, max_length=n)))
+    return create_model("Recruitment", experts=counted(expert_schema(lengths), n, "experts"))
 
 
 def verification_schema(ids: list[str], lengths: DiscussLengths) -> type[BaseModel]:
@@ -209,7 +233,7 @@ def verification_schema(ids: list[str], lengths: DiscussLengths) -> type[BaseMod
     )
     return create_model(
         "Verification",
-        judgments=(list[judgment], Field(min_length=len(ids), max_length=len(ids))),
+        judgments=counted(judgment, len(ids), "snippet judgments", least=0),  # an unjudged snippet is dropped
         accept=(bool, Field(description="the kept snippets support answering the question")),
         reason=(str, bounded(lengths.verdict_chars, "one sentence")),
     )
@@ -220,12 +244,17 @@ def judge_tokens(n: int, lengths: DiscussLengths) -> int:
     return lengths.judge_tokens + JUDGE_TOKENS_EACH * n
 
 
+def system_prompt(lengths: DiscussLengths) -> str:
+    """What every agent of the team reads first."""
+    return prompt("discuss_system", brief=briefly(lengths.brief))
+
+
 # -- brainstorming: every agent reads the question stem, as in the authors' code ---------
 
 
 def recruit(question: Question, params: DiscussParams, lengths: DiscussLengths, ctx: RunContext) -> list[BaseModel]:
     reply = ctx.ask(
-        messages(prompt("discuss_system"), prompt("discuss_recruit", question=question.text, n=params.n_experts)),
+        messages(system_prompt(lengths), prompt("discuss_recruit", question=question.text, n=params.n_experts)),
         stage=Names.RECRUITMENT,
         agent="Recruiter",
         role="recruiter",
@@ -256,7 +285,11 @@ def speak(
     task = (
         prompt("discuss_expert_first", sentences=NUMBERS[lengths.insight_sentences])
         if first
-        else prompt("discuss_expert_more", sentences=NUMBERS[lengths.addition_sentences])
+        else prompt(
+            "discuss_expert_more",
+            sentences=NUMBERS[lengths.addition_sentences],
+            reasoning=ADDITION_REASONING if lengths.addition_reasoning else "",
+        )
     )
     text = prompt(
         "discuss_expert",
@@ -267,7 +300,7 @@ def speak(
         task=task.strip(),
     )
     reply = ctx.ask(
-        messages(prompt("discuss_system"), text),
+        messages(system_prompt(lengths), text),
         stage=Names.BRAINSTORM(turn),
         agent=expert.role,
         role="expert",
@@ -276,7 +309,11 @@ def speak(
         turn=turn,
         **sampling(params.temperature_discussion, params.seed),
     ).parsed
-    return "" if not first and reply.nothing_to_add else reply.insight.strip()
+    if not first and reply.nothing_to_add:
+        return ""
+    insight = reply.insight.strip()
+    reasoning = getattr(reply, "reasoning", "").strip()  # passed on with the addition, as the reference does
+    return f"{insight}\nReasoning: {reasoning}" if insight and reasoning else insight
 
 
 def summarize(
@@ -296,11 +333,11 @@ def summarize(
         sentences=NUMBERS[lengths.summary_sentences],
     )
     return ctx.ask(
-        messages(prompt("discuss_system"), text),
+        messages(system_prompt(lengths), text),
         stage=Names.BRAINSTORM(turn),
         agent="Summarizer",
         role="summarizer",
-        schema=summary_schema(lengths),
+        schema=summary_schema(lengths.summary_sentences, lengths.summary_chars),
         max_tokens=lengths.summary_tokens,
         turn=turn,
         **sampling(params.temperature_discussion, params.seed),
@@ -327,11 +364,11 @@ def discuss(question: Question, params: DiscussParams, lengths: DiscussLengths, 
     text = prompt("discuss_refine", question=question.text, summary=summary)
     return (
         ctx.ask(
-            messages(prompt("discuss_system"), text),
+            messages(system_prompt(lengths), text),
             stage=Names.SUMMARY_VERIFICATION,
             agent="Verifier",
             role="verifier",
-            schema=summary_schema(lengths),
+            schema=summary_schema(lengths.refined_sentences, lengths.refined_chars),
             max_tokens=lengths.summary_tokens,
             **sampling(params.temperature_verifier, params.seed),
         ).parsed.summary.strip()
@@ -360,7 +397,7 @@ def decide(
         "discuss_decide", documents=documents, question=question.text, within=in_at_most(lengths.decision_sentences)
     )
     reply = ctx.ask(
-        messages(prompt("discuss_system"), text),
+        messages(system_prompt(lengths), text),
         stage=Names.VERIFICATION,
         agent=DECIDER,
         role="decision-maker",
@@ -395,7 +432,7 @@ def decide_each(
         return [], NO_SNIPPETS
     text = prompt("discuss_decide_each", documents=documents, question=question.text)
     reply = ctx.ask(
-        messages(prompt("discuss_system"), text),
+        messages(system_prompt(lengths), text),
         stage=Names.VERIFICATION,
         agent=DECIDER,
         role="decision-maker",
@@ -455,7 +492,7 @@ def run(question: Question, params: DiscussParams, ctx: RunContext) -> Answer:
         read_and_answer,
         question,
         ctx=ctx,
-        write=medrag_prompt(question, lengths.reader, lengths.commit, system=prompt("discuss_system")),
+        write=medrag_prompt(question, lengths.reader, lengths.commit, system=system_prompt(lengths)),
         budget=budget,
         reader=lengths.reader,
         order=params.answer_format,

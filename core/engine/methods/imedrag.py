@@ -23,7 +23,7 @@ from core.engine.methods.answer import READER, ReaderLengths, answer_schema, to_
 from core.engine.methods.contract import PROMPT_TOKENS, MethodParams, MethodSpec, RunContext
 from core.engine.methods.documents import read_docs
 from core.engine.methods.knobs import budget_knob
-from core.engine.methods.schemas import bounded
+from core.engine.methods.schemas import bounded, counted
 from core.engine.methods.templates import in_at_most, messages, prompt
 from core.engine.question import Question
 from core.engine.settings import ASSUMED_WINDOW
@@ -131,12 +131,7 @@ def queries_schema(n: int, lengths: IMedRAGLengths) -> type[BaseModel]:
     return create_model(
         "FollowUpQueries",
         analysis=(str, bounded(lengths.analysis_chars, "what is known so far and what is missing")),
-        queries=(
-            list[str],
-            Field(
-                min_length=n, max_length=n, description=f"{n} short search queries", json_schema_extra={"items": query}
-            ),
-        ),
+        queries=counted(str, n, "queries", description=f"{n} short search queries", items=query),
     )
 
 

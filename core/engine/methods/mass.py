@@ -26,7 +26,7 @@ from core.engine.methods.contract import MethodParams, MethodSpec, RunContext
 from core.engine.methods.documents import read_docs
 from core.engine.methods.knobs import budget_knob, reading_knob
 from core.engine.methods.schemas import bounded
-from core.engine.methods.templates import at_most, messages, prompt
+from core.engine.methods.templates import at_most, briefly, messages, prompt
 from core.engine.question import Question
 from core.engine.stages import RETRIEVAL, Stage, StageNames
 from core.engine.trace import Answer, Hit, Verdict, VerdictItem
@@ -51,6 +51,7 @@ class MassLengths:
     Extractor's spans, and the tokens each call may take. The defaults are the paper's (the paper lengths)."""
 
     reader: ReaderLengths = READER["paper"]  # the Answer and Synthesis Agents
+    brief: bool = False  # the system prompt tells every agent to be brief
     view_sentences: int | None = None  # the Summarizer's summary, the Reasoner's inference
     view_chars: int | None = None
     view_tokens: int = PAPER_REPLY_TOKENS
@@ -64,6 +65,7 @@ LENGTHS: dict[Lengths, MassLengths] = {
     # budget does not parse).
     "compact": MassLengths(
         READER["compact"],
+        brief=True,
         view_sentences=4,
         view_chars=500,
         view_tokens=300,
@@ -71,8 +73,8 @@ LENGTHS: dict[Lengths, MassLengths] = {
         span_chars=200,
         extract_tokens=20,
     ),
-    # The paper (arXiv 2604.18509) bounds no agent's reply: views compress, copy or infer from the documents as
-    # they need.
+    # The paper (arXiv 2604.18509) bounds no agent's reply and tells none to be brief: views compress, copy or infer
+    # from the documents as they need.
     "paper": MassLengths(),
 }
 
@@ -134,6 +136,11 @@ def view_schema(view: str, ids: list[str], n_spans: int | None, lengths: MassLen
 # -- the three views -----------------------------------------------------------------------
 
 
+def system_prompt(lengths: MassLengths) -> str:
+    """What every agent reads first."""
+    return prompt("mass_system", brief=briefly(lengths.brief))
+
+
 def spans(params: MassParams, lengths: MassLengths) -> int | None:
     """Most spans the Extractor copies: the knob's, else the backend's (None: as many as it finds)."""
     return params.n_spans or lengths.spans
@@ -169,7 +176,7 @@ def filter_view(
 ) -> BaseModel:
     text = view_prompt(view, documents, question, params, lengths)
     return ctx.ask(
-        messages(prompt("mass_system"), text),
+        messages(system_prompt(lengths), text),
         stage=Names.VIEWS,
         agent=view.title(),
         role=view,
@@ -239,7 +246,7 @@ def answer_view(
     view, evidence = item
     text = prompt("mass_answer", view=view, evidence=evidence, question=question.render(), **lengths.reader.words())
     reply = ctx.ask(
-        messages(prompt("mass_system"), text),
+        messages(system_prompt(lengths), text),
         stage=Names.CANDIDATE_ANSWERS,
         agent="Answer Agent",
         role=f"answerer ({view})",
@@ -280,7 +287,7 @@ def synthesize(
         **lengths.reader.words(),
     )
     reply = ctx.ask(
-        messages(prompt("mass_system"), text),
+        messages(system_prompt(lengths), text),
         stage=Names.SYNTHESIS,
         agent="Synthesis Agent",
         role="synthesizer",

@@ -23,13 +23,13 @@ from pydantic import BaseModel, Field, create_model
 from core.engine.llm.profiles import Lengths
 from core.engine.llm.tokens import tokens_of
 from core.engine.methods import reader
-from core.engine.methods.answer import OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, READER, ReaderLengths
+from core.engine.methods.answer import OWN_KNOWLEDGE, PAPER_REPLY_TOKENS, RAG_TEMPLATE, READER, ReaderLengths
 from core.engine.methods.contract import MethodParams, MethodSpec, RunContext
 from core.engine.methods.documents import read_docs
 from core.engine.methods.knobs import budget_knob, sampling, seed_knob
 from core.engine.methods.reader import medrag_prompt, read_and_answer
-from core.engine.methods.schemas import bounded, one_of
-from core.engine.methods.templates import at_most, in_at_most, messages, prompt
+from core.engine.methods.schemas import bounded, counted, one_of
+from core.engine.methods.templates import at_most, briefly, in_at_most, messages, prompt
 from core.engine.question import Question
 from core.engine.stages import RETRIEVAL, Stage, StageNames
 from core.engine.trace import Answer, GeneratedDoc, Hit, Query, Verdict, VerdictItem
@@ -48,6 +48,11 @@ class Names(StageNames):
 
 GENERATED = "generated"  # the corpus name of generated documents; their ids are gen-1, gen-2, ...
 FROM_QUESTION = "(none: written from the question alone)"
+# What the explorer is asked besides its points, where its lengths have it reason first.
+EXPLORE_REASONING = (
+    ' Before the points, give a detailed explanation ("reasoning"): the knowledge points a complete answer needs, and '
+    "which of them the information lacks."
+)
 SELECT_TOKENS_EACH = 55  # the integrator's line per candidate: its id and the knowledge point it covers
 
 
@@ -58,6 +63,8 @@ class MedRGAGLengths:
     lengths)."""
 
     reader: ReaderLengths = replace(READER["paper"], tokens=512)
+    commit: str = RAG_TEMPLATE  # how the reader is told to commit to an answer, and to what it may fall back
+    brief: bool = False  # the system prompt tells every agent to be brief
     doc_chars: int | None = None  # each candidate as an agent reads it (None: whole)
     summary_sentences: int | None = None
     summary_chars: int | None = None
@@ -78,6 +85,8 @@ LENGTHS: dict[Lengths, MedRGAGLengths] = {
     # corpus chunks. Every text is bounded in the grammar, and each budget fits the longest reply its schema allows.
     "compact": MedRGAGLengths(
         reader=READER["compact"],
+        commit=OWN_KNOWLEDGE,
+        brief=True,
         doc_chars=1600,
         summary_sentences=3,
         summary_chars=400,
@@ -94,8 +103,9 @@ LENGTHS: dict[Lengths, MedRGAGLengths] = {
     # The authors' code (ll0ruc/MedRGAG): whole documents (src/llm_by_gpt.py read_data); a summary with no length
     # but "avoid unnecessary details" (src/template.py knowledge_summary_template); the explorer's "- Reasoning:
     # [Detailed explanation]" before its points (knowledge_explore_template); the integrator's requirements as many
-    # as the question needs (llm_selection_prompt); no max_tokens for those three (src/llm_by_gpt.py GPT.call); the
-    # reader's 512 tokens (src/medrgag.py vllm_answer) and "rely on your own medical knowledge" (rag_template).
+    # as the question needs (llm_selection_prompt); no max_tokens for those three (src/llm_by_gpt.py GPT.call); no
+    # agent told to be brief; the reader's 512 tokens (src/medrgag.py vllm_answer), its "please have a definite
+    # answer" and "rely on your own medical knowledge" (rag_template).
     "paper": MedRGAGLengths(),
 }
 
@@ -178,6 +188,11 @@ def n_points(question: Question, params: MedRGAGParams) -> int:
     return min(params.n_points_yes_no if is_yes_no(question) else params.n_points, params.n_generated)
 
 
+def system_prompt(lengths: MedRGAGLengths) -> str:
+    """What every agent reads first."""
+    return prompt("medrgag_system", brief=briefly(lengths.brief))
+
+
 # -- stage 1: source-balanced evidence retrieval ---------------------------------------------
 
 
@@ -232,7 +247,11 @@ def missing_schema(n: int, lengths: MedRGAGLengths) -> type[BaseModel]:
         {
             "reasoning": (
                 str,
-                Field("", description="the knowledge points the question needs, and which the information lacks"),
+                Field(
+                    "",
+                    description="a detailed explanation: the knowledge points the question needs, and which the "
+                    "information lacks",
+                ),
             )
         }
         if lengths.explore_reasoning
@@ -241,14 +260,8 @@ def missing_schema(n: int, lengths: MedRGAGLengths) -> type[BaseModel]:
     return create_model(
         "MissingKnowledge",
         **reasoning,
-        missing=(
-            list[str],
-            Field(
-                min_length=n,
-                max_length=n,
-                description="short knowledge points, most critical first",
-                json_schema_extra={"items": point},
-            ),
+        missing=counted(
+            str, n, "missing knowledge points", description="short knowledge points, most critical first", items=point
         ),
     )
 
@@ -262,7 +275,7 @@ def summarize(
     limit = f",{in_at_most(lengths.summary_sentences)}" if lengths.summary_sentences else ""
     text = prompt("medrgag_summarize", question=question.render(), document=document, within=limit)
     return ctx.ask(
-        messages(prompt("medrgag_system"), text),
+        messages(system_prompt(lengths), text),
         stage=Names.SUMMARIZE,
         agent="Summarizer",
         role="summarizer",
@@ -288,9 +301,10 @@ def explore(
         summaries=useful or "(no retrieved document had useful information)",
         question=question.render(),
         n=n,
+        reasoning=EXPLORE_REASONING if lengths.explore_reasoning else "",
     )
     reply = ctx.ask(
-        messages(prompt("medrgag_system"), text),
+        messages(system_prompt(lengths), text),
         stage=Names.EXPLORE,
         agent="Explorer",
         role="explorer",
@@ -302,7 +316,12 @@ def explore(
 
 
 def write_background(
-    question: Question, stage: str, params: MedRGAGParams, ctx: RunContext, numbered: tuple[int, str]
+    question: Question,
+    stage: str,
+    params: MedRGAGParams,
+    lengths: MedRGAGLengths,
+    ctx: RunContext,
+    numbered: tuple[int, str],
 ) -> str:
     index, point = numbered  # documents from the question alone share a prompt: each samples with its own seed
     task = (
@@ -312,7 +331,7 @@ def write_background(
     )
     text = prompt("medrgag_generate", question=question.render(), task=task)
     reply = ctx.ask(
-        messages(prompt("medrgag_system"), text),
+        messages(system_prompt(lengths), text),
         stage=stage,
         agent="Generator",
         role="generator",
@@ -324,11 +343,18 @@ def write_background(
     return " ".join(reply.text.split())
 
 
-def generate(question: Question, points: list[str], stage: str, params: MedRGAGParams, ctx: RunContext) -> list[Hit]:
+def generate(
+    question: Question,
+    points: list[str],
+    stage: str,
+    params: MedRGAGParams,
+    lengths: MedRGAGLengths,
+    ctx: RunContext,
+) -> list[Hit]:
     """One background document per point, then documents from the question alone up to ``n_generated``, written
     concurrently; each recorded with the point it explains."""
     points = points + [FROM_QUESTION] * (params.n_generated - len(points))
-    texts = ctx.parallel(partial(write_background, question, stage, params, ctx), list(enumerate(points)))
+    texts = ctx.parallel(partial(write_background, question, stage, params, lengths, ctx), list(enumerate(points)))
     docs = []
     for i, (point, text) in enumerate(zip(points, texts), 1):
         ctx.emit(stage, "Generator", GeneratedDoc(doc_id=f"gen-{i}", text=text, gap=point))
@@ -343,10 +369,10 @@ def complete_context(
     if not params.n_generated:
         return []
     if not params.kgcc:
-        return generate(question, [], Names.GENERATION, params, ctx)
+        return generate(question, [], Names.GENERATION, params, lengths, ctx)
     summaries = ctx.parallel(partial(summarize, question, params, lengths, ctx), retrieved)
     points = explore(question, summaries, n_points(question, params), params, lengths, ctx)
-    return generate(question, points, Names.GENERATE, params, ctx)
+    return generate(question, points, Names.GENERATE, params, lengths, ctx)
 
 
 # -- stage 3: knowledge-aware document selection ---------------------------------------------
@@ -379,7 +405,7 @@ def selection_schema(ids: list[str], n: int, lengths: MedRGAGLengths) -> type[Ba
                 json_schema_extra={"items": point},
             ),
         ),
-        mapping=(list[mapping], Field(min_length=len(ids), max_length=len(ids))),
+        mapping=counted(mapping, len(ids), "documents mapped", least=0),  # an unmapped one says so
         selected=(list[candidate_id], Field(min_length=1, max_length=n)),
     )
 
@@ -413,7 +439,7 @@ def select(
     )
     text = prompt("medrgag_integrate", documents=documents, question=question.render(), n=params.n_selected)
     reply = ctx.ask(
-        messages(prompt("medrgag_system"), text),
+        messages(system_prompt(lengths), text),
         stage=stage,
         agent=agent,
         role="integrator",
@@ -497,7 +523,7 @@ def read(
         clipped,
         ctx,
         # told to fall back on what it knows on every backend, as the authors' reader is (src/template.py rag_template)
-        write=medrag_prompt(question, lengths.reader, OWN_KNOWLEDGE, system=prompt("medrgag_system")),
+        write=medrag_prompt(question, lengths.reader, lengths.commit, system=system_prompt(lengths)),
         budget=budget,
         reader=lengths.reader,
         order=params.answer_format,

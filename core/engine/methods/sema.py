@@ -25,7 +25,7 @@ from core.engine.methods.contract import MethodParams, MethodSpec, RunContext
 from core.engine.methods.documents import read_docs
 from core.engine.methods.knobs import budget_knob, reading_knob, sampling, seed_knob
 from core.engine.methods.reader import read_and_answer
-from core.engine.methods.schemas import bounded, one_of
+from core.engine.methods.schemas import bounded, counted, one_of
 from core.engine.methods.templates import messages, prompt
 from core.engine.question import Question
 from core.engine.stages import Numbered, Stage, StageNames
@@ -115,11 +115,15 @@ class SemaParams(MethodParams):
     )
 
 
-def _texts(most: int | None, limit: int | None, description: str, least: int = 0) -> Any:
+def _text(limit: int | None) -> dict[str, Any]:
+    """A list's text item of at most ``limit`` characters (None: no bound), as the grammar holds it."""
+    return {"type": "string", "maxLength": limit} if limit else {"type": "string"}
+
+
+def _texts(most: int | None, limit: int | None, description: str) -> Any:
     """A list of at most ``most`` texts of at most ``limit`` characters each (None: no bound); as with every bound
     here, only the server's grammar holds to it, so a longer list or text from another backend still parses."""
-    item = {"type": "string", "maxLength": limit} if limit else {"type": "string"}
-    return Field(min_length=least, max_length=most, description=description, json_schema_extra={"items": item})
+    return Field(min_length=0, max_length=most, description=description, json_schema_extra={"items": _text(limit)})
 
 
 class Schema(BaseModel):  # the I-Agent's clinical schema, whatever lengths it was written to
@@ -167,9 +171,12 @@ def judgment_schema(m: int, lengths: SemaLengths = LENGTHS["compact"]) -> type[B
         "Insufficient",
         gaps=gaps,
         sufficient=(Literal[False], said),
-        follow_up_queries=(
-            list[str],
-            _texts(m, lengths.follow_up_chars, f"{m} search queries that fill the gaps", least=m),
+        follow_up_queries=counted(
+            str,
+            m,
+            "follow-up queries",
+            description=f"{m} search queries that fill the gaps",
+            items=_text(lengths.follow_up_chars),
         ),
     )
     return one_of("SufficiencyJudgment", enough, short)

@@ -41,3 +41,9 @@ def at_most(sentences: int) -> str:
 def in_at_most(sentences: int | None) -> str:
     """What a prompt says of a step's length: " in at most three sentences", or nothing where it has no bound."""
     return f" in {at_most(sentences)}" if sentences else ""
+
+
+def briefly(brief: bool) -> str:
+    """A team's system prompt's $brief: every agent told to be brief where the backend's lengths ask for it (the
+    embedded model's); on the papers' lengths each agent writes as its own instruction says."""
+    return ", be brief," if brief else ""

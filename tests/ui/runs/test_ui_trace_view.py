@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from streamlit.testing.v1 import AppTest
 
+from core.engine.runner import execute
 from core.engine.trace import (
     AgentMessage,
     Answer,
@@ -20,6 +21,8 @@ from core.engine.trace import (
     Verdict,
     VerdictItem,
 )
+from tests.providers.fakes import ShortListServer
+from tests.providers.matrix import QUESTION, client, retriever
 from ui.runs.event_view import role_style
 
 
@@ -226,6 +229,21 @@ def test_a_run_still_being_written_is_not_called_failed():
     text = _text(at)
     assert "**Not finished:**" in text and "failed" not in text
     assert "The trace so far is below (3 events)." in "\n".join(c.value for c in at.caption)
+
+
+def test_a_list_written_short_is_said_on_the_agents_card():
+    """A run against a server whose model writes one follow-up query where three are asked goes on, and the
+    Questioner's card says so beside its reply."""
+    with ShortListServer() as server:
+        run = execute(
+            "imedrag", QUESTION, {"rounds": 1, "queries": 3, "k": 3}, llm=client(server), retriever=retriever()
+        )
+    assert run.status == "ok"
+    at = render(run)
+    assert not at.exception
+    (questioner,) = [c for c in at.chat_message if c.name == "Questioner"]
+    notes = [c.value for c in questioner.caption]
+    assert any("Asked for 3 queries, the model wrote 1]: the run went on with what it wrote." in n for n in notes)
 
 
 def test_roles_get_their_own_avatar():
