@@ -151,3 +151,36 @@ def test_serve_makes_up_a_passcode_when_none_is_set_and_prints_the_join_address_
     assert "MEDRAG_OWNER_PASSCODE" not in kept.env and "as set in .streamlit/secrets.toml" in kept.passcode_note
     with pytest.raises(ConfigError, match="at least 8 characters"):
         plan(8600, "0.0.0.0", None, {"MEDRAG_OWNER_PASSCODE": "short"}, {})
+
+
+def _serve(argv: list[str], monkeypatch, capsys) -> tuple[int, str, str]:
+    """``python -m core serve`` up to the point where the app would take the process over."""
+    from core.__main__ import main
+
+    def started(*args):
+        raise AssertionError("the app was started")
+
+    monkeypatch.setattr("core.studio.cli.serve.os.execve", started)
+    try:
+        code = main(["serve", *argv])
+    except SystemExit as exc:  # argparse refuses an argument by exiting
+        code = int(exc.code)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("port", ["99999", "0", "-1", "http"])
+def test_serve_refuses_a_port_that_is_not_one_before_printing_anything(port, monkeypatch, capsys):
+    code, out, err = _serve(["--port", port], monkeypatch, capsys)
+    assert code == 2 and out == "" and "a port is a whole number from 1 to 65535" in err
+
+
+def test_serve_says_when_it_cannot_listen_before_printing_a_passcode(monkeypatch, capsys):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, out, err = _serve(["--address", "127.0.0.1", "--port", str(port)], monkeypatch, capsys)
+    assert code == 2 and out == "" and f"cannot listen on 127.0.0.1:{port}" in err
