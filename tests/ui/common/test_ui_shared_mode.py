@@ -203,9 +203,7 @@ def test_joins_of_one_room_from_one_computer_are_limited():
 
 
 @pytest.mark.parametrize("module", ["ask", "compare"])
-def test_a_visitor_is_told_their_runs_go_to_the_embedded_model_and_never_sees_the_owners_endpoint(
-    module, monkeypatch
-):
+def test_a_visitor_is_told_their_runs_go_to_the_embedded_model_and_never_sees_the_owners_endpoint(module, monkeypatch):
     monkeypatch.setenv("MEDRAG_BASE_URL", "http://10.20.30.40:8000/v1")  # the owner's endpoint
     monkeypatch.setenv("MEDRAG_MODEL", "owners-model")
     visitor = texts(page(module))
