@@ -178,6 +178,7 @@ def test_serve_makes_up_a_passcode_when_none_is_set_and_prints_the_join_address_
     assert "MEDRAG_OWNER_PASSCODE" not in kept.env and "as set in .streamlit/secrets.toml" in kept.passcode_note
     with pytest.raises(ConfigError, match="at least 8 characters"):
         plan(8600, "0.0.0.0", None, {"MEDRAG_OWNER_PASSCODE": "short"}, {})
+    assert plan(8600, "::", "fd00::7", {}, {}).env["MEDRAG_JOIN_URL"] == "http://[fd00::7]:8600"  # a URL settings take
 
 
 def _serve(argv: list[str], monkeypatch, capsys) -> tuple[int, str, str]:
