@@ -4,6 +4,8 @@ client that first used them, and ``make serve``'s plan."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from core.engine import paths
@@ -118,13 +120,38 @@ def test_guesses_are_limited_per_client_within_a_window():
     now = [1000.0]
     throttle = Throttle(attempts=3, window=60, clock=lambda: now[0])
     for _ in range(3):
-        assert throttle.wait("10.0.0.7") == 0
-        throttle.failed("10.0.0.7")
-    assert throttle.wait("10.0.0.7") == 60 and throttle.wait("10.0.0.8") == 0  # another client is not held up
+        assert throttle.take("10.0.0.7") == 0  # each wrong guess stays counted
+    assert throttle.take("10.0.0.7") == 60 and throttle.take("10.0.0.8") == 0  # another client is not held up
     now[0] += 30
-    assert throttle.wait("10.0.0.7") == 30
+    assert throttle.take("10.0.0.7") == 30
     now[0] += 31
-    assert throttle.wait("10.0.0.7") == 0
+    assert throttle.take("10.0.0.7") == 0
+    throttle.give_back("10.0.0.7")  # a right guess is not counted
+    assert [throttle.take("10.0.0.7") == 0 for _ in range(4)] == [True, True, True, False]
+
+
+def test_guesses_sent_at_once_pass_the_limit_no_more_often_than_one_by_one():
+    """Twenty threads guess at once, each holding its check open until every one has been let through or not: were
+    the check and the count two steps, all twenty would pass before any was counted."""
+    throttle = Throttle(attempts=5, window=300)
+    asked, all_asked, checked = threading.Barrier(21), threading.Event(), []
+
+    def guess() -> None:
+        try:
+            let_through = throttle.take("10.0.0.7") == 0
+        finally:
+            asked.wait()  # reached even when asking fails, so the test ends
+        all_asked.wait()  # the passcode check, still going while the others ask
+        checked.append(let_through)
+
+    threads = [threading.Thread(target=guess) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    asked.wait()
+    all_asked.set()
+    for thread in threads:
+        thread.join()
+    assert sorted(checked) == [False] * 15 + [True] * 5
 
 
 def test_a_name_is_held_by_the_client_that_first_labelled_under_it():
@@ -151,3 +178,37 @@ def test_serve_makes_up_a_passcode_when_none_is_set_and_prints_the_join_address_
     assert "MEDRAG_OWNER_PASSCODE" not in kept.env and "as set in .streamlit/secrets.toml" in kept.passcode_note
     with pytest.raises(ConfigError, match="at least 8 characters"):
         plan(8600, "0.0.0.0", None, {"MEDRAG_OWNER_PASSCODE": "short"}, {})
+    assert plan(8600, "::", "fd00::7", {}, {}).env["MEDRAG_JOIN_URL"] == "http://[fd00::7]:8600"  # a URL settings take
+
+
+def _serve(argv: list[str], monkeypatch, capsys) -> tuple[int, str, str]:
+    """``python -m core serve`` up to the point where the app would take the process over."""
+    from core.__main__ import main
+
+    def started(*args):
+        raise AssertionError("the app was started")
+
+    monkeypatch.setattr("core.studio.cli.serve.os.execve", started)
+    try:
+        code = main(["serve", *argv])
+    except SystemExit as exc:  # argparse refuses an argument by exiting
+        code = int(exc.code)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("port", ["99999", "0", "-1", "http"])
+def test_serve_refuses_a_port_that_is_not_one_before_printing_anything(port, monkeypatch, capsys):
+    code, out, err = _serve(["--port", port], monkeypatch, capsys)
+    assert code == 2 and out == "" and "a port is a whole number from 1 to 65535" in err
+
+
+def test_serve_says_when_it_cannot_listen_before_printing_a_passcode(monkeypatch, capsys):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, out, err = _serve(["--address", "127.0.0.1", "--port", str(port)], monkeypatch, capsys)
+    assert code == 2 and out == "" and f"cannot listen on 127.0.0.1:{port}" in err

@@ -21,6 +21,14 @@ def test_help_lists_the_commands(capsys):
         assert command in out
 
 
+def test_every_action_the_help_offers_is_taken(capsys):
+    main([])
+    assert "list, set or remove the price" in capsys.readouterr().out
+    assert main(["prices", "list"]) == 0  # "list" was refused as an invalid choice
+    listed = capsys.readouterr().out
+    assert main(["prices"]) == 0 and capsys.readouterr().out == listed
+
+
 def test_empty_question_is_refused_and_nothing_is_sent(capsys, monkeypatch):
     monkeypatch.setenv("MEDRAG_BASE_URL", "http://127.0.0.1:9/v1")  # would fail loudly if contacted
     assert main(["ask", "  "]) == 2

@@ -29,6 +29,8 @@ def test_a_key_is_bound_to_the_endpoint_it_was_configured_for():
     assert server_key("http://10.0.0.5:8000/v1/", generic, env) == (SECRET, "MEDRAG_API_KEY")
     assert server_key("http://evil.example:8000/v1", generic, env) is None
     assert server_key("http://10.0.0.5:8001/v1", generic, env) is None  # another port is another server
+    for port in ("+8000", "\uff18\uff10\uff10\uff10"):  # typed in Settings: no bare ValueError from urllib
+        assert server_key(f"http://10.0.0.5:{port}/v1", generic, env) is None
     assert server_key("https://api.openai.com/v1", openai, env) == ("sk-openai", "OPENAI_API_KEY")
     assert server_key("https://api.openai.com.evil.example/v1", openai, env) is None
     assert server_key("https://api.anthropic.com/v1", anthropic, env) == ("sk-ant", "ANTHROPIC_API_KEY")

@@ -64,3 +64,43 @@ def test_an_unreachable_qdrant_is_said_by_name_without_a_traceback(monkeypatch):
     errors = [e.value for e in at.error]
     assert errors and errors[0].startswith("The search backend cannot be reached: Qdrant at http://127.0.0.1:9")
     assert "Traceback" not in shown(at)
+
+
+@pytest.mark.timeout(20)  # the client alone waited out its 60 s call timeout on such a server
+def test_a_qdrant_that_does_not_answer_is_said_within_the_short_timeout_and_without_a_library_warning(monkeypatch):
+    import socket
+    import warnings
+
+    from core.engine.retrieval.qdrant import store as qdrant_store
+
+    monkeypatch.setattr(qdrant_store, "REACH_SECONDS", 0.5)
+    with socket.socket() as silent:  # connections are accepted by the kernel, and nothing ever answers them
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            with pytest.raises(qdrant_store.SearchUnavailable, match=f"Qdrant at {url}: no answer within 0.5 s"):
+                qdrant_store.ClientStore(url).exists()
+    assert [str(w.message) for w in warned] == []
+
+
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["--url", "ftp://x"], "--url must be a folder or a Qdrant server's http:// or https:// URL, not 'ftp://x'"),
+        (["--url", "/tmp/q", "--shards", "-3"], "argument --shards: '-3': must be a whole number, 1 or more"),
+        (["--url", "/tmp/q", "--replicas", "0"], "argument --replicas: '0': must be a whole number, 1 or more"),
+    ],
+)
+def test_index_refuses_a_url_or_a_count_it_cannot_use_before_it_starts(argv, said, tmp_path, monkeypatch, capsys):
+    from core.__main__ import main
+
+    monkeypatch.chdir(tmp_path)  # an ftp:// URL was taken as a folder named "ftp:" here
+    monkeypatch.setattr("core.engine.retrieval.dense.default_embedder", lambda: pytest.fail("it started indexing"))
+    try:
+        code = main(["index", "--engine", "qdrant", *argv, str(tmp_path / "none.jsonl")])
+    except SystemExit as exc:
+        code = exc.code
+    assert code == 2 and said in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

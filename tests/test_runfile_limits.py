@@ -14,6 +14,7 @@ import pytest
 from core.engine.credentials import mask_userinfo
 from core.engine.paths import REPO_ROOT as REPO
 from core.studio.runfiles import import_file, read
+from core.studio.runfiles import io as runfile_io
 from core.studio.runfiles.masking import mask
 from tests.test_runfiles import good_document, gz, refused, stores  # noqa: F401 - stores is a fixture
 
@@ -97,3 +98,39 @@ def test_the_recorded_workshop_pack_is_within_the_limits():
     assert files
     for path in files:
         assert read(path).runs
+
+
+def test_a_text_past_the_limit_is_refused_before_anything_masks_it(stores, monkeypatch):  # noqa: F811
+    here, there = stores
+    masked: list[object] = []
+    monkeypatch.setattr(runfile_io, "mask_data", lambda data, secrets: masked.append(data) or data)
+    doc = {**good_document(here), "title": "a://b@" * 200_000}  # masking this took 110 s at 125 MB
+    refused(there, gz(doc), "the file's title is 1,200,000 characters long; a text in a run may be at most 100,000")
+    assert masked == []
+
+
+@pytest.mark.timeout(20)  # the scan in Python took over 20 s on these 58 MB (89 s on 128 MB); the regex engine 4 s
+def test_texts_under_the_limit_dense_with_urls_are_masked_in_linear_time(stores):  # noqa: F811
+    here, _ = stores
+    dense = "a://b@" * 16_000
+    doc = good_document(here)
+    doc["runs"][0]["run"]["params"] = {"notes": [dense] * 600}  # 58 MB of user-info to mask
+    masked = read(io.BytesIO(gz(doc))).runs[0].run.params["notes"]
+    assert len(masked) == 600 and masked[0] == "a://***@" * 16_000
+
+
+def test_nesting_past_the_bound_is_refused_by_its_place(stores):  # noqa: F811
+    here, there = stores
+    # 200,000 "[" in 10 KB once raised RecursionError out of the decoder: a traceback, or a raw box on History
+    refused(
+        there,
+        gz(b"[" * 200_000),
+        r"the unpacked file nests lists and objects more than 32 deep, from line 1, column 33",
+    )
+    doc = good_document(here)
+    run_id = doc["runs"][0]["run"]["id"]
+    deep: object = "x"
+    for _ in range(40):  # within the decoder's reach, past the bound
+        deep = [deep]
+    doc["runs"][0]["run"]["events"][0]["payload"]["extra"] = deep
+    refused(there, gz(doc), rf"run {run_id}, event seq 0, field payload.extra(\.0)+ nests .* more than 32 deep")

@@ -59,6 +59,28 @@ def test_a_changed_variable_counts_at_once(monkeypatch, tmp_path):
             "ftp://me:hunter2@host/v1",
             "MEDRAG_BASE_URL must start with http:// or https://, not 'ftp://***@host/v1'",
         ),
+        (
+            "MEDRAG_BASE_URL",
+            "http://me:pw@10.0.0.5:\uff18\uff10/v1",  # fullwidth digits: urllib raised a bare ValueError
+            "MEDRAG_BASE_URL has a port that is not a number from 1 to 65535 ('\uff18\uff10'): "
+            "'http://***@10.0.0.5:\uff18\uff10/v1'",
+        ),
+        (
+            "MEDRAG_SEARCH_URL",
+            "ftp://x",  # was taken as a folder named "ftp:"
+            "MEDRAG_SEARCH_URL must be a folder or a Qdrant server's http:// or https:// URL, not 'ftp://x'",
+        ),
+        ("MEDRAG_SEARCH_URL", "http://:6333", "MEDRAG_SEARCH_URL has no host: 'http://:6333'"),
+        (
+            "MEDRAG_JOIN_URL",
+            "studio.lan:8501",
+            "MEDRAG_JOIN_URL must start with http:// or https://, not 'studio.lan:8501'",
+        ),
+        (
+            "MEDRAG_OWNER_EMAILS",
+            "ana@example.org, bob",
+            "MEDRAG_OWNER_EMAILS must be emails separated by commas; 'bob' is not one",
+        ),
     ],
 )
 def test_a_value_that_cannot_be_used_is_refused_by_name(monkeypatch, name, value, said):

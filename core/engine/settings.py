@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
+from urllib.parse import urlsplit
 
 from pydantic import BeforeValidator, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -76,10 +78,48 @@ def _flag(raw: Any) -> bool:
     raise ValueError(f"must be 1 or 0, not {value!r}")
 
 
+def address_problem(url: str) -> str | None:
+    """Why an http(s) URL names no address (no host, or a port that is not 1 to 65535 in ASCII digits), or None."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:  # '+80', fullwidth digits, out of range: urllib's own words name none of them
+        port = -1
+    if not parts.hostname:
+        return "has no host"
+    if port == -1 or port == 0:
+        return f"has a port that is not a number from 1 to 65535 ({parts.netloc.rpartition(':')[2]!r})"
+    return None
+
+
 def _http_url(raw: Any) -> str:
     if not str(raw).startswith(("http://", "https://")):
         raise ValueError(f"must start with http:// or https://, not {mask_userinfo(str(raw))!r}")
+    if problem := address_problem(str(raw)):
+        raise ValueError(f"{problem}: {mask_userinfo(str(raw))!r}")
     return str(raw)
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def search_place(raw: Any) -> str:
+    """A folder, or a Qdrant server's http(s) URL: any other ``scheme://`` would be read as a folder named after it."""
+    text = str(raw)
+    if _SCHEME.match(text) and not text.startswith(("http://", "https://")):
+        raise ValueError(f"must be a folder or a Qdrant server's http:// or https:// URL, not {mask_userinfo(text)!r}")
+    return _http_url(text) if _SCHEME.match(text) else text
+
+
+_EMAIL = re.compile(r"[^@\s,]+@[^@\s,]+\.[^@\s,]+")
+
+
+def _emails(raw: Any) -> frozenset[str]:
+    items = raw.split(",") if isinstance(raw, str) else raw
+    emails = frozenset(e.strip().lower() for e in items if e.strip())
+    if wrong := sorted(e for e in emails if not _EMAIL.fullmatch(e)):
+        raise ValueError(f"must be emails separated by commas; {', '.join(map(repr, wrong))} is not one")
+    return emails
 
 
 def _passcode(raw: Any) -> Any:
@@ -87,11 +127,6 @@ def _passcode(raw: Any) -> Any:
     if len(text) < MIN_PASSCODE:  # the value itself never enters the message
         raise ValueError(f"must be at least {MIN_PASSCODE} characters (it guards every setting of a shared studio)")
     return raw
-
-
-def _emails(raw: Any) -> frozenset[str]:
-    items = raw.split(",") if isinstance(raw, str) else raw
-    return frozenset(e.strip().lower() for e in items if e.strip())
 
 
 def _window(raw: Any) -> int | None:
@@ -192,7 +227,7 @@ class Settings(BaseSettings):
     )
 
     # -- retrieval -------------------------------------------------------------------------------------------
-    search_url: str | None = var(
+    search_url: Annotated[str | None, BeforeValidator(search_place)] = var(
         "MEDRAG_SEARCH_URL",
         "where retrieval runs: empty, the in-process index; a folder, Qdrant's local mode there; "
         "`http(s)://`, a Qdrant server or cluster ([retrieval at scale](retrieval-at-scale.md))",
@@ -240,7 +275,7 @@ class Settings(BaseSettings):
         frozenset(),
         shown="none",
     )
-    join_url: str | None = var(
+    join_url: Annotated[str | None, BeforeValidator(_http_url)] = var(
         "MEDRAG_JOIN_URL",
         "the address participants open to join a room; `python -m core serve` sets it to this "
         "machine's address on its network",

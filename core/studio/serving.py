@@ -26,7 +26,7 @@ def lan_address() -> str:
 
 
 def base_url(host: str, port: int) -> str:
-    return f"http://{host}:{port}"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"  # an IPv6 address goes in brackets
 
 
 def join_url(base: str, code: str) -> str:

@@ -1,5 +1,9 @@
-"""Guesses limited per client: at most a few failed attempts (a room code, the owner's passcode) in a window, then
-that client waits. Kept in memory by the one server process; a restart forgets it."""
+"""Attempts limited per client: at most a few in a window (wrong room codes, wrong passcodes, joins of one room),
+then that client waits. Kept in memory by the one server process; a restart forgets it.
+
+An attempt is counted in the same locked step that lets it through (``take``), and given back when it turns out
+right (``give_back``): were the check and the count two steps, guesses sent at once would all pass the check before
+any was counted."""
 
 from __future__ import annotations
 
@@ -8,34 +12,37 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-MAX_CLIENTS = 10_000  # beyond this, the clients whose failures are oldest are forgotten first
+MAX_CLIENTS = 10_000  # beyond this, the clients whose attempts are oldest are forgotten first
 
 
 class Throttle:
     def __init__(self, attempts: int, window: float, clock: Callable[[], float] = time.monotonic):
         self.attempts, self.window, self.clock = attempts, window, clock
-        self._failures: dict[str, deque[float]] = {}
+        self._counted: dict[str, deque[float]] = {}
         self._lock = threading.Lock()
 
     def _recent(self, key: str, now: float) -> deque[float]:
-        failures = self._failures.get(key, deque())
-        while failures and failures[0] <= now - self.window:
-            failures.popleft()
-        return failures
+        counted = self._counted.get(key, deque())
+        while counted and counted[0] <= now - self.window:
+            counted.popleft()
+        return counted
 
-    def wait(self, key: str) -> float:
-        """Seconds before ``key`` may try again; 0 when it may now."""
+    def take(self, key: str) -> float:
+        """0 when ``key`` may make an attempt now, which is then counted; else the seconds before it may."""
         with self._lock:
             now = self.clock()
-            failures = self._recent(key, now)
-            return 0.0 if len(failures) < self.attempts else failures[0] + self.window - now
+            counted = self._recent(key, now)
+            if len(counted) >= self.attempts:
+                return counted[0] + self.window - now
+            counted.append(now)
+            self._counted.pop(key, None)
+            self._counted[key] = counted  # most recently counted last
+            while len(self._counted) > MAX_CLIENTS:
+                self._counted.pop(next(iter(self._counted)))
+            return 0.0
 
-    def failed(self, key: str) -> None:
+    def give_back(self, key: str) -> None:
+        """An attempt that was right does not count against ``key``."""
         with self._lock:
-            now = self.clock()
-            failures = self._recent(key, now)
-            failures.append(now)
-            self._failures.pop(key, None)
-            self._failures[key] = failures  # most recently failed last
-            while len(self._failures) > MAX_CLIENTS:
-                self._failures.pop(next(iter(self._failures)))
+            if counted := self._counted.get(key):
+                counted.pop()

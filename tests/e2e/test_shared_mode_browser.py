@@ -55,6 +55,7 @@ def shared_app(tmp_path_factory):
         event["run_id"] = "letters"
     document["runs"][0]["run"]["events"][-1]["payload"]["rationale"] = "a" * 10_000_000
     (home / "letters.json.gz").write_bytes(gzip.compress(json.dumps(document).encode()))
+    (home / "nested.json.gz").write_bytes(gzip.compress(b"[" * 200_000))  # raised RecursionError out of the decoder
     (home / "bobs.csv").write_text("question_id,snippet_id,annotator,grade\nq/x,s1,Ana,2\nq/x,s2,bob,3\n")
     ours = FakeEndpoint(streams('{"ready": "yes", "model": "ours"}'), models=("ours-model",))
     theirs = FakeEndpoint(streams('{"ready": "yes", "model": "theirs"}'), models=("their-model",))
@@ -118,6 +119,8 @@ def test_owner_and_visitors_on_one_shared_server(shared_app, browser, timings):
     assert {"Ask", "Compare", "Workshop", "History", "Annotate"} <= set(nav(visitor))
     expect(visitor.get_by_text("The owner has not opened live runs to visitors")).to_be_visible()
     expect(visitor.get_by_role("button", name="Run", exact=True)).to_be_disabled()
+    expect(visitor.get_by_text("Runs on the embedded model")).to_be_visible()  # not the owner's endpoint, unnamed
+    assert shared_app[2].url not in visitor.content()
     for width in (1440, 1024):
         snap(visitor, "visitor-ask", width)
 
@@ -136,6 +139,11 @@ def test_owner_and_visitors_on_one_shared_server(shared_app, browser, timings):
     expect(owner.get_by_text("is 10,000,000 characters long; a text in a run may be at most 100,000")).to_be_visible()
     timings["letters_refused_s"] = round(time.perf_counter() - began, 2)
     expect(owner.get_by_text("Nothing was imported.")).to_be_visible()
+    # nesting too deep for the decoder: said by its place, and the uploader stays for the next file
+    owner.locator('input[type="file"]').set_input_files(str(home / "nested.json.gz"))
+    expect(owner.get_by_text("nests lists and objects more than 32 deep, from line 1, column 33")).to_be_visible()
+    expect(owner.locator('input[type="file"]')).to_have_count(1)
+    assert owner.get_by_text("RecursionError").count() == 0
 
     owner.get_by_text("What visitors may do").click()
     owner.get_by_text("Live runs", exact=True).click()  # the owner allows it

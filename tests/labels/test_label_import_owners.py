@@ -105,8 +105,26 @@ def test_a_label_file_is_read_as_a_stream_within_its_caps():
     read_to = million.tell()
     assert read_to < million.getbuffer().nbytes / 3  # refused at the line cap, not after reading the whole file
     with pytest.raises(LabelError, match="the file is larger than 1 MB"):
-        list(lines(io.BytesIO((b"x" * 999 + b"\n") * 1100), max_bytes=2**20))
+        list(lines(io.BytesIO((b"x" * 999 + b"\n") * 1100), [], max_bytes=2**20))
     with pytest.raises(LabelError, match="line 2 is longer than 64 KB"):
         parse("jsonl", b"{}\n" + b"{" * 70_000 + b"\n")
-    with pytest.raises(LabelError, match="line 1 is not UTF-8 text"):
-        parse("csv", b"question_id,\xff\n")
+
+
+def test_every_undecodable_line_of_a_label_file_is_named_not_only_the_first():
+    # the reading stopped at line 2, so lines 4 and 5 went unreported
+    jsonl = b'{"question_id": "q/1", "snippet_id": "s1", "annotator": "ann", "grade": 2}\n'
+    parsed = parse("jsonl", jsonl + b"caf\xe9\n" + jsonl + b"\xff\n{broken\n\n")
+    assert parsed.errors == [
+        (2, "not UTF-8 text (byte 4)"),
+        (4, "not UTF-8 text (byte 1)"),
+        (5, "not valid JSON (Expecting property name enclosed in double quotes)"),
+    ]
+    assert len(parsed.labels) == 2 and parsed.skipped_blank == 1
+    qrels = parse("qrels", b"q/1 0 s1 2\n\xfe 0 s2 1\nq/1 0 s3\n", "ann")
+    assert qrels.errors == [
+        (2, "not UTF-8 text (byte 1)"),
+        (3, "expected 4 fields 'question_id 0 snippet_id grade', found 3"),
+    ]
+    header = "question_id,snippet_id,annotator,grade\n".encode()
+    csv_ = parse("csv", header + b"q/1,s1,ann,2\nq/1,s\xff,ann,1\nq/1,s3,ann,9\n")
+    assert [n for n, _ in csv_.errors] == [3, 4] and csv_.errors[0][1] == "not UTF-8 text (byte 6)"

@@ -116,16 +116,16 @@ def notice(action: Action) -> bool:
 def _sign_in() -> None:
     typed = st.session_state.pop(keys.PASSCODE, "")
     throttle, key = passcode_throttle(), client_key()
-    if (wait := throttle.wait(key)) > 0:
+    if (wait := throttle.take(key)) > 0:
         st.session_state[keys.ACCESS_PROBLEM] = (
             f"Too many wrong passcodes from this computer; try again in {wait:.0f} s."
         )
         return
     if OwnerSignIn.from_settings(settings()).passcode_matches(typed):
+        throttle.give_back(key)
         st.session_state[keys.OWNER_SIGNED_IN] = True
         st.session_state.pop(keys.ACCESS_PROBLEM, None)
         return
-    throttle.failed(key)
     st.session_state[keys.ACCESS_PROBLEM] = "That is not the owner's passcode."
 
 

@@ -123,13 +123,6 @@ def probe_llm() -> LLM:
     return LLM(endpoint(), cache_mode="off")
 
 
-def runs_go_to() -> str:
-    """Where this session's runs go, in a few words: 'the embedded model (qwen2.5-…)' or 'the LLM endpoint at
-    https://… (gpt-4o)'. The one place pages learn it, so a new kind of backend needs saying here only."""
-    current = llm()
-    return f"{current.where} ({current.model_name})" if current.model_name else current.where
-
-
 def uses_embedded_model() -> bool:
     return st.session_state.get(keys.LLM_OVERRIDE) is None and endpoint().embedded
 

@@ -19,7 +19,7 @@ from ui.common.knobs import knob_inputs, method_label, preset_knobs
 from ui.common.text import md, short
 from ui.runs.display import load
 from ui.runs.header import again_buttons, method_block, question_block
-from ui.runs.launch import start
+from ui.runs.launch import runs_go_to, start
 from ui.runs.live_panel import follow, live_box
 from ui.runs.money import COLUMN_HELP, cost_cell
 from ui.runs.question_form import preset_question, question_form
@@ -155,7 +155,7 @@ def _form() -> None:
                 values[name] = knob_inputs(spec, key=keys.COMPARE_KNOBS, defaults=state.knob_defaults(name))
     with ask:
         text, options = question_form(keys.COMPARE_FORM)
-        st.caption(f"Runs on {state.runs_go_to()}.")
+        st.caption(f"Runs on {runs_go_to(access.current())}.")
         clicked = st.button(
             "Run all",
             type="primary",

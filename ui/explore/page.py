@@ -18,7 +18,7 @@ from ui.common.knobs import knob_inputs, method_picker, preset_knobs
 from ui.common.links import linked
 from ui.runs.display import load, show_run
 from ui.runs.header import again_buttons, method_block, question_block
-from ui.runs.launch import start
+from ui.runs.launch import runs_go_to, start
 from ui.runs.method_map import method_map
 from ui.runs.question_form import preset_question, question_form
 
@@ -50,7 +50,7 @@ def _form() -> None:
     may_run = access.current().may(Action.LIVE_RUN)
     with ask:
         text, options = question_form(keys.ASK_FORM)
-        st.caption(f"Runs on {state.runs_go_to()}.")
+        st.caption(f"Runs on {runs_go_to(access.current())}.")
         clicked = st.button(
             "Run", type="primary", icon=":material/play_arrow:", width="stretch", key="ask.go", disabled=not may_run
         )

@@ -34,6 +34,13 @@ def llm_for(access: Access) -> LLM:
     return _embedded_llm()
 
 
+def runs_go_to(access: Access) -> str:
+    """Where this session's runs go, in a few words: 'the embedded model (qwen2.5-…)' or 'the LLM endpoint at
+    https://… (gpt-4o)'. Asked of the model its runs are sent to, so a visitor is never shown the owner's endpoint."""
+    current = llm_for(access)
+    return f"{current.where} ({current.model_name})" if current.model_name else current.where
+
+
 def admit(access: Access, runs: list[LiveRun]) -> bool:
     """Starts ``runs`` (live runs or what-if re-runs, made with ``owner=client_key()``) when this client may have
     that many more going now (the owner's limit per visitor counts every tab of one client); else says why."""

@@ -14,7 +14,7 @@ from core.engine.llm.check import check
 from core.engine.llm.endpoint import ConfigError
 from core.engine.llm.ladder import MODE_NAMES
 from core.engine.llm.profiles import Profile
-from core.engine.settings import ASSUMED_WINDOW
+from core.engine.settings import ASSUMED_WINDOW, address_problem
 from ui.common import keys, state
 from ui.runs.launch import ensure_model
 
@@ -132,6 +132,10 @@ def _endpoint_fields(chosen: dict) -> None:
     if not chosen["base_url"].strip():
         st.warning("Type the endpoint's base URL; until then the embedded model answers.")
         return
+    if (typed := chosen["base_url"].strip()).startswith(("http://", "https://")) and (
+        problem := address_problem(typed)
+    ):
+        st.error(f"This base URL {problem}; calls cannot reach it.")
     _model_input(chosen)
     _key_line(chosen)
     endpoint = state.endpoint()

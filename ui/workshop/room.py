@@ -19,7 +19,7 @@ from ui.common import access, keys
 from ui.workshop.data import Chosen
 from ui.workshop.participant import participant_view
 from ui.workshop.presenter import presenter_view
-from ui.workshop.room_store import MEMBER, ROOM, find, present, presenting, room_replay, rooms
+from ui.workshop.room_store import MEMBER, ROOM, find, join, present, presenting, room_replay, rooms
 
 OLD_PRESENTER = "presenter"  # links made before the token left the address: moved into the session, then dropped
 
@@ -101,8 +101,7 @@ def _join(default_code: str) -> None:
     code = st.session_state.get(keys.ROOM_JOIN_CODE, default_code)
     name = st.session_state.get(keys.ROOM_JOIN_NAME, "")
     try:
-        find(code)
-        member, token = rooms().join(code, name)
+        member, token = join(code, name)
     except RoomError as exc:
         st.session_state[keys.ROOM_JOIN_ERROR] = str(exc)
         return

@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from core.engine.credentials import mask_userinfo
 from core.engine.llm import profiles
 from core.engine.llm.profiles import Profile
-from core.engine.settings import CacheMode, ConfigError, ReasoningEffort, Settings, settings
+from core.engine.settings import CacheMode, ConfigError, ReasoningEffort, Settings, address_problem, settings
 
 CACHE_MODES: tuple[str, ...] = get_args(CacheMode)
 REASONING_EFFORTS: tuple[str, ...] = get_args(ReasoningEffort)
@@ -53,7 +53,7 @@ def redact(text: str, *secrets: str) -> str:
 def same_endpoint(a: str | None, b: str | None) -> bool:
     """Whether two base URLs name the same endpoint (scheme, host, port and path; credentials and a trailing slash
     aside)."""
-    if not a or not b:
+    if not a or not b or address_problem(a) or address_problem(b):  # a port urllib cannot read names no endpoint
         return False
 
     def norm(url: str) -> tuple[str, str, int | None, str]:

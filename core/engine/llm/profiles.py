@@ -14,6 +14,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from core.engine.llm.answer_formats import EMBEDDED_ANSWER_FORMAT, PAPERS_FORMAT, AnswerFormat
+from core.engine.settings import address_problem
 
 # How a backend takes a reply's shape, strongest first:
 #   grammar      - llama.cpp / vLLM / Ollama / LM Studio compile the JSON schema into a grammar: lengths bind too
@@ -278,8 +279,9 @@ def detect(base_url: str | None) -> Profile:
     for profile in PROFILES.values():
         if any(host == h or host.endswith("." + h) for h in profile.hosts):
             return profile
+    port = None if address_problem(base_url) else parts.port  # a port urllib cannot read is no server's default
     for profile in PROFILES.values():
-        if parts.port in profile.ports:
+        if port in profile.ports:
             return profile
     return GENERIC
 

@@ -35,11 +35,12 @@ SEARCH_URL = variable("search_url")
 
 def search_location() -> InProcess | Qdrant:
     value = settings().search_url
-    if not value:
-        return InProcess()
-    if value.startswith(("http://", "https://")):
-        return Qdrant(value)
-    return Qdrant(str(Path(value).expanduser().resolve()))
+    return Qdrant(qdrant_place(value)) if value else InProcess()
+
+
+def qdrant_place(value: str) -> str:
+    """A checked ``MEDRAG_SEARCH_URL`` or ``--url``: a server's URL as given, a folder made absolute."""
+    return value if value.startswith(("http://", "https://")) else str(Path(value).expanduser().resolve())
 
 
 def search_api_key() -> str | None:

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from core.studio.cli.options import at_least_one
+
 _SHOWN_PROBLEMS = 10
 ENGINES = ("in-process", "qdrant")
 
@@ -45,7 +47,9 @@ def register(commands) -> None:
         default=None,
         help="a Qdrant server's http(s) URL, or a folder for the client's local mode (default: MEDRAG_SEARCH_URL)",
     )
-    q.add_argument("--batch", type=int, default=256, help="snippets embedded and written at a time (default 256)")
+    q.add_argument(
+        "--batch", type=at_least_one, default=256, help="snippets embedded and written at a time (default 256)"
+    )
     q.add_argument(
         "--device",
         choices=("auto", "cpu", "cuda"),
@@ -57,8 +61,8 @@ def register(commands) -> None:
         action="store_true",
         help="take the vectors from the corpus's up-to-date in-process index instead of embedding again",
     )
-    q.add_argument("--shards", type=int, default=1, help="shards of a new collection on a cluster (default 1)")
-    q.add_argument("--replicas", type=int, default=1, help="copies of each shard on a cluster (default 1)")
+    q.add_argument("--shards", type=at_least_one, default=1, help="shards of a new collection on a cluster (default 1)")
+    q.add_argument("--replicas", type=at_least_one, default=1, help="copies of each shard on a cluster (default 1)")
     q.add_argument("--on-disk", action="store_true", help="keep a new collection's original vectors on disk")
     q.add_argument(
         "--quantization",
@@ -131,11 +135,11 @@ def _qdrant(args) -> int:
     from core.engine.retrieval.corpus import corpus_sources
     from core.engine.retrieval.corpus_index import CorpusIndex, IndexParams, fingerprint, index_folder, read_manifest
     from core.engine.retrieval.dense import Embedder, default_embedder
-    from core.engine.retrieval.location import search_api_key
+    from core.engine.retrieval.location import qdrant_place, search_api_key
     from core.engine.retrieval.progress import TqdmProgress
     from core.engine.retrieval.qdrant.ingest import Embedded, FromIndex, ingest
     from core.engine.retrieval.qdrant.store import ClientStore, CollectionOptions
-    from core.engine.settings import settings
+    from core.engine.settings import search_place, settings
 
     url = (args.url or settings().search_url or "").strip()
     if not url:
@@ -144,15 +148,16 @@ def _qdrant(args) -> int:
             file=sys.stderr,
         )
         return 2
-    if args.batch < 1:
-        print("error: --batch must be at least 1", file=sys.stderr)
+    try:
+        location = qdrant_place(search_place(url))
+    except ValueError as exc:
+        print(f"error: --url {exc}", file=sys.stderr)
         return 2
     progress = TqdmProgress()
     sources = corpus_sources(args.paths or ensured_default_paths(progress))
     options = CollectionOptions(
         shards=args.shards, replicas=args.replicas, on_disk=args.on_disk, quantization=args.quantization
     )
-    location = url if url.startswith(("http://", "https://")) else str(Path(url).expanduser().resolve())
     store = ClientStore(location, api_key=search_api_key(), options=options)
     embedder = Embedder(device="cuda") if _cuda(args.device) else default_embedder()
     params = IndexParams()

@@ -15,6 +15,16 @@ def key_value(text: str) -> tuple[str, str]:
     return key.strip(), value
 
 
+def at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a whole number, 1 or more")
+    return value
+
+
 def corpus_path(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty path (a variable or glob that expanded to nothing?)")

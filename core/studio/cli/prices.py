@@ -1,4 +1,4 @@
-"""``python -m core prices [set|remove]``: what you pay per million tokens of each model, so runs show their cost."""
+"""``python -m core prices [list|set|remove]``: what you pay per million tokens of each model, so runs show their cost."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ def register(commands) -> None:
     )
     p.set_defaults(handler=handle_list)
     actions = p.add_subparsers(dest="action", metavar="ACTION")
+    actions.add_parser("list", help="the prices set, with how many runs each model has (also `prices` alone)")
     put = actions.add_parser("set", help="set a model's price per million input and output tokens")
     put.add_argument("model", help="the model name, as runs record it (History shows it; `prices` lists them)")
     put.add_argument("--input", type=float, required=True, metavar="PRICE", help="per million input tokens")

@@ -7,7 +7,9 @@ then runs the app on every interface.
 
 from __future__ import annotations
 
+import argparse
 import os
+import socket
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -24,10 +26,34 @@ OWNER_KEYS = ("MEDRAG_OWNER_PASSCODE", "MEDRAG_OWNER_EMAILS")
 
 def register(commands) -> None:
     p = commands.add_parser("serve", help="serve the studio to this network (shared mode: an owner and visitors)")
-    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--port", type=port_number, default=8501)
     p.add_argument("--address", default="0.0.0.0", help="the address to listen on (default: every interface)")
     p.add_argument("--host", help="the address participants open (default: this machine's address on its network)")
     p.set_defaults(handler=handle)
+
+
+def port_number(text: str) -> int:
+    """A TCP port as typed; argparse names the argument when this refuses it, before anything is printed."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: a port is a whole number from 1 to 65535")
+    return port
+
+
+def listen_problem(address: str, port: int) -> str | None:
+    """Why the app could not listen on ``address``:``port`` (in use, no such address), or None. Asked before the
+    banner, so a passcode is never printed for a server that does not start."""
+    try:
+        infos = socket.getaddrinfo(address, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        with socket.socket(infos[0][0], socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the app's server sets it
+            probe.bind(infos[0][4])
+    except OSError as exc:
+        return f"cannot listen on {address}:{port}: {exc.strerror or exc}"
+    return None
 
 
 def _secrets(path: Path = SECRETS) -> dict[str, str]:
@@ -83,6 +109,9 @@ def banner(p: Plan) -> str:
 
 
 def handle(args) -> int:
+    if problem := listen_problem(args.address, args.port):
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     p = plan(args.port, args.address, args.host, os.environ, _secrets())
     print(banner(p), flush=True)
     os.execve(p.command[0], p.command, p.env)  # the app takes this process over: Ctrl-C stops it

@@ -42,8 +42,10 @@ class Parsed:
 # -- reading within the caps --------------------------------------------------------------------
 
 
-def lines(stream: BinaryIO, *, max_bytes: int = MAX_FILE_BYTES) -> Iterator[str]:
-    """The stream's lines as text, read one at a time; a ``LabelError`` as soon as a cap is passed."""
+def lines(stream: BinaryIO, undecodable: list[tuple[int, str]], *, max_bytes: int = MAX_FILE_BYTES) -> Iterator[str]:
+    """The stream's lines as text, read one at a time; a ``LabelError`` as soon as a cap is passed. A line that is
+    not UTF-8 goes into ``undecodable`` (number, problem) and a blank line takes its place, so the lines after it
+    are still read and their numbers stay right."""
     total = 0
     for number in range(1, MAX_LINES + 2):
         raw = stream.readline(MAX_LINE_BYTES + 1)
@@ -63,9 +65,11 @@ def lines(stream: BinaryIO, *, max_bytes: int = MAX_FILE_BYTES) -> Iterator[str]
         if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
             raise LabelError(f"line {number} is longer than {MAX_LINE_BYTES // 1024} KB")
         try:
-            yield raw.decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise LabelError(f"line {number} is not UTF-8 text (byte {exc.start + 1})") from None
+            undecodable.append((number, f"not UTF-8 text (byte {exc.start + 1})"))
+            text = "\n"
+        yield text
 
 
 def _one_word(value: Any, name: str) -> str:
@@ -147,11 +151,17 @@ def parse(fmt: Format, source: str | bytes | BinaryIO, annotator: str | None = N
     if isinstance(source, str):
         source = source.encode("utf-8")
     stream = io.BytesIO(source) if isinstance(source, bytes) else source
-    if fmt == "qrels":
-        if annotator is None:
-            raise LabelError("A qrels file names no annotator: say whose judgments these are.")
-        return _parse_qrels(lines(stream), annotator)
-    return _parse_csv(lines(stream)) if fmt == "csv" else _parse_jsonl(lines(stream))
+    if fmt == "qrels" and annotator is None:
+        raise LabelError("A qrels file names no annotator: say whose judgments these are.")
+    undecodable: list[tuple[int, str]] = []
+    text = lines(stream, undecodable)
+    parsed = (
+        _parse_qrels(text, annotator) if fmt == "qrels" else _parse_csv(text) if fmt == "csv" else _parse_jsonl(text)
+    )
+    if fmt != "csv":  # qrels and JSONL count blank lines; the blanks standing in for undecodable ones are not
+        parsed.skipped_blank -= len(undecodable)
+    parsed.errors = sorted(parsed.errors + undecodable)
+    return parsed
 
 
 def guess_format(name: str) -> Format:

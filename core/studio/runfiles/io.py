@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from core.studio.runfiles.format import RunFile, RunFileError, parse
-from core.studio.runfiles.limits import check_limits
+from core.studio.runfiles.limits import check_limits, check_texts, too_deep
 from core.studio.runfiles.masking import known_secrets, mask_data
 
 MAX_FILE_BYTES = 64 * 2**20  # compressed
@@ -89,12 +89,15 @@ def read(source: Path | str | BinaryIO, **limits: int) -> RunFile:
     except UnicodeDecodeError as exc:
         raise RunFileError(f"the unpacked file is not UTF-8 text (byte {exc.start})") from None
     try:
-        data = mask_data(json.loads(text), known_secrets())
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RunFileError(
             f"the unpacked file is not valid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}"
         ) from None
-    run_file = parse(data)
+    except RecursionError:  # the decoder recurses once per level; a few KB of "[" exhaust it
+        raise RunFileError(too_deep(text)) from None
+    check_texts(data)  # before masking, so a text past the bounds costs no more than its length check
+    run_file = parse(mask_data(data, known_secrets()))
     check_limits(run_file)
     return run_file
 

@@ -16,6 +16,9 @@ from core.studio.runfiles.format import RunFile, RunFileError
 
 RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_TEXT_CHARS = 100_000  # any one text: a snippet, an agent's reply, a knob value (replies are far shorter)
+MAX_DEPTH = 32  # lists and objects inside each other; a run file nests about ten (a hit inside an event's payload)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_JSON_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 FUTURE_SLACK_SECONDS = 300.0  # clocks of two machines disagree by this much at most
 SHOWN_CHARS = 40
 
@@ -31,28 +34,96 @@ def check_run_id(value: str, what: str = "run id") -> None:
         raise RunFileError(f"{what} {shown(value)} is not one: a run id is 1 to 64 letters, digits, '-' or '_'")
 
 
-def _texts(value: Any, path: str) -> Any:
-    """(place, text) for every string in decoded JSON, keys included."""
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _texts(key, f"{path or 'the run'} (the key {shown(key)})")
-            yield from _texts(item, f"{path}.{key}" if path else str(key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _texts(item, f"{path}.{index}")
+def _dotted(path: tuple[str | int, ...]) -> str:
+    return ".".join(
+        str(p) if isinstance(p, int) or (len(p) <= SHOWN_CHARS and p.isprintable()) else shown(p) for p in path
+    )
 
 
-def _check_text(place: str, text: str) -> None:
+def _at(value: Any, *path: str | int) -> Any:
+    """The value at ``path`` in decoded JSON, or None where the file has no such place."""
+    for step in path:
+        fits = isinstance(value, dict) if isinstance(step, str) else isinstance(value, list) and step < len(value)
+        if not fits:
+            return None
+        value = value.get(step) if isinstance(step, str) else value[step]
+    return value
+
+
+def _place(data: Any, path: tuple[str | int, ...]) -> str:
+    """Where a value sits in the file, said as the rest of the checks say it: the run by its id (or its number when
+    the id is not one), the event by its sequence number, then the field's path."""
+    if path == ("title",):
+        return "the file's title"
+    if len(path) < 2 or path[0] != "runs" or not isinstance(path[1], int):
+        return f"the file, field {_dotted(path)}"
+    run_id = _at(data, *path[:2], "run", "id")
+    where = f"run {run_id}" if isinstance(run_id, str) and RUN_ID.fullmatch(run_id) else f"run number {path[1] + 1}"
+    rest = path[2:]
+    if rest[:1] == ("run",):
+        rest = rest[1:]
+        if len(rest) >= 2 and rest[0] == "events" and isinstance(rest[1], int):
+            seq = _at(data, *path[:4], rest[1], "seq")
+            where += f", event seq {seq}" if isinstance(seq, int) else f", event number {rest[1] + 1}"
+            rest = rest[2:]
+    return f"{where}, field {_dotted(rest)}" if rest else where
+
+
+def _problem(text: str) -> str | None:
     if len(text) > MAX_TEXT_CHARS:
-        raise RunFileError(
-            f"{place} is {len(text):,} characters long; a text in a run may be at most {MAX_TEXT_CHARS:,}"
-        )
+        return f"is {len(text):,} characters long; a text in a run may be at most {MAX_TEXT_CHARS:,}"
     if "\x00" in text:
-        raise RunFileError(f"{place} holds a NUL character")
-    if any("\ud800" <= c <= "\udfff" for c in text):
-        raise RunFileError(f"{place} holds characters that are not valid UTF-8")
+        return "holds a NUL character"
+    if _SURROGATE.search(text):
+        return "holds characters that are not valid UTF-8"
+    return None
+
+
+def too_deep(text: str) -> str:
+    """What to say of JSON nested too deep for the decoder: where it first goes past ``MAX_DEPTH``. The scan stops
+    there and reads strings whole (a bracket inside one is text)."""
+    depth = 0
+    for token in _JSON_TOKEN.finditer(text):
+        if token[0] in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = text.count("\n", 0, token.start()) + 1
+                column = token.start() - text.rfind("\n", 0, token.start())
+                return (
+                    f"the unpacked file nests lists and objects more than {MAX_DEPTH} deep, from line {line}, "
+                    f"column {column}; a run file needs far fewer"
+                )
+        elif token[0] in "]}":
+            depth -= 1
+    return f"the unpacked file nests lists and objects too deep to read; a run file needs fewer than {MAX_DEPTH}"
+
+
+def check_texts(data: Any) -> None:
+    """Every text of a decoded file within the bounds, keys included, and nothing nested deeper than
+    ``MAX_DEPTH``: checked before anything else reads the texts (masking, the schema), so an oversized text costs
+    no more than its length check. The walk keeps its own stack, so no nesting can exhaust Python's. Run ids are
+    checked first, so a bad one is refused as an id rather than as a text."""
+    for index in range(len(runs) if isinstance(runs := _at(data, "runs"), list) else 0):
+        if isinstance(run_id := _at(runs, index, "run", "id"), str):
+            check_run_id(run_id, "the run id")
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if len(path) > MAX_DEPTH:
+            raise RunFileError(
+                f"{_place(data, path[:MAX_DEPTH])} nests lists and objects more than {MAX_DEPTH} deep; "
+                "a run file needs far fewer"
+            )
+        if isinstance(value, str):
+            if problem := _problem(value):
+                raise RunFileError(f"{_place(data, path)} {problem}")
+        elif isinstance(value, dict):
+            for key in value:
+                if problem := _problem(key):
+                    raise RunFileError(f"{_place(data, path)} (the key {shown(key)}) {problem}")
+            stack.extend((value[key], (*path, key)) for key in reversed(value))  # popped in the file's order
+        elif isinstance(value, list):
+            stack.extend((value[i], (*path, i)) for i in reversed(range(len(value))))
 
 
 def check_run(run: Run, now: float) -> None:
@@ -70,20 +141,11 @@ def check_run(run: Run, now: float) -> None:
             f"{where} starts at {time.strftime('%Y-%m-%d %H:%M', time.localtime(run.started))}, "
             "in the future (the exporting machine's clock is wrong, or the file was edited)"
         )
-    fields = run.model_dump(mode="json", exclude={"events"})
-    for place, text in _texts(fields, ""):
-        _check_text(f"{where}, field {place}", text)
-    for event in run.events:
-        for place, text in _texts(event.model_dump(mode="json"), ""):
-            _check_text(f"{where}, event seq {event.seq}, field {place}", text)
 
 
 def check_limits(run_file: RunFile, now: float | None = None) -> None:
-    """Every run of a parsed file within the limits, or a ``RunFileError`` naming the first place that is not."""
+    """Every run of a parsed file within the limits, or a ``RunFileError`` naming the first place that is not (its
+    texts were checked on the decoded file, by ``check_texts``)."""
     now = time.time() if now is None else now
-    _check_text("the file's title", run_file.title)
     for entry in run_file.runs:
         check_run(entry.run, now)
-        rest = entry.model_dump(mode="json", exclude={"run"})
-        for place, text in _texts(rest, ""):
-            _check_text(f"run {entry.run.id}, field {place}", text)

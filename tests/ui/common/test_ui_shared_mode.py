@@ -178,3 +178,36 @@ def test_wrong_room_codes_are_limited_per_client():
     other = AppTest.from_string("from ui.workshop.page import page\npage()", default_timeout=30)
     other.query_params["room"] = "ABCDEF"
     assert "no room has the code ABCDEF" in other.run().error[0].value  # another client is not held up
+
+
+def test_joins_of_one_room_from_one_computer_are_limited():
+    from core.studio.rooms import RoomStore
+
+    presenter = AppTest.from_string("from ui.workshop.page import page\npage()", default_timeout=30)
+    presenter.session_state["access.owner"] = True  # signed in: the owner opens rooms
+    presenter.run().multiselect(key="workshop.methods.stemi").set_value(["medrag"]).run()
+    presenter.button(key="workshop.open_room").click().run()
+    code = presenter.query_params["room"]
+    code = code if isinstance(code, str) else code[0]
+    at = AppTest.from_string("from ui.workshop.page import page\npage()", default_timeout=30)
+    members = []
+    for _ in range(6):  # one browser (one computer) joining again and again under made-up names
+        at.query_params.clear()
+        at.query_params["room"] = code
+        at.run()
+        at.text_input(key="room.join.name").set_value(f"person {len(members) + 1}")
+        at.button(key="FormSubmitter:room.join-Join").click().run()
+        members = RoomStore().members(code)
+    assert len(members) == 5
+    assert f"this computer has joined room {code} 5 times in the last 10 minutes" in at.error[0].value
+
+
+@pytest.mark.parametrize("module", ["ask", "compare"])
+def test_a_visitor_is_told_their_runs_go_to_the_embedded_model_and_never_sees_the_owners_endpoint(module, monkeypatch):
+    monkeypatch.setenv("MEDRAG_BASE_URL", "http://10.20.30.40:8000/v1")  # the owner's endpoint
+    monkeypatch.setenv("MEDRAG_MODEL", "owners-model")
+    visitor = texts(page(module))
+    assert "Runs on the embedded model" in visitor
+    assert "10.20.30.40" not in visitor and "owners-model" not in visitor
+    owner = texts(page(module, **{"access.owner": True}))
+    assert "Runs on the LLM endpoint at http://10.20.30.40:8000/v1 (owners-model)" in owner

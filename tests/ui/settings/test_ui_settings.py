@@ -141,3 +141,12 @@ def test_corpora_are_listed_limited_and_added_by_path(tmp_path):
     ]  # the index status is on each corpus's line, the long path last
     assert table.loc["mine", "snippets"] == 1 and table.loc["mine", "path"] == str(mine)
     assert table.loc["mine", ["chunked", "index MB", "built in"]].isna().all()
+
+
+def test_a_typed_base_url_whose_port_is_not_one_is_said_not_raised(monkeypatch):
+    monkeypatch.setenv("MEDRAG_BASE_URL", "http://10.0.0.5:8000/v1")
+    monkeypatch.setenv("MEDRAG_API_KEY", SECRET)  # so the typed URL is matched against the configured one
+    at = settings_page()
+    at.text_input(key="settings.base_url").input("http://10.0.0.5:\uff18\uff10\uff10\uff10/v1").run()
+    assert not at.exception  # key matching raised a bare ValueError from urllib
+    assert "This base URL has a port that is not a number from 1 to 65535 ('８０００')" in everything_shown(at)

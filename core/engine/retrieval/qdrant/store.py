@@ -19,6 +19,8 @@ from core.engine.retrieval.corpus import CorpusError
 from core.engine.retrieval.qdrant.layout import COLLECTION, CORPUS, DENSE, SPARSE
 from core.engine.retrieval.qdrant.sparse import SparseVector
 
+REACH_SECONDS = 5.0  # a Qdrant server on a working network answers its root in milliseconds
+
 
 class SearchUnavailable(CorpusError):
     """The Qdrant collection cannot be reached or used (the message names where it was looked for)."""
@@ -125,6 +127,8 @@ class ClientStore(Store):
 
         self.remote = remote = location.startswith(("http://", "https://"))
         self.label = f"Qdrant at {location}" if remote else f"Qdrant local mode in {location}"
+        if remote:
+            self._reach(location, api_key)
         try:
             self.client = (
                 QdrantClient(url=location, api_key=api_key, timeout=60) if remote else QdrantClient(path=location)
@@ -136,6 +140,19 @@ class ClientStore(Store):
         # The local mode is plain Python objects; one call at a time. A server takes concurrent calls.
         self._lock = contextlib.nullcontext() if remote else threading.Lock()
         self._exists = False
+
+    def _reach(self, location: str, api_key: str | None) -> None:
+        """One request with a short timeout before the client is made: a server that does not answer is said at
+        once, where the client would wait out its call timeout, and its version check (a thread of its own) would
+        print a library warning first."""
+        import httpx
+
+        try:
+            httpx.get(location, headers={"api-key": api_key} if api_key else None, timeout=REACH_SECONDS)
+        except httpx.HTTPError as exc:  # any answer at all, even a refusal, means the server is there
+            raise SearchUnavailable(
+                f"{self.label}: no answer within {REACH_SECONDS:g} s ({exc or type(exc).__name__})"
+            ) from None
 
     @contextlib.contextmanager
     def _calling(self) -> Iterator[None]:
