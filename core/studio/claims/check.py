@@ -12,6 +12,7 @@ from typing import Any, Literal
 from scipy.stats import norm
 
 from core.engine.methods import get, registry
+from core.engine.retrieval.hybrid import SCORING
 from core.studio.claims.model import SILENT, Claim
 from core.studio.claims.power import SampleSize, sample_size
 from core.studio.eval.mirage import BenchItem, select
@@ -21,7 +22,6 @@ from core.studio.eval.results import ItemResult
 from core.studio.eval.stats import ALPHA, LEVEL, mcnemar, wilson
 
 Verdict = Literal["consistent", "opposite", "too few", "smaller", "none yet"]
-RETRIEVER_HERE = "hybrid: BM25 + dense (all-MiniLM-L6-v2), reciprocal-rank fusion"
 
 
 def per_dataset(n: int, datasets: list[str]) -> int:
@@ -61,10 +61,7 @@ class SetupRow:
     what: str
     paper: str
     here: str
-
-    @property
-    def differs(self) -> bool:
-        return self.paper != self.here
+    differs: bool  # a silent paper counts as differing: nothing says it is the same
 
 
 @dataclass(frozen=True)
@@ -87,8 +84,6 @@ class ClaimCheck:
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["size"]["lines"] = self.size.lines()
-        for row, data in zip(self.setup, out["setup"]):
-            data["differs"] = row.differs
         return out
 
 
@@ -130,18 +125,30 @@ def setup_rows(claim: Claim, rows: list[ItemResult]) -> list[SetupRow]:
     """The paper's setup beside this check's: model, corpus, k, retriever."""
     models = sorted({r.model for r in rows})
     corpora = sorted({c for r in rows for c in json.loads(r.corpus or "[]")})
-    ks = []
+    ks: dict[str, int] = {}
     for arm in claim.arms:
         spec = get(PRESETS[arm].method if arm in PRESETS else arm)
         if spec.uses_retrieval and "k" in spec.params.model_fields:
-            ks.append(f"{arm}: {spec.params().k}")
+            ks[arm] = spec.params().k
     s = claim.setup
     retrieves = any(get(PRESETS[a].method if a in PRESETS else a).uses_retrieval for a in claim.arms)
     return [
-        SetupRow("model", ", ".join(s.models) or SILENT, ", ".join(models) or "not run yet"),
-        SetupRow("corpus", ", ".join(s.corpus) if s.corpus else SILENT, ", ".join(corpora) or "none searched"),
-        SetupRow("k", str(s.k) if s.k is not None else SILENT, "; ".join(ks) or "no retrieval"),
-        SetupRow("retriever", s.retriever or SILENT, RETRIEVER_HERE if retrieves else "no retrieval"),
+        SetupRow(
+            "model", ", ".join(s.models) or SILENT, ", ".join(models) or "not run yet", not set(models) <= set(s.models)
+        ),
+        SetupRow(
+            "corpus",
+            ", ".join(s.corpus) if s.corpus else SILENT,
+            ", ".join(corpora) or "none searched",
+            set(corpora) != set(s.corpus or []),
+        ),
+        SetupRow(
+            "k",
+            str(s.k) if s.k is not None else SILENT,
+            "; ".join(f"{arm}: {k}" for arm, k in ks.items()) or "no retrieval",
+            s.k is None or any(k != s.k for k in ks.values()),
+        ),
+        SetupRow("retriever", s.retriever or SILENT, SCORING if retrieves else "no retrieval", True),
     ]
 
 

@@ -80,7 +80,8 @@ def arm_cost(store: RunStore, arm: str, model: str) -> ArmCost:
         arm,
         seconds,
         *_totals(pack),
-        basis=f"tokens: median of {of}'s {len(pack)} recorded teaching-case runs on the embedded model",
+        basis=f"tokens: median of {of}'s {len(pack)} recorded teaching-case runs on the embedded model"
+        + ("" if model == MODEL_NAME else ", at its compact lengths: an endpoint writes the paper's, so more"),
     )
 
 
@@ -124,10 +125,14 @@ class Estimate:
             + f" a question ({a.basis})"
             for a in self.arms
         ]
-        seconds = duration(self.seconds) if self.seconds is not None else "unknown"
+        seconds = (
+            f"about {duration(self.seconds)}"
+            if self.seconds is not None
+            else "time unknown (no run recorded on this model)"
+        )
         tokens = f"{self.tokens:,.0f}" if self.tokens is not None else "unknown"
         out.append(
-            f"{self.n:,} questions x {len(self.arms)} arms, one after another: about {seconds}, {tokens} tokens, "
+            f"{self.n:,} questions x {len(self.arms)} arms, one after another: {seconds}, {tokens} tokens, "
             f"money: {self.money()}"
         )
         return out

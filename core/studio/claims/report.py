@@ -48,7 +48,7 @@ def claim_markdown(claim: Claim) -> str:
         f"**{claim.claim}**\n\n"
         f"{claim.paper} (arXiv {claim.arxiv}); figures from {claim.source}.\n\n"
         f"{paper_table(claim)}\n\n"
-        f"Arms: `{claim.baseline}` (baseline) and `{claim.method}`. Checked on MIRAGE: {', '.join(claim.datasets)}. "
+        f"Arms: `{claim.baseline}` (baseline) and `{claim.method}`. The claim covers MIRAGE's {', '.join(claim.datasets)}. "
         f"The paper's setup: corpus {', '.join(s.corpus) if s.corpus else SILENT}; k {s.k if s.k else SILENT}; "
         f"retriever {s.retriever or SILENT}.\n\n"
         f"Where the paper is silent:{silent or ' nowhere that matters here.'}\n"
