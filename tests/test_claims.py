@@ -166,3 +166,27 @@ def test_dry_run_sizes_the_check_without_calling_a_model(capsys):
     assert "smallest difference" in out and "tokens a question" in out and "free (local)" in out
     assert main(["claims", "check", "imedrag-vs-medrag-medqa", "--dry-run"]) == 2
     assert "give --n" in capsys.readouterr().err
+
+
+def test_check_runs_both_arms_resumably_and_writes_the_report_and_run_file(tmp_path, monkeypatch, capsys):
+    from core.studio.runfiles import read
+    from tests.fakes import ListRetriever, ScriptedLLM, make_hits
+    from tests.test_eval import BENCH
+
+    bench = tmp_path / "mini.json"
+    bench.write_text(json.dumps(BENCH))
+    llm = ScriptedLLM().enqueue(*[{"reasoning": "r", "answer": "A", "cited_ids": []}] * 20)
+    monkeypatch.setattr("core.studio.cli.claims.LLM", lambda: llm)
+    monkeypatch.setattr("core.engine.retrieval.open_retriever", lambda *a, **k: ListRetriever(make_hits(4)))
+    out = tmp_path / "out"
+    argv = ["claims", "check", "medrag-vs-cot-sema-table", "--n", "4", "--datasets", "medqa,pubmedqa"]
+    assert main([*argv, "--bench", str(bench), "--out", str(out)]) == 0
+    assert len(llm.calls) == 8  # 2 questions a dataset, 2 arms
+    text = (out / "report.md").read_text()
+    assert "Verdict: not enough questions to tell (n needed: " in text
+    assert "| medrag | 75.0% (30.1%–95.4%) | 3/4 | 0 | 60.9% |" in text  # A is right on q2, q3, p1 (q1's is B)
+    check = json.loads((out / "check.json").read_text())
+    assert check["n"] == 4 and check["b"] == check["c"] == 0
+    assert len(read(out / "runs.json.gz").runs) == 8
+    assert main([*argv, "--bench", str(bench), "--out", str(out)]) == 0  # resumed: nothing asked again
+    assert len(llm.calls) == 8

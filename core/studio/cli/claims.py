@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
+from functools import partial
 from pathlib import Path
 
 from core.engine import paths
@@ -131,17 +132,9 @@ def _run(args, claim, datasets, n, llm, store, knobs) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
     bar = tqdm(unit="run", desc=claim.id, dynamic_ncols=True)
+    run = partial(evaluate, llm=llm, retriever=retriever, store=store, concurrency=args.concurrency)
     with stopping_on_signals("the runs in flight") as stop:
-        outcome = evaluate(
-            plan,
-            llm=llm,
-            retriever=retriever,
-            store=store,
-            concurrency=args.concurrency,
-            progress=lambda row: bar.update(),
-            on_start=lambda pending, skipped: bar.reset(total=pending),
-            stop=stop.event,
-        )
+        outcome = run(plan, progress=lambda _: bar.update(), on_start=lambda n, _: bar.reset(total=n), stop=stop.event)
     bar.close()
     check = check_claim(claim, outcome.rows, paper_model=args.paper_model, **knobs)
     out = args.out or paths.home() / "claims" / claim.id
