@@ -32,7 +32,8 @@ def claim_page(tmp_path, llm, **state) -> AppTest:
     path = tmp_path / "mini.json"
     path.write_text(json.dumps(BENCH))
     at = AppTest.from_string("from ui.benchmark.page import page\npage()", default_timeout=30)
-    at.session_state[LLM_OVERRIDE] = llm
+    if llm is not None:
+        at.session_state[LLM_OVERRIDE] = llm
     at.session_state[RETRIEVER_OVERRIDE] = ListRetriever(make_hits(4))
     at.session_state["bench.path"] = str(path)
     at.session_state["bench.view"] = "Check a paper's claim"
@@ -81,3 +82,10 @@ def test_a_claim_with_no_figure_asks_for_an_effect(tmp_path):
     assert "the paper gives neither both accuracies nor the improvement" in text_of(at)
     at.number_input(key="claims.effect").set_value(10.0).run()
     assert at.metric[0].value != "–"
+
+
+def test_on_the_embedded_model_the_page_says_it_is_not_the_papers_model(tmp_path):
+    at = claim_page(tmp_path, None)  # the settings' model: the embedded one, not started to be named
+    assert not at.exception
+    assert "is not the papers' model" in at.info[0].value and "1.5B" in at.info[0].value
+    assert any("free (local)" in c.value for c in at.caption)
