@@ -63,7 +63,7 @@ def _sizing(claim: Claim, datasets: list[str], llm: LLM, available: int) -> tupl
         st.error(str(exc))
         return 0, knobs
     default = min(size.needed or 30, available)
-    n = whole_number(st, "Questions to ask (spread over the datasets)", "claims.n", default, minimum=1,
+    n = whole_number(st, "Questions to ask (spread over the datasets)", f"claims.n.{claim.id}.{'.'.join(datasets)}", default, minimum=1,
                      max_value=available)  # fmt: skip
     asked = per_dataset(n, datasets) * len(datasets)
     size = sample_size(claim, asked, datasets=datasets, **knobs)

@@ -56,7 +56,7 @@ def test_a_claim_is_sized_then_checked_and_judged(tmp_path):
     assert at.metric[0].value == f"{needed:,}"
     # the mini benchmark holds 5 of the claim's questions, far fewer than needed: said, and the n offered is 5
     assert any("fewer than the" in w.value for w in at.warning)
-    assert at.number_input(key="claims.n").value == 5
+    assert at.number_input(key="claims.n.medrag-vs-cot-sema-table.medqa.pubmedqa").value == 5
     assert not llm.calls  # nothing spent before the click
 
     at.button(key="claims.start").click().run()
