@@ -42,7 +42,7 @@ def _sizing(claim: Claim, datasets: list[str], llm: LLM, available: int) -> tupl
             value=None,
             step=1.0,
             key="claims.discordance",
-            placeholder="as if the arms erred independently",
+            placeholder="independent errors",
             help="The share of questions on which one arm is right and the other wrong. Papers do not report it; "
             "leave it empty to assume the arms err independently (more questions than usually needed).",
         )
@@ -73,7 +73,11 @@ def _sizing(claim: Claim, datasets: list[str], llm: LLM, available: int) -> tupl
     cells[0].metric("Questions needed", f"{size.needed:,}" if size.needed else "–", help="80% power, alpha 0.05")
     cells[1].metric("Power with these", f"{size.power:.0%}" if size.power is not None else "–")
     cells[2].metric("Smallest detectable", pct(size.detectable))
-    cells[3].metric("Time, one after another", duration(cost.seconds) if cost.seconds is not None else "unknown")
+    cells[3].metric(
+        "Time",
+        duration(cost.seconds) if cost.seconds is not None else "unknown",
+        help="Both arms, one question after another, at the pace recorded for them",
+    )
     st.markdown("\n".join(f"- {line}" for line in size.lines()))
     st.caption(" · ".join(cost.lines()))
     if size.needed and size.needed > available:
@@ -103,10 +107,12 @@ def _result(check: ClaimCheck, claim: Claim, run_ids: list[str]) -> None:
         f"{check.c} times, the reverse {check.b} times; exact McNemar p = {check.p:.3f}."
     )
     st.markdown("**What differs from the paper's setup**")
-    st.dataframe(
-        pd.DataFrame([{"": r.what, "paper": r.paper, "here": r.here, "differs": r.differs} for r in check.setup]),
-        hide_index=True,
-        width="stretch",
+    # a static table: its long cells (the retriever) wrap at 1024 px, where a data frame's were cut
+    st.table(
+        pd.DataFrame(
+            [{"paper": r.paper, "here": r.here, "differs": "yes" if r.differs else "no"} for r in check.setup],
+            index=[r.what for r in check.setup],
+        )
     )
     left, right = st.columns(2)
     left.download_button(
@@ -166,13 +172,14 @@ def claim_view(llm: LLM, corpora: list[str]) -> None:
     job = current_job()
     running = job is not None and job.running
     done = sum(r.arm == claim.method for r in rows)
-    label = "Check this claim" if not rows else f"Resume ({len(items) - done} questions left)"
+    finished = done >= len(items)
+    label = "Check this claim" if not rows else ("All finished" if finished else f"Resume ({len(items) - done} left)")
     if st.button(
         label,
         type="primary",
         icon=":material/fact_check:",
         key="claims.start",
-        disabled=running or done >= len(items),
+        disabled=running or finished,
         help="A benchmark is running; stop it first" if running else None,
     ) and start(Setup(plan, f"claim {claim.id} on {name}", 2, "settings")):
         st.rerun()

@@ -70,9 +70,9 @@ def test_a_claim_is_sized_then_checked_and_judged(tmp_path):
     assert list(table["arm"]) == ["cot", "medrag"]
     assert list(table["paper"]) == ["58.0%", "60.9%"]  # deepseek-v3.1: (77.53 + 38.40) / 2, (77.14 + 44.60) / 2
     assert list(table["correct"]) == ["3/5", "3/5"]
-    setup = at.dataframe[1].value
-    assert list(setup[""]) == ["model", "corpus", "k", "retriever"] and setup["differs"].all()
-    assert at.button(key="claims.start").disabled
+    setup = at.table[0].value
+    assert list(setup.index) == ["model", "corpus", "k", "retriever"] and (setup["differs"] == "yes").all()
+    assert at.button(key="claims.start").disabled and at.button(key="claims.start").label == "All finished"
 
 
 def test_a_claim_with_no_figure_asks_for_an_effect(tmp_path):
