@@ -13,6 +13,7 @@ from core.engine.retrieval.default_corpus import default_corpus_paths
 from core.studio.eval.plan import EvalPlan
 from core.studio.eval.results import FINAL_ERRORS, ItemResult
 from core.studio.eval.runner import finished_rows
+from ui.benchmark.claims import claim_view
 from ui.benchmark.corpora import corpora_check
 from ui.benchmark.results import results
 from ui.benchmark.run import current_job, progress_panel, start
@@ -85,6 +86,13 @@ def page() -> None:
         "Methods and ablations over a MIRAGE-format benchmark: accuracy with 95% intervals, "
         "accuracy against cost, paired tests between methods, and every question down to its trace.",
     )
+    views = ("Methods and ablations", "Check a paper's claim")
+    if (
+        state.kept(st.radio, "What to run", key="bench.view", default=views[0], options=views, horizontal=True)
+        == views[1]
+    ):
+        claim_view(backend("settings"), corpus_names())
+        return
     with st.container(border=True):
         setup = setup_form()
     rows: list[ItemResult] = []
