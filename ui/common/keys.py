@@ -132,6 +132,8 @@ PROVIDER = "settings.provider"  # the provider picked (its selectbox)
 BASE_URL = "settings.base_url"  # the endpoint URL typed (its text input)
 LISTED_MODELS = "settings.models"  # {base URL: [model names]} the endpoint listed
 PRICES_SAID = "prices.said"  # (kind, message) left by the last price save or removal, shown once
+PRICES_MODEL = "prices.model"  # the model whose price is edited (its selectbox)
+PRICES_FOLLOWED = "prices.followed"  # the configured model the price picker last moved to
 
 
 def price_inputs(model: str) -> tuple[str, str, str]:
