@@ -124,7 +124,9 @@ room_revealed = _family("room.{}.revealed")  # (code): a participant saw the rev
 replay_jump = _family("{}.jump")  # (controls): the replay's "jump to a stage" choice, cleared once taken
 replay_speed = _family("{}.speed")  # (controls): the replay's speed (its segmented control)
 prediction = _family("{}.pick.{}")  # (controls, run id): the option picked for one method's run (its radio)
-trusted = _family("{}.trust.{}")  # (controls, step): the snippets marked trusted at one step (its multiselect)
+# (controls): the snippets marked trusted (its pills): one widget for every step, so a tap made on a step the page
+# has just redrawn past reaches a widget the server still draws, and the next tap keeps it
+trusted = _family("{}.trust")
 
 # -- Settings --------------------------------------------------------------------------------------------------------
 
