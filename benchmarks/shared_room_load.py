@@ -249,6 +249,16 @@ def _kind(error: str) -> str:
     return "the owner's page" if error.startswith("owner") else "an annotator's page"
 
 
+def _per_step(data: dict) -> list[str]:
+    """The server's CPU per participant-step, as rows (results written before it was measured have none)."""
+    if not (per := data.get("cpu_ms_per_participant_step")):
+        return []
+    return [
+        f"| the server's CPU per participant-step, without the embedded model's threads / with them | "
+        f"{per['without_model']:.0f} / {per['server']:.0f} ms | |"
+    ]
+
+
 def _summary(data: dict) -> str:
     """The figures as a table: measured against the issue's targets."""
     step, use, saving = data["step_to_screen_s"], data["cpu_percent_of_one_core"], data["label_saved_s"]
@@ -276,6 +286,7 @@ def _summary(data: dict) -> str:
             + (f" ({_seconds(runs)})" if runs else "")
             + " | |",
             f"| CPU, % of one core, mean / p95 | {cpu} | |",
+            *_per_step(data),
         ]
     )
 
@@ -354,7 +365,9 @@ def main() -> int:
         machine = Machine(server.pid)
         machine.start()
         stream = url.replace("http://", "ws://") + "/_stcore/stream"
-        latencies, errors, _ = asyncio.run(_drive(args, stream, room.code, presenter, tokens, rooms, steps, server.pid))
+        latencies, errors, sampler = asyncio.run(
+            _drive(args, stream, room.code, presenter, tokens, rooms, steps, server.pid)
+        )
         machine.stop.set()
         stop.set()
         found = out.get(timeout=300)
@@ -377,6 +390,7 @@ def main() -> int:
         "owner_runs_finished": len(found["owner_runs_s"]),
         "owner_run_seconds": [round(s, 1) for s in found["owner_runs_s"]],
         "cpu_percent_of_one_core": machine.figures(),
+        "cpu_ms_per_participant_step": sampler.ms_per(args.participants * steps),
         "load_average_before": round(load_before, 2),
         "machine": {"cpu": platform.processor() or platform.machine(), "cores": psutil.cpu_count()},
         "command": ".venv/bin/python -m benchmarks.shared_room_load "
@@ -399,6 +413,11 @@ def main() -> int:
     print(
         f"CPU, % of one core (mean): server {use['server']['mean']}, this benchmark's clients and browsers "
         f"{use['benchmark']['mean']}, everything else {use['others']['mean']}"
+    )
+    per = figures["cpu_ms_per_participant_step"]
+    print(
+        f"the server's CPU per participant-step: {per['server']} ms, {per['without_model']} ms without the "
+        "embedded model's threads"
     )
     print(f"errors: {len(errors)} (target 0)" + "".join(f"; {kind}: {n}" for kind, n in kinds.items()))
     for error in figures["first_errors"]:

@@ -121,6 +121,7 @@ ROOM_JOIN_ERROR = "room.join.error"  # why joining failed
 room_controls = _family("room.{}")  # (code): the prefix of a room's replay controls and a participant's predictions
 room_player = _family("room.{}.player")  # (code): the presenter's Player of a room
 room_revealed = _family("room.{}.revealed")  # (code): a participant saw the reveal; predictions stay closed
+room_earlier = _family("room.{}.earlier")  # (code): a participant shows the earlier steps too (its toggle)
 replay_jump = _family("{}.jump")  # (controls): the replay's "jump to a stage" choice, cleared once taken
 replay_speed = _family("{}.speed")  # (controls): the replay's speed (its segmented control)
 prediction = _family("{}.pick.{}")  # (controls, run id): the option picked for one method's run (its radio)

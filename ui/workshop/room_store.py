@@ -15,6 +15,7 @@ from ui.workshop.data import Chosen, load
 ROOM, MEMBER = "room", "member"  # the URL's names for the room code and a participant's token
 CODE_TRIES, CODE_WINDOW = 10, 300.0
 POLL_SECONDS = 1.0  # how often a room's screens read its row again (the step, the tally)
+STEP_READ_SECONDS = 0.2  # a participant's poll takes the step read for any screen this long ago
 
 
 @st.cache_resource(show_spinner=False)

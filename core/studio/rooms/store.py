@@ -88,6 +88,7 @@ class RoomStore:
         self.path = Path(path or paths.db_path())
         self._conn = connect(self.path)
         self._lock = threading.RLock()
+        self._steps: dict[str, tuple[float, int]] = {}  # room code -> (when read, its step), see ``step``
 
     # -- transactions -----------------------------------------------------------------------------
     def _write(self, fn, *args: Any) -> Any:
@@ -148,6 +149,17 @@ class RoomStore:
             updated=row["updated"],
         )
 
+    def step(self, code: str, within: float) -> int:
+        """The room's step as read at most ``within`` seconds ago: every screen following a room asks each second,
+        and they share one read (a presenter in another process is seen at most ``within`` seconds late)."""
+        code = normalise_code(code)
+        with self._lock:
+            read, step = self._steps.get(code, (0.0, 0))
+            if time.monotonic() - read >= within:
+                step = self.room(code).step
+                self._steps[code] = (time.monotonic(), step)
+            return step
+
     def is_presenter(self, code: str, token: str) -> bool:
         rows = self._rows("SELECT presenter_hash FROM rooms WHERE code = ?", [normalise_code(code)])
         return bool(rows) and secrets.compare_digest(rows[0]["presenter_hash"], _hash(token))
@@ -181,6 +193,8 @@ class RoomStore:
                 "UPDATE rooms SET step = ?, updated = ? WHERE code = ?", [step, time.time(), room.code]
             )
         )
+        with self._lock:
+            self._steps.pop(room.code, None)  # this store's screens see the move at once
         return self.room(room.code)
 
     # -- members ----------------------------------------------------------------------------------

@@ -213,6 +213,19 @@ def test_a_trust_vote_tapped_as_the_presenter_moves_on_is_kept(no_model):
     assert not at.exception and hit.snippet_id in at.pills[0].value
 
 
+def test_a_participant_sees_the_step_the_room_is_on_and_the_earlier_steps_on_request(no_model):
+    run, case_id = synthetic_run(6)
+    import_runs(RunStore(), RunFile(kind="run", runs=[RunEntry(run=run, backend="synthetic", case_id=case_id)]), "test")
+    rooms = RoomStore()
+    room, presenter = rooms.open_room(title="steps", source="store", run_ids=[run.id], steps=len(Replay([run])))
+    rooms.set_step(room.code, presenter, 4)
+    at = workshop({"room": room.code, "member": rooms.join(room.code, "Ada")[1]})
+    assert "Earlier steps · 3 events (not shown)" in [c.value for c in at.caption]
+    drawn = len(at.markdown)
+    at.toggle(key=f"room.{room.code}.earlier").set_value(True).run()
+    assert "Earlier steps · 3 events" in [c.value for c in at.caption] and len(at.markdown) > drawn + 5
+
+
 def test_a_wrong_room_code_is_named():
     at = workshop({"room": "ABCDEF"})
     assert "no room has the code ABCDEF" in at.error[0].value
