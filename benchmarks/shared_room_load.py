@@ -51,6 +51,8 @@ from tests.e2e.serve import serve_app
 PASSCODE = "load-test-passcode"
 CASE = "Cardiology · Acute inferior ST-elevation myocardial infarction"
 RESULTS = Path(__file__).resolve().parent / "results" / "shared_room_load.json"
+# the same command's figures before a change the results are compared with (``--out`` this file to record them)
+BEFORE = RESULTS.with_name("shared_room_load_before.json")
 ANNOTATORS = ("Annotator A", "Annotator B")
 SAVED_WITHIN_MS = 60_000  # a grade the page has not said it saved by then is an error
 MODEL_LOAD_MS = 600_000
@@ -291,6 +293,47 @@ def _summary(data: dict) -> str:
     )
 
 
+def _compared(before: dict, after: dict) -> str:
+    """The same command before and after: the server's CPU per participant-step first, and what the machine was
+    doing besides (CPU time per step is steadier than seconds on a busy machine, not immune to it)."""
+
+    def row(name: str, figure) -> str:
+        return f"| {name} | {figure(before)} | {figure(after)} |"
+
+    def per(data: dict, which: str) -> str:
+        found = data.get("cpu_ms_per_participant_step")
+        return f"{found[which]:.1f} ms" if found else "not measured"
+
+    step = "step_to_screen_s"
+    return "\n".join(
+        [
+            f"| `{after['command'].removeprefix('.venv/bin/python -m ')}` | before ({before['when']}) | "
+            f"after ({after['when']}) |",
+            "| --- | --- | --- |",
+            row(
+                "the server's CPU per participant-step, without the embedded model's threads",
+                lambda d: per(d, "without_model"),
+            ),
+            row("the same, with the model's threads", lambda d: per(d, "server")),
+            row("a participant's screen shows the step, p50 / p95", lambda d: f"{d[step]['p50']} / {d[step]['p95']} s"),
+            row("label saves, lost", lambda d: f"{d['label_saves']}, {d['label_saves_lost']}"),
+            row("errors", lambda d: str(d["errors"])),
+            row(
+                "CPU of everything else on the machine, % of one core (mean)",
+                lambda d: str(d["cpu_percent_of_one_core"]["others"]["mean"]),
+            ),
+        ]
+    )
+
+
+def comparison(data: dict) -> str:
+    """The before-and-after table where the earlier figures of the same command were recorded, else nothing."""
+    if not BEFORE.is_file():
+        return ""
+    before = json.loads(BEFORE.read_text(encoding="utf-8"))
+    return _compared(before, data) if before.get("command") == data.get("command") else ""
+
+
 def markdown(data: dict) -> str:
     errors = "".join(f"\n- {e}" for e in data["first_errors"])
     setting = (
@@ -309,8 +352,11 @@ A participant's page asks the server every second whether the presenter has move
 is that wait; the rest is the server redrawing every participant's page at once while the model runs. A label save
 counts once the annotator's page has said it saved that grade for that passage; it is lost if the database does not
 hold it at the end. Errors are steps a participant never saw within 15 s, failed connections, exceptions on a page and
-grades the page never said it saved.{(chr(10) + chr(10) + "The first errors:" + errors) if errors else ""}
-"""
+grades the page never said it saved. The server's CPU per participant-step is its CPU time over the presenter's
+steps divided by participants × steps, with and without the embedded model's threads (they run behind the pages
+and take whatever the pages leave, so only the figure without them says what a room costs); it includes the
+annotators' and the owner's pages.{(chr(10) + chr(10) + "The first errors:" + errors) if errors else ""}
+{(chr(10) + "Before and after the change that cut a participant's polls and redraws:" + chr(10) + chr(10) + compared) if (compared := comparison(data)) else ""}"""
 
 
 def tables() -> dict[str, str]:
@@ -319,6 +365,11 @@ def tables() -> dict[str, str]:
     return {
         "room_load": f"{_summary(data)}\n\nMeasured {data['when']} with `{data['command']}` "
         "([more](results/shared_room_load.md))."
+        + (
+            f"\n\nBefore and after the change that cut a participant's polls and redraws:\n\n{compared}"
+            if (compared := comparison(data))
+            else ""
+        )
     }
 
 
