@@ -41,6 +41,9 @@ def test_the_screens_following_a_room_share_one_read_of_its_step(rooms, tmp_path
     assert rooms.step(room.code, within=0) == 2  # read again once ``within`` has passed
     rooms.set_step(room.code, token, 3)
     assert rooms.step(room.code, within=3600) == 3  # a move through this store is seen at once
+    presenter_elsewhere.set_step(room.code, token, 4)
+    assert rooms.room(room.code).step == 4  # a page drawn afresh reads the row…
+    assert rooms.step(room.code, within=3600) == 4  # …and the polls after it are told that step, never an older one
     with pytest.raises(RoomError, match="no room has the code ABCDEF"):
         rooms.step("ABCDEF", within=0)
 

@@ -88,7 +88,7 @@ class RoomStore:
         self.path = Path(path or paths.db_path())
         self._conn = connect(self.path)
         self._lock = threading.RLock()
-        self._steps: dict[str, tuple[float, int]] = {}  # room code -> (when read, its step), see ``step``
+        self._steps: dict[str, tuple[float, int]] = {}  # room code -> (when last read, its step), see ``step``
 
     # -- transactions -----------------------------------------------------------------------------
     def _write(self, fn, *args: Any) -> Any:
@@ -137,6 +137,8 @@ class RoomStore:
         if not rows:
             raise RoomError(f"no room has the code {code}; check it with the presenter")
         row = rows[0]
+        with self._lock:
+            self._steps[row["code"]] = (time.monotonic(), row["step"])  # the freshest step any screen has read
         return Room(
             code=row["code"],
             title=row["title"],
@@ -154,11 +156,8 @@ class RoomStore:
         and they share one read (a presenter in another process is seen at most ``within`` seconds late)."""
         code = normalise_code(code)
         with self._lock:
-            read, step = self._steps.get(code, (0.0, 0))
-            if time.monotonic() - read >= within:
-                step = self.room(code).step
-                self._steps[code] = (time.monotonic(), step)
-            return step
+            read, step = self._steps.get(code, (float("-inf"), 0))
+            return step if time.monotonic() - read < within else self.room(code).step
 
     def is_presenter(self, code: str, token: str) -> bool:
         rows = self._rows("SELECT presenter_hash FROM rooms WHERE code = ?", [normalise_code(code)])
@@ -193,9 +192,7 @@ class RoomStore:
                 "UPDATE rooms SET step = ?, updated = ? WHERE code = ?", [step, time.time(), room.code]
             )
         )
-        with self._lock:
-            self._steps.pop(room.code, None)  # this store's screens see the move at once
-        return self.room(room.code)
+        return self.room(room.code)  # read back: this store's screens see the move at once
 
     # -- members ----------------------------------------------------------------------------------
     def join(self, code: str, name: str) -> tuple[Member, str]:
