@@ -145,6 +145,11 @@ def test_a_live_room_two_participants_vote_and_follow_the_presenter(app, browser
     for guest in guests:
         guest.get_by_text("Step 1 of 2").wait_for()
     timings["participants_followed_s"] = round(time.perf_counter() - moved, 1)
+    expect(
+        guests[0].get_by_text("Show the earlier steps too")
+    ).to_be_visible()  # the new step first, the rest on request
+    snap(guests[0], "participant_step")
+    snap(guests[0], "participant_step_1024", width=1024)
     click(presenter, "Reveal the answer")
     guests[0].get_by_text("The reveal", exact=True).wait_for()
     expect(guests[0].get_by_text("the room predicted A 1, B 1", exact=False).first).to_be_visible()
