@@ -53,6 +53,11 @@ CASE = "Cardiology · Acute inferior ST-elevation myocardial infarction"
 RESULTS = Path(__file__).resolve().parent / "results" / "shared_room_load.json"
 # the same command's figures before a change the results are compared with (``--out`` this file to record them)
 BEFORE = RESULTS.with_name("shared_room_load_before.json")
+AFTER_CHANGE = (
+    "Before and after the change that cut a participant's polls and redraws (the annotators grade as fast as their "
+    "pages answer, so a faster server also gives them more grades to save in the same steps, and their pages count "
+    "in the server's CPU):"
+)
 ANNOTATORS = ("Annotator A", "Annotator B")
 SAVED_WITHIN_MS = 60_000  # a grade the page has not said it saved by then is an error
 MODEL_LOAD_MS = 600_000
@@ -356,7 +361,7 @@ grades the page never said it saved. The server's CPU per participant-step is it
 steps divided by participants × steps, with and without the embedded model's threads (they run behind the pages
 and take whatever the pages leave, so only the figure without them says what a room costs); it includes the
 annotators' and the owner's pages.{(chr(10) + chr(10) + "The first errors:" + errors) if errors else ""}
-{(chr(10) + "Before and after the change that cut a participant's polls and redraws:" + chr(10) + chr(10) + compared) if (compared := comparison(data)) else ""}"""
+{(chr(10) + AFTER_CHANGE + chr(10) + chr(10) + compared) if (compared := comparison(data)) else ""}"""
 
 
 def tables() -> dict[str, str]:
@@ -365,11 +370,7 @@ def tables() -> dict[str, str]:
     return {
         "room_load": f"{_summary(data)}\n\nMeasured {data['when']} with `{data['command']}` "
         "([more](results/shared_room_load.md))."
-        + (
-            f"\n\nBefore and after the change that cut a participant's polls and redraws:\n\n{compared}"
-            if (compared := comparison(data))
-            else ""
-        )
+        + (f"\n\n{AFTER_CHANGE}\n\n{compared}" if (compared := comparison(data)) else "")
     }
 
 
