@@ -149,7 +149,7 @@ def test_a_live_room_two_participants_vote_and_follow_the_presenter(app, browser
         guests[0].get_by_text("Show the earlier steps too")
     ).to_be_visible()  # the new step first, the rest on request
     snap(guests[0], "participant_step")
-    snap(guests[0], "participant_step_1024", width=1024)
+    snap_page(guests[0], "workshop_participant_step_1024", width=1024)
     click(presenter, "Reveal the answer")
     guests[0].get_by_text("The reveal", exact=True).wait_for()
     expect(guests[0].get_by_text("the room predicted A 1, B 1", exact=False).first).to_be_visible()
