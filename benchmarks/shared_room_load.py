@@ -51,6 +51,13 @@ from tests.e2e.serve import serve_app
 PASSCODE = "load-test-passcode"
 CASE = "Cardiology · Acute inferior ST-elevation myocardial infarction"
 RESULTS = Path(__file__).resolve().parent / "results" / "shared_room_load.json"
+# the same command's figures before a change the results are compared with (``--out`` this file to record them)
+BEFORE = RESULTS.with_name("shared_room_load_before.json")
+AFTER_CHANGE = (
+    "Before and after the change that cut a participant's polls and redraws (the annotators grade as fast as their "
+    "pages answer, so a faster server also gives them more grades to save in the same steps, and their pages count "
+    "in the server's CPU):"
+)
 ANNOTATORS = ("Annotator A", "Annotator B")
 SAVED_WITHIN_MS = 60_000  # a grade the page has not said it saved by then is an error
 MODEL_LOAD_MS = 600_000
@@ -249,6 +256,16 @@ def _kind(error: str) -> str:
     return "the owner's page" if error.startswith("owner") else "an annotator's page"
 
 
+def _per_step(data: dict) -> list[str]:
+    """The server's CPU per participant-step, as rows (results written before it was measured have none)."""
+    if not (per := data.get("cpu_ms_per_participant_step")):
+        return []
+    return [
+        f"| the server's CPU per participant-step, without the embedded model's threads / with them | "
+        f"{per['without_model']:.0f} / {per['server']:.0f} ms | |"
+    ]
+
+
 def _summary(data: dict) -> str:
     """The figures as a table: measured against the issue's targets."""
     step, use, saving = data["step_to_screen_s"], data["cpu_percent_of_one_core"], data["label_saved_s"]
@@ -276,8 +293,50 @@ def _summary(data: dict) -> str:
             + (f" ({_seconds(runs)})" if runs else "")
             + " | |",
             f"| CPU, % of one core, mean / p95 | {cpu} | |",
+            *_per_step(data),
         ]
     )
+
+
+def _compared(before: dict, after: dict) -> str:
+    """The same command before and after: the server's CPU per participant-step first, and what the machine was
+    doing besides (CPU time per step is steadier than seconds on a busy machine, not immune to it)."""
+
+    def row(name: str, figure) -> str:
+        return f"| {name} | {figure(before)} | {figure(after)} |"
+
+    def per(data: dict, which: str) -> str:
+        found = data.get("cpu_ms_per_participant_step")
+        return f"{found[which]:.1f} ms" if found else "not measured"
+
+    step = "step_to_screen_s"
+    return "\n".join(
+        [
+            f"| `{after['command'].removeprefix('.venv/bin/python -m ')}` | before ({before['when']}) | "
+            f"after ({after['when']}) |",
+            "| --- | --- | --- |",
+            row(
+                "the server's CPU per participant-step, without the embedded model's threads",
+                lambda d: per(d, "without_model"),
+            ),
+            row("the same, with the model's threads", lambda d: per(d, "server")),
+            row("a participant's screen shows the step, p50 / p95", lambda d: f"{d[step]['p50']} / {d[step]['p95']} s"),
+            row("label saves, lost", lambda d: f"{d['label_saves']}, {d['label_saves_lost']}"),
+            row("errors", lambda d: str(d["errors"])),
+            row(
+                "CPU of everything else on the machine, % of one core (mean)",
+                lambda d: str(d["cpu_percent_of_one_core"]["others"]["mean"]),
+            ),
+        ]
+    )
+
+
+def comparison(data: dict) -> str:
+    """The before-and-after table where the earlier figures of the same command were recorded, else nothing."""
+    if not BEFORE.is_file():
+        return ""
+    before = json.loads(BEFORE.read_text(encoding="utf-8"))
+    return _compared(before, data) if before.get("command") == data.get("command") else ""
 
 
 def markdown(data: dict) -> str:
@@ -298,8 +357,11 @@ A participant's page asks the server every second whether the presenter has move
 is that wait; the rest is the server redrawing every participant's page at once while the model runs. A label save
 counts once the annotator's page has said it saved that grade for that passage; it is lost if the database does not
 hold it at the end. Errors are steps a participant never saw within 15 s, failed connections, exceptions on a page and
-grades the page never said it saved.{(chr(10) + chr(10) + "The first errors:" + errors) if errors else ""}
-"""
+grades the page never said it saved. The server's CPU per participant-step is its CPU time over the presenter's
+steps divided by participants × steps, with and without the embedded model's threads (they run behind the pages
+and take whatever the pages leave, so only the figure without them says what a room costs); it includes the
+annotators' and the owner's pages.{(chr(10) + chr(10) + "The first errors:" + errors) if errors else ""}
+{(chr(10) + AFTER_CHANGE + chr(10) + chr(10) + compared) if (compared := comparison(data)) else ""}"""
 
 
 def tables() -> dict[str, str]:
@@ -308,6 +370,7 @@ def tables() -> dict[str, str]:
     return {
         "room_load": f"{_summary(data)}\n\nMeasured {data['when']} with `{data['command']}` "
         "([more](results/shared_room_load.md))."
+        + (f"\n\n{AFTER_CHANGE}\n\n{compared}" if (compared := comparison(data)) else "")
     }
 
 
@@ -354,7 +417,9 @@ def main() -> int:
         machine = Machine(server.pid)
         machine.start()
         stream = url.replace("http://", "ws://") + "/_stcore/stream"
-        latencies, errors, _ = asyncio.run(_drive(args, stream, room.code, presenter, tokens, rooms, steps, server.pid))
+        latencies, errors, sampler = asyncio.run(
+            _drive(args, stream, room.code, presenter, tokens, rooms, steps, server.pid)
+        )
         machine.stop.set()
         stop.set()
         found = out.get(timeout=300)
@@ -377,6 +442,7 @@ def main() -> int:
         "owner_runs_finished": len(found["owner_runs_s"]),
         "owner_run_seconds": [round(s, 1) for s in found["owner_runs_s"]],
         "cpu_percent_of_one_core": machine.figures(),
+        "cpu_ms_per_participant_step": sampler.ms_per(args.participants * steps),
         "load_average_before": round(load_before, 2),
         "machine": {"cpu": platform.processor() or platform.machine(), "cores": psutil.cpu_count()},
         "command": ".venv/bin/python -m benchmarks.shared_room_load "
@@ -399,6 +465,11 @@ def main() -> int:
     print(
         f"CPU, % of one core (mean): server {use['server']['mean']}, this benchmark's clients and browsers "
         f"{use['benchmark']['mean']}, everything else {use['others']['mean']}"
+    )
+    per = figures["cpu_ms_per_participant_step"]
+    print(
+        f"the server's CPU per participant-step: {per['server']} ms, {per['without_model']} ms without the "
+        "embedded model's threads"
     )
     print(f"errors: {len(errors)} (target 0)" + "".join(f"; {kind}: {n}" for kind, n in kinds.items()))
     for error in figures["first_errors"]:

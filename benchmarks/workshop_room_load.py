@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import tempfile
@@ -196,17 +197,58 @@ class Participant:
                     await ws.send(self._rerun(fragment_id))
 
 
+def _niced(tid: int) -> bool:
+    """Whether a server thread runs behind the pages: the embedded model's do (``core/engine/llm/embedded.py``)."""
+    try:
+        return os.getpriority(os.PRIO_PROCESS, tid) > 0
+    except OSError:
+        return False
+
+
 class CpuSampler(threading.Thread):
+    """The server's CPU while the presenter steps: in percent of one core every half second, and in seconds split
+    between the embedded model's threads (which take whatever the pages leave, so they say nothing about a room's
+    cost) and the rest: the pages, their sessions and the store."""
+
     def __init__(self, pid: int):
         super().__init__(daemon=True)
         self.process = psutil.Process(pid)
         self.samples: list[float] = []
+        self.seconds = {"server": 0.0, "model": 0.0}
         self.stop = threading.Event()
+        self._model: dict[int, float] = {}  # the model's thread -> its CPU seconds at the last sample
+
+    def _sample(self) -> tuple[float, float]:
+        """(the process's CPU seconds, its model threads' CPU seconds since the last sample)."""
+        times = self.process.cpu_times()
+        model = 0.0
+        for thread in self.process.threads():
+            if thread.id in self._model or _niced(thread.id):
+                used = thread.user_time + thread.system_time
+                model += used - self._model.get(thread.id, used)
+                self._model[thread.id] = used
+        return times.user + times.system, model
 
     def run(self) -> None:
         self.process.cpu_percent(None)
-        while not self.stop.wait(0.5):
+        total, _ = self._sample()
+        stopped = False
+        while not stopped:
+            stopped = self.stop.wait(0.5)
             self.samples.append(self.process.cpu_percent(None))
+            now, model = self._sample()
+            self.seconds["server"] += now - total
+            self.seconds["model"] += model
+            total = now
+
+    def ms_per(self, participant_steps: int) -> dict[str, float]:
+        """The server's CPU milliseconds per participant-step, with the model's threads and without them."""
+        return {
+            "server": round(1000 * self.seconds["server"] / max(participant_steps, 1), 1),
+            "without_model": round(
+                1000 * (self.seconds["server"] - self.seconds["model"]) / max(participant_steps, 1), 1
+            ),
+        }
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -256,10 +298,10 @@ def main() -> int:
             f"({', '.join(e.run.method for e in chosen)}), dwell {args.dwell:.1f} s, room {room.code}"
         )
         stream = url.replace("http://", "ws://") + "/_stcore/stream"
-        latencies, errors, cpu = asyncio.run(
+        latencies, errors, sampler = asyncio.run(
             _drive(args, stream, room.code, presenter, tokens, rooms, steps, server.pid)
         )
-    _report(latencies, errors, cpu, args.participants * steps)
+    _report(latencies, errors, sampler, args.participants * steps)
     return 0 if not errors else 1
 
 
@@ -291,24 +333,26 @@ async def _drive(args, url, code, presenter, tokens, rooms, steps, pid):
                 errors.append(f"participant {i + 1} never saw step {step}")
         await asyncio.sleep(max(0.0, args.dwell - (time.time() - moved)))
     sampler.stop.set()
+    sampler.join()
     for p in people:
         p.stopped = True
     await asyncio.gather(*tasks)
     errors += [f"participant {i + 1}: {e}" for i, p in enumerate(people) for e in p.errors]
-    return latencies, errors, sampler.samples
+    return latencies, errors, sampler
 
 
-def _report(latencies: list[float], errors: list[str], cpu: list[float], expected: int) -> None:
+def _report(latencies: list[float], errors: list[str], sampler: CpuSampler, expected: int) -> None:
     if latencies:
         print(
             f"step-to-screen latency over {len(latencies)} of {expected} participant-steps: "
             f"p50 {statistics.median(latencies):.2f} s, p95 {percentile(latencies, 95):.2f} s, "
             f"max {max(latencies):.2f} s"
         )
-    if cpu:
+    if cpu := sampler.samples:
         print(
             f"server CPU (100% = one core of {psutil.cpu_count()}): mean {statistics.mean(cpu):.0f}%, "
-            f"p95 {percentile(cpu, 95):.0f}%, peak {max(cpu):.0f}% over {len(cpu) / 2:.0f} s"
+            f"p95 {percentile(cpu, 95):.0f}%, peak {max(cpu):.0f}% over {len(cpu) / 2:.0f} s; "
+            f"{sampler.ms_per(expected)['server']:.0f} ms per participant-step"
         )
     print(f"errors: {len(errors)}")
     for error in errors[:10]:

@@ -32,6 +32,22 @@ def test_a_room_has_a_short_unambiguous_code_and_starts_at_step_0(rooms):
     assert rooms.room(f" {room.code[:3].lower()}-{room.code[3:].lower()} ").code == room.code  # typed loosely
 
 
+def test_the_screens_following_a_room_share_one_read_of_its_step(rooms, tmp_path):
+    room, token = new_room(rooms)
+    presenter_elsewhere = RoomStore(tmp_path / "studio.sqlite")  # another process's store on the same file
+    assert rooms.step(room.code, within=3600) == 0
+    presenter_elsewhere.set_step(room.code, token, 2)
+    assert rooms.step(room.code, within=3600) == 0  # read a moment ago: the screens are told the step they had
+    assert rooms.step(room.code, within=0) == 2  # read again once ``within`` has passed
+    rooms.set_step(room.code, token, 3)
+    assert rooms.step(room.code, within=3600) == 3  # a move through this store is seen at once
+    presenter_elsewhere.set_step(room.code, token, 4)
+    assert rooms.room(room.code).step == 4  # a page drawn afresh reads the row…
+    assert rooms.step(room.code, within=3600) == 4  # …and the polls after it are told that step, never an older one
+    with pytest.raises(RoomError, match="no room has the code ABCDEF"):
+        rooms.step("ABCDEF", within=0)
+
+
 def test_codes_that_cannot_exist_or_do_not_exist_are_named(rooms):
     with pytest.raises(RoomError, match="never 0, O, 1, I or L"):
         normalise_code("AB0CDE")

@@ -57,3 +57,29 @@ def test_the_page_says_what_failed_by_kind():
         in page
     )
     assert "- participant 3 never saw step 9" in page
+
+
+def test_the_page_compares_the_same_command_before_and_after(tmp_path, monkeypatch):
+    import json
+
+    import benchmarks.shared_room_load as bench
+
+    spread = {"n": 300, "p50": 1.2, "p95": 2.0, "max": 2.5}
+    common = {
+        "command": "python -m benchmarks.shared_room_load --participants 30",
+        "step_to_screen_s": spread,
+        "label_saves": 50,
+        "label_saves_lost": 0,
+        "errors": 0,
+        "cpu_percent_of_one_core": {"others": {"mean": 40, "p95": 80}},
+    }
+    before = {**common, "when": "then", "cpu_ms_per_participant_step": {"server": 44.4, "without_model": 22.8}}
+    after = {**common, "when": "now", "cpu_ms_per_participant_step": {"server": 30.0, "without_model": 10.0}}
+    monkeypatch.setattr(bench, "BEFORE", tmp_path / "before.json")
+    assert bench.comparison(after) == ""  # nothing recorded before
+    bench.BEFORE.write_text(json.dumps(before))
+    table = bench.comparison(after)
+    assert (
+        "| the server's CPU per participant-step, without the embedded model's threads | 22.8 ms | 10.0 ms |" in table
+    )
+    assert bench.comparison({**after, "command": "another command"}) == ""  # only the same command compares

@@ -24,7 +24,8 @@ TEACHING_PACK = REPO_ROOT / "data" / "teaching_pack"  # teaching cases, and pass
 
 
 def _made(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True)
+    if not path.is_dir():  # one stat where the folder is there: every page run of every session asks for it
+        path.mkdir(parents=True, exist_ok=True)
     return path
 
 

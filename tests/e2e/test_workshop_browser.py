@@ -26,7 +26,7 @@ from tests.e2e.conftest import snap as snap_page
 from tests.e2e.serve import serve_app
 from tests.e2e.waits import ms, until
 from tests.fake_endpoint import FakeEndpoint, Step
-from tests.waiting import Gate
+from tests.waiting import Gate, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 WIDTH = 1440
@@ -145,6 +145,11 @@ def test_a_live_room_two_participants_vote_and_follow_the_presenter(app, browser
     for guest in guests:
         guest.get_by_text("Step 1 of 2").wait_for()
     timings["participants_followed_s"] = round(time.perf_counter() - moved, 1)
+    expect(
+        guests[0].get_by_text("Show the earlier steps too")
+    ).to_be_visible()  # the new step first, the rest on request
+    snap(guests[0], "participant_step")
+    snap_page(guests[0], "workshop_participant_step_1024", width=1024)
     click(presenter, "Reveal the answer")
     guests[0].get_by_text("The reveal", exact=True).wait_for()
     expect(guests[0].get_by_text("the room predicted A 1, B 1", exact=False).first).to_be_visible()
@@ -264,6 +269,19 @@ class Tab:
         assert found
         return found[-1]
 
+    def redrawn_by(self, fragment_id: str) -> str:
+        """Polls with ``fragment_id`` until one sees the presenter's move and the page redraws whole (the room's
+        screens share a read of its step, renewed within a fifth of a second): the new polling fragment's id."""
+        found: list[str] = []
+
+        def redrawn() -> bool:
+            self.send(fragment_id)
+            found.extend(m.auto_rerun.fragment_id for m in self.messages() if m.WhichOneof("type") == "auto_rerun")
+            return bool(found)
+
+        wait_until(redrawn, "a poll that sees the presenter's move and redraws the page", every=0.1)
+        return found[-1]
+
 
 def test_a_poll_sent_before_a_whole_page_run_starts_nothing_after_it(app):
     """A participant's page polls the room every second and redraws whole when the presenter has moved. Each
@@ -284,8 +302,7 @@ def test_a_poll_sent_before_a_whole_page_run_starts_nothing_after_it(app):
     tab.send()
     before = tab.poll_id()
     rooms.set_step(room.code, presenter, 1)
-    tab.send(before)  # the poll sees the move and redraws the whole page
-    after = tab.poll_id()
+    after = tab.redrawn_by(before)  # a poll sees the move and redraws the whole page
     assert after != before
     tab.send(before)  # a poll the browser sent before it heard of that run
     # no run starts: what a refused poll answers comes at once, so a glance's wait sees it (on a slower machine it

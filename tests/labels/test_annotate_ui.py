@@ -9,7 +9,7 @@ from core.engine.question import Question
 from core.engine.store import RunStore
 from core.studio.eval.mirage import BenchItem
 from core.studio.eval.results import EvalResults
-from core.studio.labels import LabelStore, collect
+from core.studio.labels import LabelStore, collect, resolve
 from core.studio.teaching import load_cases
 from tests.labels.helpers import hit, save_run
 
@@ -222,3 +222,31 @@ def test_metrics_say_when_methods_were_judged_on_different_questions_and_offer_t
     assert set(table(at, "runs")["questions"]) == {1, 2}
     at.toggle(key="annotate.shared_only").set_value(True).run()
     assert set(table(at, "runs")["questions"]) == {1} and "1 questions" not in text_of(at)
+
+
+def test_three_annotators_grading_six_each_on_the_default_queue_meet_on_at_least_five_snippets():
+    """Four questions, each pooled from two methods' sixteen snippets and three generated documents (108 snippets):
+    three annotators take turns, each grading the passage their default queue hands them, six each. Handed the
+    passages others have begun first, they meet; shuffled each on their own, three would rarely meet at all."""
+    store = RunStore()
+    for q in range(4):
+        question = f"Which drug treats disease {q}?"
+        save_run(store, "medrag", [hit(f"q{q}-s{i}") for i in range(16)], question=question)
+        save_run(
+            store,
+            "medrgag",
+            [hit(f"q{q}-s{i}") for i in range(8, 24)],
+            generated=[f"Background {q}.{g}" for g in range(3)],
+            question=question,
+        )
+    pages = {name: annotate_page(name) for name in ("ann", "bob", "cy")}
+    for _ in range(6):
+        for at in pages.values():
+            grade_button(at, 2).click().run()
+    assert not any(at.exception for at in pages.values())
+    rows = LabelStore().labels()
+    assert len(rows) == 18
+    judges = [len(who) for q in collect(store.path) for who in resolve(q, rows)[0].values()]
+    met = sum(n >= 2 for n in judges)
+    print(f"three annotators, six grades each: {met} of the {len(judges)} snippets judged have 2+ annotators")
+    assert met >= 5

@@ -13,7 +13,7 @@ from core.studio.labels import LabelError, LabelStore, RunFilter, collect, conse
 from core.studio.labels.agreement import alpha, disagreements, fleiss, kappas, pairwise
 from core.studio.labels.identity import generated_id, question_hash
 from core.studio.labels.metrics import MetricSettings, compare_methods, run_metrics, summarize
-from core.studio.labels.progress import progress
+from core.studio.labels.progress import progress, queue_order
 from core.studio.teaching import load_cases
 from tests.labels.helpers import hit, save_run
 
@@ -56,6 +56,31 @@ def test_blind_order_is_stable_per_annotator_and_differs_between_annotators(stor
     assert ann == [i.pool_id for i in collect(store.path)[0].blind_order("ann")]
     assert ann != [i.pool_id for i in question.blind_order("bob")]
     assert sorted(ann) == sorted(i.pool_id for i in question.items)
+
+
+def test_the_queue_hands_out_first_what_others_began_and_last_what_is_done_each_tier_in_my_shuffle(store):
+    save_run(store, "medrag", [hit(f"s{i}") for i in range(8)])
+    [question] = collect(store.path)
+    labels = LabelStore(store.path)
+    for who, ids in {"bob": ["s0", "s1"], "cy": ["s0"], "ann": ["s2"]}.items():
+        for sid in ids:
+            labels.set_label(question.ref, sid, who, 2)
+    given, _ = resolve(question, labels.labels())
+    shuffle = [i.pool_id for i in question.blind_order("ann")]
+
+    def tiers(target: int) -> list[str]:
+        return [i.pool_id for i in queue_order(question, given, "ann", target)]
+
+    # three judges wanted: s0 (two others) nearest done, then s1 (one); my own s2 stays among the untouched
+    rest = [sid for sid in shuffle if sid not in ("s0", "s1")]
+    assert tiers(3) == ["s0", "s1", *rest]
+    assert tiers(2) == ["s1", *rest, "s0"]  # two wanted: s0 is done and goes last
+    assert tiers(1) == [
+        *(sid for sid in shuffle if sid not in ("s0", "s1")),
+        *(s for s in shuffle if s in ("s0", "s1")),
+    ]
+    theirs = [i.pool_id for i in queue_order(question, given, "dee", 3)]  # two judges, then one each, in dee's shuffle
+    assert theirs[:3] == ["s0", *(i.pool_id for i in question.blind_order("dee") if i.pool_id in ("s1", "s2"))]
 
 
 def test_question_ids_teaching_case_hash_and_kept_once_labelled(store):

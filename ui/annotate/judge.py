@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from core.studio.labels import GRADES, Label, LabelError, PoolItem, PoolQuestion, resolve
+from core.studio.labels.progress import queue_order
 from ui.annotate.question_names import question_source
 from ui.common import keys
 from ui.common.annotator import label_store
@@ -23,10 +24,11 @@ def _move(question: PoolQuestion, pool_id: str | None) -> None:
         st.session_state.setdefault(keys.ANNOTATE_POS, {})[question.question_id] = pool_id
 
 
-def next_unjudged(order: list[PoolItem], mine: dict[str, int], after: int) -> str | None:
-    """The first passage without my grade after position ``after``, wrapping round; None when all are judged."""
-    for offset in range(1, len(order) + 1):
-        item = order[(after + offset) % len(order)]
+def next_unjudged(order: list[PoolItem], mine: dict[str, int], shown: str) -> str | None:
+    """The first passage of the queue without my grade, other than the one ``shown`` (that one only when it is the
+    last left); None when all are judged. From the queue's head, not from where I am: the head holds the passages
+    others have begun."""
+    for item in sorted(order, key=lambda i: i.pool_id == shown):
         if item.pool_id not in mine:
             return item.pool_id
     return None
@@ -51,7 +53,7 @@ def _grade(
     here = [i.pool_id for i in order].index(item.pool_id)
     st.session_state.setdefault(keys.ANNOTATE_SAVED, {})[question.question_id] = (here + 1, grade)
     if st.session_state.get(keys.ANNOTATE_ADVANCE, True):
-        _move(question, next_unjudged(order, {**mine, item.pool_id: grade}, here))
+        _move(question, next_unjudged(order, {**mine, item.pool_id: grade}, item.pool_id))
 
 
 def _note(question: PoolQuestion, item: PoolItem, annotator: str, note_key: str, mine: dict[str, int]) -> None:
@@ -100,11 +102,12 @@ def _passage(item: PoolItem, number: int, total: int, open_mode: bool, given: di
     )
 
 
-def judge(question: PoolQuestion, annotator: str, open_mode: bool) -> None:
-    """The question, one passage, its grade buttons and note, and where the annotator is in the pool."""
+def judge(question: PoolQuestion, annotator: str, open_mode: bool, target: int) -> None:
+    """The question, one passage, its grade buttons and note, and where the annotator is in the pool: blind, in the
+    queue's order (the passages others have begun and that need ``target`` judges first)."""
     labels, _ = resolve(question, label_store().labels([question.question_id]))
     mine = {pid: given[annotator].grade for pid, given in labels.items() if annotator in given}
-    order = question.blind_order(annotator) if not open_mode else question.items
+    order = queue_order(question, labels, annotator, target) if not open_mode else question.items
     if not order:
         st.info("The runs of this question showed no documents (a method without retrieval).")
         return
@@ -163,17 +166,17 @@ def judge(question: PoolQuestion, annotator: str, open_mode: bool) -> None:
         on_click=_move,
         args=(question, order[(here + 1) % len(order)].pool_id),
     )
-    target = next_unjudged(order, mine, here)
+    upcoming = next_unjudged(order, mine, item.pool_id)
     unjudged.button(
         "Next unjudged",
         icon=":material/skip_next:",
         key="annotate.next_unjudged",
         shortcut="N",
-        disabled=target is None,
+        disabled=upcoming is None,
         width="stretch",
         on_click=_move,
-        args=(question, target),
+        args=(question, upcoming),
     )
     advance.toggle("Move on after a grade", key=keys.ANNOTATE_ADVANCE, value=True)
-    if target is None:
+    if upcoming is None:
         st.success("You have judged every passage of this question. Pick another question above.")

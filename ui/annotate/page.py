@@ -13,7 +13,7 @@ from core.studio.access import Action
 from core.studio.eval.results import evaluated_datasets
 from core.studio.labels import PoolQuestion, RunFilter, collect, resolve
 from core.studio.labels.pool import day_start
-from core.studio.labels.progress import TARGET_ANNOTATORS, progress
+from core.studio.labels.progress import TARGET_ANNOTATORS, progress, waiting_on_others
 from ui.annotate.exchange import exchange
 from ui.annotate.judge import judge
 from ui.annotate.metrics import metrics_view, settings_form
@@ -83,11 +83,21 @@ def _judge_tab(questions: list[PoolQuestion], annotator: str, target: int) -> No
     """A fragment: giving a grade reruns only this part of the page."""
     rows = label_store().labels([q.question_id for q in questions])
     st.caption(progress(questions, rows, annotator, target).describe())
-    done = {q.question_id: sum(annotator in resolve(q, rows)[0].get(i.pool_id, {}) for i in q.items) for q in questions}
+    given = {q.question_id: resolve(q, rows)[0] for q in questions}
+    done = {
+        q.question_id: sum(annotator in given[q.question_id].get(i.pool_id, {}) for i in q.items) for q in questions
+    }
     by_id = {q.question_id: q for q in questions}
     choice, mode = st.columns([4, 1], vertical_alignment="bottom")
-    # questions with passages still to judge first, so the default is where work is left
-    ordered = sorted(by_id, key=lambda qid: done[qid] == len(by_id[qid].items))
+    # questions with passages still to judge first, and among them those with passages others have begun that need
+    # more judges (as the passages within a question are queued), so the default is where annotators meet
+    ordered = sorted(
+        by_id,
+        key=lambda qid: (
+            done[qid] == len(by_id[qid].items),
+            not waiting_on_others(by_id[qid], given[qid], annotator, target),
+        ),
+    )
     qid = choice.selectbox(
         "Question", ordered, key="annotate.question", format_func=lambda q: _question_label(by_id[q], done)
     )
@@ -96,7 +106,7 @@ def _judge_tab(questions: list[PoolQuestion], annotator: str, target: int) -> No
         key="annotate.open",
         help="For adjudication: shows the methods, ranks, scores, origin, every label and the gold answer.",
     )
-    judge(by_id[qid], annotator, open_mode)
+    judge(by_id[qid], annotator, open_mode, target)
 
 
 def page() -> None:

@@ -121,10 +121,13 @@ ROOM_JOIN_ERROR = "room.join.error"  # why joining failed
 room_controls = _family("room.{}")  # (code): the prefix of a room's replay controls and a participant's predictions
 room_player = _family("room.{}.player")  # (code): the presenter's Player of a room
 room_revealed = _family("room.{}.revealed")  # (code): a participant saw the reveal; predictions stay closed
+room_earlier = _family("room.{}.earlier")  # (code): a participant shows the earlier steps too (its toggle)
 replay_jump = _family("{}.jump")  # (controls): the replay's "jump to a stage" choice, cleared once taken
 replay_speed = _family("{}.speed")  # (controls): the replay's speed (its segmented control)
 prediction = _family("{}.pick.{}")  # (controls, run id): the option picked for one method's run (its radio)
-trusted = _family("{}.trust.{}")  # (controls, step): the snippets marked trusted at one step (its multiselect)
+# (controls): the snippets marked trusted (its pills): one widget for every step, so a tap made on a step the page
+# has just redrawn past reaches a widget the server still draws, and the next tap keeps it
+trusted = _family("{}.trust")
 
 # -- Settings --------------------------------------------------------------------------------------------------------
 
@@ -132,6 +135,8 @@ PROVIDER = "settings.provider"  # the provider picked (its selectbox)
 BASE_URL = "settings.base_url"  # the endpoint URL typed (its text input)
 LISTED_MODELS = "settings.models"  # {base URL: [model names]} the endpoint listed
 PRICES_SAID = "prices.said"  # (kind, message) left by the last price save or removal, shown once
+PRICES_MODEL = "prices.model"  # the model whose price is edited (its selectbox)
+PRICES_FOLLOWED = "prices.followed"  # the configured model the price picker last moved to
 
 
 def price_inputs(model: str) -> tuple[str, str, str]:

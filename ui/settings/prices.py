@@ -59,6 +59,17 @@ def _table(table: dict[str, Price], used: dict[str, int]) -> None:
     )
 
 
+def _follow(configured: str | None, offered: list[str]) -> None:
+    """The picker shows the model the Model tab configured, as soon as it is configured (a keyed picker would keep
+    what it showed when the page opened); one picked by hand stays until another is configured. An empty picker
+    takes the first model offered."""
+    if configured and st.session_state.get(keys.PRICES_FOLLOWED) != configured:
+        st.session_state[keys.PRICES_FOLLOWED] = configured
+        st.session_state[keys.PRICES_MODEL] = configured
+    elif offered and not st.session_state.get(keys.PRICES_MODEL):
+        st.session_state[keys.PRICES_MODEL] = offered[0]
+
+
 def prices_section(editable: bool = True) -> None:
     """The price list, and (``editable``) a form to set or remove a model's price."""
     store = state.store()
@@ -79,12 +90,14 @@ def prices_section(editable: bool = True) -> None:
     if not editable:
         return
     upcoming = state.llm().model_name  # what the next run will record as its model
-    offered = list(dict.fromkeys([*missing, *table, *([upcoming] if upcoming and upcoming != EMBEDDED_MODEL else [])]))
+    configured = upcoming if upcoming and upcoming != EMBEDDED_MODEL else None
+    offered = list(dict.fromkeys([*([configured] if configured else []), *missing, *table]))
+    _follow(configured, offered)
     model = st.selectbox(
         "Model",
         offered,
         index=0 if offered else None,
-        key="prices.model",
+        key=keys.PRICES_MODEL,
         accept_new_options=True,
         placeholder="type a model name, as your endpoint calls it",
         help="The model name a run records (History shows it under each run).",

@@ -14,15 +14,14 @@ from ui.common import keys
 from ui.common.text import md
 from ui.workshop import predict
 from ui.workshop.replay import progress_line, show
-from ui.workshop.room_store import POLL_SECONDS, room_replay, rooms
+from ui.workshop.room_store import POLL_SECONDS, STEP_READ_SECONDS, room_replay, rooms
 
 
 def _follow(code: str) -> None:
-    """Runs every second: when the presenter has moved from the step this page last drew, redraw the whole page."""
-    room = rooms().room(code)
-    if st.session_state.get(keys.ROOM_SHOWN) != (code, room.step):
+    """Runs every second: when the presenter has moved from the step this page last drew, redraw the whole page.
+    It draws nothing (a screen's every poll would send it again) and reads the step the room's screens share."""
+    if st.session_state.get(keys.ROOM_SHOWN) != (code, rooms().step(code, within=STEP_READ_SECONDS)):
         st.rerun()
-    st.caption(f"Following the presenter · room {code} · updated every second")
 
 
 def _poll(code: str) -> Callable[[], None]:
@@ -53,6 +52,7 @@ def _participant_view(room: Room, member: Member) -> None:
     chosen, replay = room_replay(room)
     st.session_state[keys.ROOM_SHOWN] = (room.code, room.step)
     st.markdown(f"**{md(room.title)}** · you are **{md(member.name)}** in room **{room.code}**")
+    st.caption(f"Following the presenter · room {room.code} · updated every second")
     st.fragment(_poll(room.code), run_every=POLL_SECONDS)()
     progress_line(replay, room.step)
     picks, trust = rooms().my_votes(room.code, member.id)
@@ -72,7 +72,14 @@ def _participant_view(room: Room, member: Member) -> None:
                 on_trust=lambda chosen_ids: _trust(room, member, trusted, chosen_ids),
                 locked=bool(st.session_state.get(seen)),
             )
-    show(replay, room.step, key=f"room-{room.code}")
+    # the step's new events only, unless the participant asks for the earlier ones: each step redraws every
+    # participant's page at once, and the earlier steps are most of a page (the projected screen shows them all)
+    earlier = st.toggle(
+        "Show the earlier steps too",
+        key=keys.room_earlier(room.code),
+        help="They stay on the presenter's screen; here the page shows the step the room is on",
+    )
+    show(replay, room.step, key=f"room-{room.code}", earlier=earlier)
 
 
 def _vote(room: Room, member: Member, run_id: str, option: str | None) -> None:

@@ -63,9 +63,9 @@ def predictions(
             list(hits),
             selection_mode="multi",
             default=[i for i in trusted if i in hits],
-            key=keys.trusted(key, step),
+            key=keys.trusted(key),
             format_func=lambda i: short(hits[i].title or i, 60),
-            on_change=lambda: on_trust(set(st.session_state.get(keys.trusted(key, step)) or [])),
+            on_change=lambda: on_trust(set(st.session_state.get(keys.trusted(key)) or [])),
         )
 
 

@@ -151,7 +151,7 @@ def progress_line(replay: Replay, step: int) -> None:
     )
 
 
-def _column(replay: Replay, step: int, index: int, key: str) -> None:
+def _column(replay: Replay, step: int, index: int, key: str, earlier: bool) -> None:
     run = replay.runs[index]
     shown = replay.events(step, index)
     evidence = Evidence.of(shown, marks_for(run))  # teaching-pack passages carry their marks, as in a live run
@@ -169,14 +169,16 @@ def _column(replay: Replay, step: int, index: int, key: str) -> None:
     elif step:
         with st.container(key=f"ws-wait-{key}-{index}"):
             st.caption("No step of this stage: waiting for the others.")
-    earlier = shown[: len(shown) - len(new)]
-    if earlier:
-        st.caption(f"Earlier steps · {len(earlier)} events")
-        render_timeline(earlier, evidence, key=f"{key}-{index}")
+    before = shown[: len(shown) - len(new)]
+    if before:
+        st.caption(f"Earlier steps · {len(before)} events" + ("" if earlier else " (not shown)"))
+        if earlier:
+            render_timeline(before, evidence, key=f"{key}-{index}")
 
 
-def show(replay: Replay, step: int, key: str) -> None:
-    """Every run of the replay at ``step``, side by side, the newest events first and highlighted."""
+def show(replay: Replay, step: int, key: str, earlier: bool = True) -> None:
+    """Every run of the replay at ``step``, side by side, the newest events first and highlighted; the earlier
+    steps' events below them unless ``earlier`` is off."""
     st.html(STYLE)
     run = replay.runs[0]
     st.markdown(f"**Question:** {md(run.question)}")
@@ -190,4 +192,4 @@ def show(replay: Replay, step: int, key: str) -> None:
     columns = st.columns(len(replay.runs), gap="medium") if len(replay.runs) > 1 else [st.container()]
     for index, column in enumerate(columns):
         with column:
-            _column(replay, step, index, key)
+            _column(replay, step, index, key, earlier)

@@ -11,6 +11,7 @@ from pathlib import Path
 from core.engine import paths
 from core.studio.labels import GRADES, RELEVANT, LabelError, LabelStore, RunFilter, collect, resolve
 from core.studio.labels.pool import day_start
+from core.studio.labels.progress import queue_order
 
 ORDER_HINT = "grades: " + ", ".join(f"{g} {name}" for g, name in GRADES.items())
 
@@ -40,7 +41,11 @@ def register(commands) -> None:
 
     s = sub.add_parser("pool", help="print a question's pool for judging (blind: no method, rank or others' labels)")
     s.add_argument("question_id")
-    s.add_argument("--annotator", required=True, help="your name: the order is shuffled for you")
+    s.add_argument(
+        "--annotator",
+        required=True,
+        help="your name: the passages others have begun and that need more judges first, each tier shuffled for you",
+    )
     s.add_argument("--open", action="store_true", help="show methods, ranks, scores and every label (adjudication)")
     s.add_argument("--unjudged", action="store_true", help="only the passages you have not graded yet")
     queue(s)
@@ -156,7 +161,7 @@ def pool(args) -> int:
     if args.open and q.gold:
         print(f"  gold answer: {q.gold}")
     print(ORDER_HINT)
-    for n, item in enumerate(q.blind_order(args.annotator), 1):
+    for n, item in enumerate(queue_order(q, labels, args.annotator), 1):
         mine = labels.get(item.pool_id, {}).get(args.annotator)
         if mine and args.unjudged:
             continue

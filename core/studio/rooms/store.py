@@ -88,6 +88,7 @@ class RoomStore:
         self.path = Path(path or paths.db_path())
         self._conn = connect(self.path)
         self._lock = threading.RLock()
+        self._steps: dict[str, tuple[float, int]] = {}  # room code -> (when last read, its step), see ``step``
 
     # -- transactions -----------------------------------------------------------------------------
     def _write(self, fn, *args: Any) -> Any:
@@ -136,6 +137,8 @@ class RoomStore:
         if not rows:
             raise RoomError(f"no room has the code {code}; check it with the presenter")
         row = rows[0]
+        with self._lock:
+            self._steps[row["code"]] = (time.monotonic(), row["step"])  # the freshest step any screen has read
         return Room(
             code=row["code"],
             title=row["title"],
@@ -147,6 +150,14 @@ class RoomStore:
             created=row["created"],
             updated=row["updated"],
         )
+
+    def step(self, code: str, within: float) -> int:
+        """The room's step as read at most ``within`` seconds ago: every screen following a room asks each second,
+        and they share one read (a presenter in another process is seen at most ``within`` seconds late)."""
+        code = normalise_code(code)
+        with self._lock:
+            read, step = self._steps.get(code, (float("-inf"), 0))
+            return step if time.monotonic() - read < within else self.room(code).step
 
     def is_presenter(self, code: str, token: str) -> bool:
         rows = self._rows("SELECT presenter_hash FROM rooms WHERE code = ?", [normalise_code(code)])
@@ -181,7 +192,7 @@ class RoomStore:
                 "UPDATE rooms SET step = ?, updated = ? WHERE code = ?", [step, time.time(), room.code]
             )
         )
-        return self.room(room.code)
+        return self.room(room.code)  # read back: this store's screens see the move at once
 
     # -- members ----------------------------------------------------------------------------------
     def join(self, code: str, name: str) -> tuple[Member, str]:

@@ -152,3 +152,21 @@ def test_the_model_runs_will_use_is_offered_before_any_run_but_never_the_embedde
     at.session_state[LLM_OVERRIDE] = ScriptedLLM()
     at.run()
     assert at.selectbox(key="prices.model").options == ["scripted"] and len(at.number_input) == 2
+
+
+def test_the_model_configured_a_moment_ago_on_the_model_tab_is_the_one_prices_offer_first():
+    at = AppTest.from_string("from ui.settings.page import page\npage()", default_timeout=30)
+    at.run()
+    execute("cot", MC, llm=answering("A"), store=RunStore())  # a run on a model with no price yet
+    at.run()
+    assert at.selectbox(key="prices.model").value == "scripted"
+    at.radio(key="settings.mode").set_value("OpenAI-compatible endpoint").run()
+    at.text_input(key="settings.base_url").input("http://localhost:8000/v1").run()
+    at.text_input(key="settings.model").input("served-model").run()
+    picker = at.selectbox(key="prices.model")
+    assert picker.options[0] == "served-model" and picker.value == "served-model"
+    assert at.number_input(key="prices.input.served-model").value is None  # its price, ready to type
+    picker.set_value("scripted").run()  # picked by hand: it stays until the configured model changes again
+    assert at.selectbox(key="prices.model").value == "scripted"
+    at.text_input(key="settings.model").input("other-model").run()
+    assert at.selectbox(key="prices.model").value == "other-model"

@@ -7,17 +7,20 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from benchmarks.workshop_room_load import synthetic_run
 from core.engine.llm.embedded import EmbeddedServer
 from core.engine.runner import execute
 from core.engine.store import RunStore
 from core.engine.trace import Hit
 from core.studio.rooms import RoomStore
-from core.studio.runfiles import export_to, import_file
+from core.studio.runfiles import RunEntry, RunFile, export_to, import_file, import_runs
 from core.studio.teaching import load_cases, load_passages
 from core.studio.workshop import pack
+from core.studio.workshop.replay import Replay
 from tests.fakes import ListRetriever, ScriptedLLM
 from tests.waiting import Gate, patience
 from ui.common.jobs import live, runner
+from ui.common.text import short
 
 CASES = [c for c in load_cases() if c.id in ("stemi", "asthma")]
 PAGE = "from ui.workshop.page import page\npage()"
@@ -175,6 +178,52 @@ def test_a_room_the_presenter_drives_and_a_participant_follows(no_model):
     presenter.button(key=f"room.{code}.prev").click().run()  # the presenter steps back to discuss
     guest.run()
     assert "Predictions are closed" in text_of(guest) and not [r for r in guest.radio if r.key.endswith(run_id)]
+
+
+def test_a_trust_vote_tapped_as_the_presenter_moves_on_is_kept(no_model):
+    """A participant taps a snippet on the step their screen shows while the presenter moves on: the page's poll has
+    already redrawn the next step on the server when the tap arrives. The browser sends the widgets of the screen it
+    shows, so the tap must land on the widget the server draws now (one per room, not one per step): on a widget of
+    the step before, the vote was saved but the page showed it untapped, and the next tap took it back."""
+    run, case_id = synthetic_run(6)
+    import_runs(RunStore(), RunFile(kind="run", runs=[RunEntry(run=run, backend="synthetic", case_id=case_id)]), "test")
+    replay = Replay([run])
+    rooms = RoomStore()
+    room, presenter = rooms.open_room(title="race", source="store", run_ids=[run.id], steps=len(replay))
+    _, token = rooms.join(room.code, "Ada")
+    step = next(s for s in range(replay.last) if replay.hits_shown(s))  # the first step with snippets to trust
+    rooms.set_step(room.code, presenter, step)
+    at = workshop({"room": room.code, "member": token})
+    screen, [pills] = at._tree, at.pills  # what the participant's browser shows, and the widget tapped on it
+    rooms.set_step(room.code, presenter, step + 1)
+    at.run()  # the poll saw the presenter move: the server redraws the page at the next step
+    assert f"Step {step + 1} of" in at.get("progress")[0].proto.text
+    tapped = pills.options[0]  # shown by its title
+    pills.set_value([tapped])
+    at._run(screen.get_widget_states())  # the tap, sent with the widgets of the screen it was made on
+    assert not at.exception
+    [hit] = [h for h in replay.hits_shown(step) if short(h.title, 60) == tapped]
+    assert rooms.tally(room.code).trust == {hit.snippet_id: (1, 0)}
+    assert at.pills[0].value == [hit.snippet_id]  # and the page shows it kept, so the next tap keeps it too
+    more = next(o for o in at.pills[0].options if o != tapped)
+    at.pills[0].set_value([tapped, more]).run()
+    assert len(rooms.tally(room.code).trust) == 2
+    rooms.set_step(room.code, presenter, step)  # the presenter steps back: the vote still shows, nothing breaks
+    at.run()
+    assert not at.exception and hit.snippet_id in at.pills[0].value
+
+
+def test_a_participant_sees_the_step_the_room_is_on_and_the_earlier_steps_on_request(no_model):
+    run, case_id = synthetic_run(6)
+    import_runs(RunStore(), RunFile(kind="run", runs=[RunEntry(run=run, backend="synthetic", case_id=case_id)]), "test")
+    rooms = RoomStore()
+    room, presenter = rooms.open_room(title="steps", source="store", run_ids=[run.id], steps=len(Replay([run])))
+    rooms.set_step(room.code, presenter, 4)
+    at = workshop({"room": room.code, "member": rooms.join(room.code, "Ada")[1]})
+    assert "Earlier steps · 3 events (not shown)" in [c.value for c in at.caption]
+    drawn = len(at.markdown)
+    at.toggle(key=f"room.{room.code}.earlier").set_value(True).run()
+    assert "Earlier steps · 3 events" in [c.value for c in at.caption] and len(at.markdown) > drawn + 5
 
 
 def test_a_wrong_room_code_is_named():
