@@ -52,7 +52,7 @@ def cell_summary(events: list[Event]) -> str:
 
 
 def swimlanes(runs: list[Run], *, key: str) -> None:
-    evidence = [Evidence.of(r.events, marks_for(r)) for r in runs]
+    evidence = [Evidence.of(r.events, marks_for(r), r.method) for r in runs]
     lanes = [by_common_stage(get(r.method).stages, r.events) for r in runs]
     for column, run in zip(st.columns(len(runs), gap="small"), runs):
         column.markdown(f'<div class="lane-method">{esc(get(run.method).label)}</div>', unsafe_allow_html=True)

@@ -56,7 +56,7 @@ def render_timeline(events: list[Event], evidence: Evidence, *, key: str = "") -
     for name, group in stages(events):
         stage_head(name, group, stage_anchor(key, name) if key else "")
         for event in group:
-            render_event(event, evidence, folded=is_raw_report(event, group))
+            render_event(event, evidence, fold=is_raw_report(event, group))
 
 
 def render_evidence(evidence: Evidence) -> None:
@@ -95,7 +95,7 @@ def render_run(
     run: Run, *, key: str, show_question: bool = False, upto: int | None = None, reveal_answer: bool = True
 ) -> None:
     run = run_upto(run, upto)
-    evidence = Evidence.of(run.events, marks_for(run))
+    evidence = Evidence.of(run.events, marks_for(run), run.method)
     if show_question:
         render_question(run)
     render_outcome(run, evidence, key)

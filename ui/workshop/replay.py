@@ -154,7 +154,9 @@ def progress_line(replay: Replay, step: int) -> None:
 def _column(replay: Replay, step: int, index: int, key: str) -> None:
     run = replay.runs[index]
     shown = replay.events(step, index)
-    evidence = Evidence.of(shown, marks_for(run))  # teaching-pack passages carry their marks, as in a live run
+    evidence = Evidence.of(
+        shown, marks_for(run), run.method
+    )  # teaching-pack passages carry their marks, as in a live run
     new: list[Event] = [e for i, e in replay.new_events(step) if i == index]
     spec = registry().get(run.method)
     st.markdown(f"#### {md(method_label(run.method))}")
