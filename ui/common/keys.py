@@ -88,6 +88,9 @@ ANNOTATE_RELEVANT = "annotate.relevant"  # the grade that counts as relevant (Me
 ADJUDICATION_PAGE = "annotate.adjudication_page"  # the first disputed snippet of the page shown (its selectbox)
 annotate_note = _family("annotate.note.{}.{}")  # (question id, pool id): the note beside one snippet's grades
 final_grade = _family("annotate.final.{}.{}")  # (question id, pool id): the adjudicated grade of a disputed snippet
+ANNOTATE_MODE = "annotate.mode"  # what is judged: "relevance" (a snippet for its question) or "attribution"
+ATTRIBUTION_PROBLEM = "annotate.attribution.problem"  # why the last attribution label was not saved
+attribution_grade = _family("annotate.attr.{}.{}.{}")  # (run id, claim id, snippet id): one pair's radio
 
 # -- Benchmark -------------------------------------------------------------------------------------------------------
 
