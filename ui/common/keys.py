@@ -110,6 +110,7 @@ BENCH_GROUP = "bench.group"  # a group of presets clicked, added to the presets 
 
 WORKSHOP_PICKS = "workshop.picks"  # {run id: option} this solo viewer predicted
 WORKSHOP_TRUST = "workshop.trust"  # snippet ids this solo viewer trusts
+WORKSHOP_CARRIER = "workshop.carrier"  # the snippet id this solo viewer predicts carried the answer
 WORKSHOP_WHATIF = "workshop.whatif"  # the run id of the what-if re-run this tab shows
 WHATIF_PANEL = "workshop.whatif"  # the prefix of the what-if panel's widgets (its .drop, .pin, .go)
 WORKSHOP_PLAYER = "workshop.player"  # the solo replay's Player (step, playing, speed)
@@ -128,6 +129,7 @@ replay_jump = _family("{}.jump")  # (controls): the replay's "jump to a stage" c
 replay_speed = _family("{}.speed")  # (controls): the replay's speed (its segmented control)
 prediction = _family("{}.pick.{}")  # (controls, run id): the option picked for one method's run (its radio)
 trusted = _family("{}.trust.{}")  # (controls, step): the snippets marked trusted at one step (its multiselect)
+carrier = _family("{}.carrier.{}")  # (controls, step): the snippet predicted to carry the answer (its pills)
 
 # -- Settings --------------------------------------------------------------------------------------------------------
 
