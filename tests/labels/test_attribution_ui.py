@@ -47,8 +47,13 @@ def test_pairs_are_judged_blind_and_each_label_is_saved_at_once(stemi):
         assert hidden not in shown
     radios(at)[0].set_value("supports").run()
     radios(at)[1].set_value("no").run()
+    note = next(
+        t for t in at.text_input if t.key.startswith("annotate.attrnote.") and t.key.endswith(radios(at)[1].key[14:])
+    )
+    note.input("says the dose, not the timing").run()
     labels = LabelStore().attributions()
-    assert sorted(label.grade for label in labels) == [0, 2] and {label.annotator for label in labels} == {"ann"}
+    assert sorted((label.grade, label.note) for label in labels) == [(0, "says the dose, not the timing"), (2, "")]
+    assert {label.annotator for label in labels} == {"ann"}
     assert {label.run_id for label in labels} <= {run.id for run in stemi.values()}
     assert "You have labelled 2 of" in "\n".join(c.value for c in at.caption)
     assert [r.value for r in radios(attribution("ann"))[:3]] == ["supports", "no", None]  # kept across a reload

@@ -38,17 +38,19 @@ def blind_order(pairs: list[Pair], annotator: str) -> list[Pair]:
     return sorted(pairs, key=lambda p: hashlib.sha256(f"{annotator}\n{' '.join(p.key)}".encode()).hexdigest())
 
 
-def _save(pair: Pair, annotator: str, widget: str) -> None:
-    word = st.session_state.get(widget)
+def _save(pair: Pair, annotator: str) -> None:
+    """The label as chosen, with the note typed beside it; a note typed before a label waits for the label."""
+    word = st.session_state.get(keys.attribution_grade(*pair.key))
     if word is None:
         return
+    note = st.session_state.get(keys.attribution_note(*pair.key))
     try:
-        label_store().set_attribution(pair, annotator, word, source="annotate page")
+        label_store().set_attribution(pair, annotator, word, note or None, source="annotate page")
     except LabelError as exc:
         st.session_state[keys.ATTRIBUTION_PROBLEM] = str(exc)
 
 
-def _pair(pair: Pair, number: int, annotator: str, mine: dict[tuple[str, str, str], int]) -> None:
+def _pair(pair: Pair, number: int, annotator: str, mine: dict[tuple[str, str, str], tuple[int, str]]) -> None:
     with st.container(border=True, key=f"attr-pair-{number}"):
         st.markdown(f"**Claim {number}** :gray[· {md(pair.claim.section)}]")
         st.markdown(f'<div class="claim-judge">{esc(pair.claim.text)}</div>', unsafe_allow_html=True)
@@ -58,16 +60,23 @@ def _pair(pair: Pair, number: int, annotator: str, mine: dict[tuple[str, str, st
             f'<div class="full">{esc(pair.document.text)}</div></div>',
             unsafe_allow_html=True,
         )
-        widget = keys.attribution_grade(*pair.key)
         given = mine.get(pair.key)
-        st.radio(
+        grade, note = st.columns([3, 2], vertical_alignment="bottom")
+        grade.radio(
             "Does this snippet support the claim?",
             WORDS,
-            index=WORDS.index(ATTRIBUTION[given]) if given is not None else None,
+            index=WORDS.index(ATTRIBUTION[given[0]]) if given is not None else None,
             horizontal=True,
-            key=widget,
+            key=keys.attribution_grade(*pair.key),
             on_change=_save,
-            args=(pair, annotator, widget),
+            args=(pair, annotator),
+        )
+        note.text_input(
+            "Note (optional)",
+            value=given[1] if given is not None else "",
+            key=keys.attribution_note(*pair.key),
+            on_change=_save,
+            args=(pair, annotator),
         )
 
 
@@ -83,7 +92,7 @@ def judge_attribution(questions: list[PoolQuestion], annotator: str) -> None:
         st.info("The runs of this question make no claim a snippet could support (no cited or retrieved document).")
         return
     mine = {
-        label.key: label.grade
+        label.key: (label.grade, label.note)
         for label in label_store().attributions({p.run_id for p in pairs})
         if label.annotator == annotator
     }

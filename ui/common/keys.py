@@ -91,6 +91,7 @@ final_grade = _family("annotate.final.{}.{}")  # (question id, pool id): the adj
 ANNOTATE_MODE = "annotate.mode"  # what is judged: "relevance" (a snippet for its question) or "attribution"
 ATTRIBUTION_PROBLEM = "annotate.attribution.problem"  # why the last attribution label was not saved
 attribution_grade = _family("annotate.attr.{}.{}.{}")  # (run id, claim id, snippet id): one pair's radio
+attribution_note = _family("annotate.attrnote.{}.{}.{}")  # (run id, claim id, snippet id): the note beside it
 
 # -- Benchmark -------------------------------------------------------------------------------------------------------
 
