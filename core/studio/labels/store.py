@@ -297,22 +297,7 @@ def _attribute(
         "do update set grade = excluded.grade, note = excluded.note, claim = excluded.claim, updated = excluded.updated",
         (*key, grade, note, pair.claim.text, now),
     )
-    conn.execute(
-        "insert into label_history (question_id, snippet_id, annotator, kind, old_grade, new_grade, old_note, "
-        "new_note, source, time, mode, claim_id) values (?, ?, ?, 'label', ?, ?, ?, ?, ?, ?, 'attribution', ?)",
-        (
-            pair.run_id,
-            pair.document.id,
-            annotator,
-            old["grade"] if old else None,
-            grade,
-            old["note"] if old else None,
-            note,
-            source,
-            now,
-            pair.claim.id,
-        ),
-    )
+    _history(conn, pair.run_id, pair.document.id, annotator, "label", old, grade, note, source, now, pair.claim.id)
     return Written(changed=1) if old else Written(new=1)
 
 
@@ -327,10 +312,13 @@ def _history(
     note: str,
     source: str,
     now: float,
+    claim_id: str = "",
 ) -> None:
+    """One change in the history: of a relevance label, or of an attribution label when ``claim_id`` names its claim
+    (``question_id`` is then the claim's run)."""
     conn.execute(
         "insert into label_history (question_id, snippet_id, annotator, kind, old_grade, new_grade, old_note, "
-        "new_note, source, time) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "new_note, source, time, mode, claim_id) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             question_id,
             snippet_id,
@@ -342,5 +330,7 @@ def _history(
             note,
             source,
             now,
+            "attribution" if claim_id else "relevance",
+            claim_id,
         ),
     )
