@@ -88,14 +88,19 @@ def _own_words(claim: Claim, question_words: set[str]) -> list[str]:
     return own if len(own) >= 2 else words
 
 
-def _level(score: float, word_share: float, numbers_missing: bool) -> Level:
-    if score >= SUPPORTED and word_share >= WORD_FLOOR and not numbers_missing:
+def _level(score: float, word_share: float, numbers_missing: bool, restates: bool) -> Level:
+    """A claim that restates the case (the patient's own findings) is never "supported": a document speaks of
+    patients in general, so at most it says the same kind of thing."""
+    if score >= SUPPORTED and word_share >= WORD_FLOOR and not numbers_missing and not restates:
         return "supported"
     return "partly" if score >= PARTLY else "not_found"
 
 
-def _why(level: Level, found: list[str], missing: list[str], cosine: float, numbers_missing: set[str]) -> str:
-    parts = [f"meaning similarity {cosine:.2f}"]
+def _why(
+    level: Level, found: list[str], missing: list[str], cosine: float, numbers_missing: set[str], restates: bool
+) -> str:
+    parts = ["it restates the case, which no document can attest"] if restates else []
+    parts.append(f"meaning similarity {cosine:.2f}")
     if found:
         parts.append("shares " + ", ".join(f"“{w}”" for w in found[:6]))
     if missing and level != "supported":
@@ -148,7 +153,7 @@ def link(run: Run, claims: list[Claim], documents: dict[str, Document]) -> list[
             cosine = float(vectors[ci] @ vectors[column[wi]])
             share = _share(own, window_words[wi])
             missing_numbers = claim_numbers - numbers(windows[wi].text)
-            level = _level(score, share, bool(missing_numbers))
+            level = _level(score, share, bool(missing_numbers), claim.restates_question)
             found = [w for w in own if w in window_words[wi]]
             lost = [w for w in own if w not in window_words[wi]]
             doc = documents[doc_id]
@@ -158,7 +163,7 @@ def link(run: Run, claims: list[Claim], documents: dict[str, Document]) -> list[
                     doc_id,
                     (windows[wi].start, windows[wi].end),
                     level,
-                    _why(level, found, lost, cosine, missing_numbers),
+                    _why(level, found, lost, cosine, missing_numbers, claim.restates_question),
                     doc.source,
                     round(score, 3),
                 )
