@@ -65,6 +65,9 @@ form_text = _family("{}.text")  # (form): the question's text (a kept text area)
 form_format = _family("{}.format")  # (form): multiple choice or free text (a kept radio)
 
 trace_label = _family("labels-{}-{}-{}")  # (form, run id, snippet id): my grade on a trace's labels tab
+evidence_on = _family(
+    "{}.evidence"
+)  # (run view key): whether a run's claims and their evidence are shown (runs/evidence_view)
 problem_of = _family("{}.problem")  # (grade widget): why its value was not saved, shown under it once
 
 # -- Explore, Compare, History ---------------------------------------------------------------------------------------

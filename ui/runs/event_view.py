@@ -141,7 +141,7 @@ def _why(item: VerdictItem, evidence: Evidence) -> str:
     if failed is None or doc is None:
         return esc(item.reason)
     start = failed["quote"]
-    quote = next((q for q in map(quote_of, evidence.quotes.get(item.doc_id, [])) if q.startswith(start)), start)
+    quote = next((q for q in map(quote_of, evidence.quoted.get(item.doc_id, [])) if q.startswith(start)), start)
     found = verbatim_prefix(quote, f"{doc.title}\n{doc.text}")
     return (
         f'"{esc(quote[:found])}<span class="unverified">{esc(quote[found:])}</span>" not verbatim in '

@@ -16,6 +16,7 @@ from core.engine.methods.bounds import char_bounds
 from core.engine.trace import AgentMessage, Answer, Event, GeneratedDoc, Hit, Retrieval, Verdict, VerdictItem
 from core.studio.teaching import PassageMark
 from ui.common.text import esc, short
+from ui.runs.evidence_view import Highlight, card_classes, card_tag, marked_text, quotes
 
 PREVIEW_CHARS = 220
 CITED_TAG = '<span class="tag cited">cited</span>'
@@ -40,7 +41,8 @@ class Evidence:
     cited: list[str] = field(default_factory=list)  # each id once, in the answer's order
     marks: Marks = _no_marks
     bounds: frozenset[int] = frozenset()  # the method's text bounds, where a text stops if the grammar cut it
-    quotes: dict[str, list[str]] = field(default_factory=dict)  # doc id -> what agents quoted from it, in full
+    quoted: dict[str, list[str]] = field(default_factory=dict)  # doc id -> what agents quoted from it, in full
+    highlight: Highlight | None = None  # the run's claims and their links, when shown: cards light with them
 
     @classmethod
     def of(cls, events: Iterable[Event], marks: Marks = _no_marks, method: str = "") -> Evidence:
@@ -57,8 +59,8 @@ class Evidence:
             elif isinstance(p, Answer):
                 found.cited = list(dict.fromkeys(p.cited))
             elif isinstance(p, AgentMessage):
-                for quoted in _quoted(p.data):
-                    found.quotes.setdefault(quoted["doc_id"], []).append(quoted["text"])
+                for span in _quoted(p.data):
+                    found.quoted.setdefault(span["doc_id"], []).append(span["text"])
         return found
 
     def number(self, doc_id: str) -> str:
@@ -128,13 +130,13 @@ def mark_note(mark: PassageMark | None) -> str:
     )
 
 
-def _body(text: str) -> str:
+def _body(text: str, full: str) -> str:
+    """The text (``full``: as HTML, its supporting spans marked), folded under a preview when it is long."""
     if len(text) <= PREVIEW_CHARS:
-        return f'<div class="full">{esc(text)}</div>'
+        return f'<div class="full">{full}</div>'
     more = f'<span class="more">{SHORTENED.format(shown=PREVIEW_CHARS, size=len(text))}</span>'
     return (
-        f"<details><summary>{esc(short(text, PREVIEW_CHARS))} {more}</summary>"
-        f'<div class="full">{esc(text)}</div></details>'
+        f'<details><summary>{esc(short(text, PREVIEW_CHARS))} {more}</summary><div class="full">{full}</div></details>'
     )
 
 
@@ -148,6 +150,8 @@ def snippet_card(doc: Hit | GeneratedDoc, evidence: Evidence) -> str:
     classes = ["snip"] + (["gen"] if generated else []) + (["cited"] if cited else [])
     classes += ["budget"] if is_budget_cut(verdict) else ["dropped"] if verdict and not verdict.keep else []
     classes += [f"teach-{mark.role}"] if mark else []
+    lit = evidence.highlight
+    classes += card_classes(lit, doc_id)
     if generated:
         head = f'<span class="tag generated">generated</span><span class="title">{esc(doc_id)}</span>'
         meta = f'<div class="snip-gap">fills the gap: {esc(doc.gap)}</div>' if doc.gap else ""
@@ -163,8 +167,8 @@ def snippet_card(doc: Hit | GeneratedDoc, evidence: Evidence) -> str:
         meta = f'<div class="snip-meta">{esc(doc_id)} · {esc(" · ".join(scores))}</div>'
     return (
         f'<div class="{" ".join(classes)}"><div class="snip-head">{head}{mark_tag(mark)}'
-        f"{verdict_tag(verdict, generated)}{CITED_TAG if cited else ''}</div>{meta}{_body(doc.text)}"
-        f"{mark_note(mark)}</div>"
+        f"{verdict_tag(verdict, generated)}{CITED_TAG if cited else ''}{card_tag(lit, doc_id)}</div>{meta}"
+        f"{_body(doc.text, marked_text(lit, doc_id, doc.text))}{quotes(lit, doc_id, doc.text)}{mark_note(mark)}</div>"
     )
 
 

@@ -16,9 +16,9 @@ from core.engine.trace import AgentMessage, Answer, Event, GeneratedDoc, Report,
 from core.studio.evidence.model import Claim, Origin
 from core.studio.evidence.words import content_words
 
-# A sentence ends at . ! ? (or a line break) followed by a space and what can start a sentence; "e.g.", "vs." and
-# decimals do not end one (no capital or digit after a single space, or a letter before the dot is part of one).
-_END = re.compile(r"(?<!\b[A-Za-z]\.[a-z])(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<=[.!?])\s+(?=[\"'(*#\[]*[A-Z0-9])|\n+")
+# A sentence ends at . ! ? (or a line break) followed by a space and what can start one (a capital, a digit, a
+# bullet's markup); "e.g.", "i.e.", "vs." and "Dr." do not end one, nor does a decimal point (no space after it).
+_END = re.compile(r"(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bvs\.)(?<!\bDr\.)(?<=[.!?])\s+(?=[\"'(*#\[]*[A-Z0-9])|\n+")
 _CITE = re.compile(r"\[([A-Za-z0-9:_\-]+(?:\s*,\s*[A-Za-z0-9:_\-]+)*)\]")
 _MARKUP = re.compile(r"^[\s#*>\-]*(?:\d+[.)]\s+)?[\s*]*")  # a heading's #, a bullet, a list number, bold markers
 MIN_WORDS = 4  # shorter pieces ("Background Document:", a list number) say nothing to check

@@ -15,9 +15,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from core.engine.llm.client import LLM, LLMError
-from core.engine.trace import Usage
 from core.studio.evidence.model import EvidenceMap, JudgeCost, SupportLink
-from core.studio.pricing import Price, billed_usage, cost_of
+from core.studio.pricing import Billed, Price, billed_usage, cost_of
 
 PROMPT = Template((Path(__file__).parent / "judge_prompt.txt").read_text(encoding="utf-8"))
 CANDIDATES = 3  # the documents shown per claim: its best links, by the offline score
@@ -42,7 +41,7 @@ def judge_map(emap: EvidenceMap, llm: LLM, prices: Mapping[str, Price] | None = 
     """A copy of ``emap`` whose links carry the judge's level and reason beside the offline ones, and what the pass
     cost. A call that fails leaves its claim's links as they were (the offline reason stands alone)."""
     started = time.perf_counter()
-    spent = Usage()
+    spent = Billed()  # per call: a cached call is not billed, so calls are not summed as one usage
     links = list(emap.links)
     judged = 0
     for claim in emap.claims:
@@ -53,15 +52,15 @@ def judge_map(emap: EvidenceMap, llm: LLM, prices: Mapping[str, Price] | None = 
         try:
             reply = llm.complete([{"role": "user", "content": prompt}], schema=JudgeReply, temperature=0.0)
         except LLMError as exc:
-            spent = spent + exc.usage
+            spent = spent + billed_usage(exc.usage)
             continue
         judged += 1
-        spent = spent + reply.usage
+        spent = spent + billed_usage(reply.usage)
         verdict: JudgeReply = reply.parsed
         # the judge's verdict goes on the link it names, else on the claim's best one (its level then still reads)
         target = next((ln for ln in candidates if ln.snippet_id == verdict.snippet_id), candidates[0])
         links[links.index(target)] = dataclasses.replace(target, judge_level=verdict.level, judge_why=verdict.why)
-    cost = cost_of(llm.model_name, billed_usage(spent), prices or {})
+    cost = cost_of(llm.model_name, spent, prices or {})
     return dataclasses.replace(
         emap, links=links, judge=JudgeCost(cost, round(time.perf_counter() - started, 3), judged)
     )

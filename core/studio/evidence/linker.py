@@ -14,6 +14,8 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 
+import numpy as np
+
 from core.engine.retrieval.dense import default_embedder
 from core.engine.trace import Answer, GeneratedDoc, Retrieval, Run
 from core.studio.evidence.claims import Sentence, claims_of, sentences, without_citations
@@ -28,7 +30,10 @@ PARTLY = 0.45  # and for "partly"
 WORD_FLOOR = 0.5  # "supported" also needs half the claim's own words in the span: meaning alone is not evidence
 MEANING = 0.5  # weight of the embedder's cosine in the combined score; the rest is the share of words found
 WINDOW = 2  # a span is one or two consecutive sentences of a document
-CACHE_SIZE = 64
+CACHE_SIZE = 64  # evidence maps kept in memory
+VECTOR_CACHE = 20_000  # texts whose vectors are kept
+DOCS_PER_CLAIM = 6
+WINDOWS_PER_DOC = 2
 
 
 @dataclass(frozen=True)
@@ -83,14 +88,19 @@ def _own_words(claim: Claim, question_words: set[str]) -> list[str]:
     return own if len(own) >= 2 else words
 
 
-def _level(score: float, word_share: float, numbers_missing: bool) -> Level:
-    if score >= SUPPORTED and word_share >= WORD_FLOOR and not numbers_missing:
+def _level(score: float, word_share: float, numbers_missing: bool, restates: bool) -> Level:
+    """A claim that restates the case (the patient's own findings) is never "supported": a document speaks of
+    patients in general, so at most it says the same kind of thing."""
+    if score >= SUPPORTED and word_share >= WORD_FLOOR and not numbers_missing and not restates:
         return "supported"
     return "partly" if score >= PARTLY else "not_found"
 
 
-def _why(level: Level, found: list[str], missing: list[str], cosine: float, numbers_missing: set[str]) -> str:
-    parts = [f"meaning similarity {cosine:.2f}"]
+def _why(
+    level: Level, found: list[str], missing: list[str], cosine: float, numbers_missing: set[str], restates: bool
+) -> str:
+    parts = ["it restates the case, which no document can attest"] if restates else []
+    parts.append(f"meaning similarity {cosine:.2f}")
     if found:
         parts.append("shares " + ", ".join(f"“{w}”" for w in found[:6]))
     if missing and level != "supported":
@@ -100,52 +110,87 @@ def _why(level: Level, found: list[str], missing: list[str], cosine: float, numb
     return "; ".join(parts)
 
 
+def _share(own: list[str], words: set[str]) -> float:
+    return sum(w in words for w in own) / len(own) if own else 0.0
+
+
 def link(run: Run, claims: list[Claim], documents: dict[str, Document]) -> list[SupportLink]:
-    """The links of ``claims`` into ``documents``: for each pair, the best window and its level; a pair below
-    "partly" is kept only as its claim's best candidate. A sentence of a generated document is never linked to
-    that same document."""
+    """The links of ``claims`` into ``documents``. The words pick each claim's candidates first (its
+    ``DOCS_PER_CLAIM`` documents sharing most of its words, in each the ``WINDOWS_PER_DOC`` windows sharing most),
+    and only those are embedded: a run can hold hundreds of documents, and embedding every sentence of them would
+    take minutes on two cores. For each candidate pair the best window gives the span and the level; a pair below
+    "partly" is kept only as its claim's best candidate. A sentence of a generated document is never linked to that
+    same document."""
     windows = [w for d in documents.values() for w in _windows(d)]
     if not claims or not windows:
         return []
     question_words = set(content_words(run.question))
-    vectors = default_embedder().encode(
-        [without_citations(c.text) for c in claims] + [w.text for w in windows], stage="evidence"
-    )
-    cosines = vectors[: len(claims)] @ vectors[len(claims) :].T
     window_words = [set(content_words(w.text)) for w in windows]
-    window_numbers = [numbers(w.text) for w in windows]
     by_doc: dict[str, list[int]] = {}
     for i, w in enumerate(windows):
         by_doc.setdefault(w.doc, []).append(i)
+    owns = [_own_words(c, question_words) for c in claims]
+    chosen: list[dict[str, list[int]]] = []  # per claim: document -> its candidate windows
+    for claim, own in zip(claims, owns):
+        shares = {doc: sorted(rows, key=lambda wi: -_share(own, window_words[wi])) for doc, rows in by_doc.items()}
+        best = sorted(
+            (doc for doc in shares if doc != claim.generated_doc and _share(own, window_words[shares[doc][0]]) > 0),
+            key=lambda doc: -_share(own, window_words[shares[doc][0]]),
+        )[:DOCS_PER_CLAIM]
+        chosen.append({doc: shares[doc][:WINDOWS_PER_DOC] for doc in best})
+    rows = sorted({wi for picks in chosen for wis in picks.values() for wi in wis})
+    vectors = embed([without_citations(c.text) for c in claims] + [windows[wi].text for wi in rows])
+    column = {wi: len(claims) + n for n, wi in enumerate(rows)}
     links: list[SupportLink] = []
-    for ci, claim in enumerate(claims):
-        own = _own_words(claim, question_words)
+    for ci, (claim, own) in enumerate(zip(claims, owns)):
         claim_numbers = numbers(without_citations(claim.text)) - numbers(run.question)
         candidates = []
-        for doc_id, rows in by_doc.items():
-            if doc_id == claim.generated_doc:
-                continue
-            best = None
-            for wi in rows:
-                share = sum(w in window_words[wi] for w in own) / len(own) if own else 0.0
-                score = MEANING * float(cosines[ci, wi]) + (1 - MEANING) * share
-                if best is None or score > best[0]:
-                    best = (score, wi, share)
-            score, wi, share = best
-            missing_numbers = claim_numbers - window_numbers[wi]
-            level = _level(score, share, bool(missing_numbers))
+        for doc_id, wis in chosen[ci].items():
+            score, wi = max(
+                (MEANING * float(vectors[ci] @ vectors[column[w]]) + (1 - MEANING) * _share(own, window_words[w]), w)
+                for w in wis
+            )
+            cosine = float(vectors[ci] @ vectors[column[wi]])
+            share = _share(own, window_words[wi])
+            missing_numbers = claim_numbers - numbers(windows[wi].text)
+            level = _level(score, share, bool(missing_numbers), claim.restates_question)
             found = [w for w in own if w in window_words[wi]]
             lost = [w for w in own if w not in window_words[wi]]
-            why = _why(level, found, lost, float(cosines[ci, wi]), missing_numbers)
-            w = windows[wi]
             doc = documents[doc_id]
             candidates.append(
-                SupportLink(claim.id, doc_id, (w.start, w.end), level, why, doc.source, round(float(score), 3))
+                SupportLink(
+                    claim.id,
+                    doc_id,
+                    (windows[wi].start, windows[wi].end),
+                    level,
+                    _why(level, found, lost, cosine, missing_numbers, claim.restates_question),
+                    doc.source,
+                    round(score, 3),
+                )
             )
         candidates.sort(key=lambda ln: -ln.score)
         kept = [ln for ln in candidates if ln.level != "not_found"]
         links.extend(kept or candidates[:1])
     return links
+
+
+_vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # text -> its vector: a case's runs share their documents
+_vectors_lock = threading.Lock()
+
+
+def embed(texts: list[str]) -> np.ndarray:
+    """The texts' vectors from the shipped embedder (the instance retrieval loaded), each text encoded once per
+    process."""
+    with _vectors_lock:
+        missing = list(dict.fromkeys(t for t in texts if t not in _vectors))
+    if missing:
+        fresh = default_embedder().encode(missing, stage="evidence")
+        with _vectors_lock:
+            _vectors.update(zip(missing, fresh))
+            while len(_vectors) > VECTOR_CACHE:
+                _vectors.popitem(last=False)
+    with _vectors_lock:
+        return np.stack([_vectors[t] for t in texts]) if texts else np.empty((0, default_embedder().dim))
 
 
 _cache: OrderedDict[tuple[str, str, int], EvidenceMap] = OrderedDict()
