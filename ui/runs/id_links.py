@@ -67,7 +67,3 @@ def linked(text: str, evidence: Evidence | None) -> str:
     parts = pattern.split(text)  # text, id, text, id, ..., text
     return "".join(id_chip(part, evidence) if i % 2 else md(part) for i, part in enumerate(parts))
 
-
-def has_ids(text: str, evidence: Evidence | None) -> bool:
-    pattern = _pattern(known(evidence)) if evidence is not None else None
-    return bool(pattern and pattern.search(text))
