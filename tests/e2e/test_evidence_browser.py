@@ -47,7 +47,8 @@ def test_an_arbiters_id_opens_its_card_and_a_cut_rationale_says_so(page, app):
         expect(note).to_be_visible()  # under the answer card's rationale, which ends "…The centre can reo"
         expect(page.get_by_text("The centre can reo …").first).to_be_visible()
         shot(page, "cut_note", width, note)
-        chip = page.locator('.idref[data-doc="tp-stemi-n2"]').first  # "[tp-stemi-k1, tp-stemi-n2]" in a column
+        supporting = page.locator("li", has_text="Blood pressure is 138/84 mmHg").last  # the A-Agent's column
+        chip = supporting.locator('.idref[data-doc="tp-stemi-n2"]')  # "[tp-stemi-k1, tp-stemi-n2]" there
         expect(chip.locator(".idnum")).to_have_text("#13")  # the number its card carries
         expect(chip.locator(".idpop")).to_be_hidden()
         chip.click()
@@ -69,7 +70,7 @@ def test_attribution_mode_judges_a_claim_against_a_snippet_blind(page, app):
             page.get_by_role("button", name="Start labelling").click()
             page.get_by_text("Labelling as ann").wait_for()
             settle(page)
-        page.get_by_role("button", name="Attribution: a snippet for a claim of an answer").click()
+        page.get_by_text("Attribution: a snippet for a claim of an answer", exact=True).click()
         settle(page)
         first = page.locator('[class*="st-key-attr-pair-1"]')
         expect(first.locator(".claim-judge")).to_be_visible()
