@@ -43,8 +43,9 @@ def test_pairs_are_judged_blind_and_each_label_is_saved_at_once(stemi):
     at = attribution("ann")
     shown = "\n".join(m.value for m in at.markdown)
     assert "Claim 1" in shown and 'class="snip judge"' in shown
-    for hidden in ("SEMA", "MASS", "sema", "mass", "supported", "not found", "tp-stemi-"):  # no method, verdict or id
-        assert hidden not in shown
+    hidden = ("SEMA", "MASS", "sema", "mass", "Summarizer", "A-Agent", "arbiter", "supported", "not found", "tp-stemi-")
+    for word in hidden:  # no method, agent, linker verdict or id
+        assert word not in shown
     radios(at)[0].set_value("supports").run()
     radios(at)[1].set_value("no").run()
     note = next(

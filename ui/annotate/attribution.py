@@ -16,10 +16,11 @@ from ui.annotate.question_names import question_name
 from ui.annotate.review import agreement_view
 from ui.common import access, keys, state
 from ui.common.annotator import label_store
-from ui.common.text import esc, md
+from ui.common.text import esc
 
 PAGE = 6  # pairs a page
 WORDS = list(ATTRIBUTION.values())  # supports, partly, no
+ORIGINS = {"answer": "the final answer", "rationale": "the answer's reasoning", "finding": "a finding on the way"}
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -52,7 +53,7 @@ def _save(pair: Pair, annotator: str) -> None:
 
 def _pair(pair: Pair, number: int, annotator: str, mine: dict[tuple[str, str, str], tuple[int, str]]) -> None:
     with st.container(border=True, key=f"attr-pair-{number}"):
-        st.markdown(f"**Claim {number}** :gray[· {md(pair.claim.section)}]")
+        st.markdown(f"**Claim {number}** :gray[· {ORIGINS[pair.claim.origin]}]")  # not its section: that names agents
         st.markdown(f'<div class="claim-judge">{esc(pair.claim.text)}</div>', unsafe_allow_html=True)
         title = pair.document.title if pair.document.source == "retrieved" else "A document the method wrote"
         st.markdown(

@@ -66,4 +66,3 @@ def linked(text: str, evidence: Evidence | None) -> str:
         return md(text)
     parts = pattern.split(text)  # text, id, text, id, ..., text
     return "".join(id_chip(part, evidence) if i % 2 else md(part) for i, part in enumerate(parts))
-
