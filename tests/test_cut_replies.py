@@ -8,7 +8,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.engine.llm import LLM, Endpoint
-from core.engine.methods.answer import REASONING_CHARS, reasoning_cut
+from core.engine.methods.answer import REASONING_CHARS
+from core.engine.methods.bounds import char_bounds, stopped_at
 from core.engine.methods.contract import RunContext
 from core.engine.trace import AgentMessage, Answer, Event, Run, Usage
 from tests.fake_endpoint import FakeEndpoint, streams
@@ -36,10 +37,10 @@ def test_a_call_the_token_budget_ended_is_marked_in_the_trace(finish_reason, cut
 
 
 def test_a_reasoning_at_the_grammars_bound_is_cut_only_mid_sentence():
-    stopped = (WORDS * 10)[:REASONING_CHARS]
-    assert reasoning_cut(stopped) and not stopped.endswith(".")
-    assert not reasoning_cut(stopped.rsplit(".", 1)[0] + ".")  # as long, but its last sentence ended
-    assert not reasoning_cut(WORDS)  # short and unfinished-looking is not the bound's doing
+    stopped, bounds = (WORDS * 10)[:REASONING_CHARS], char_bounds("cot")
+    assert REASONING_CHARS in bounds and stopped_at(stopped, bounds) == REASONING_CHARS
+    assert stopped_at(stopped.rsplit(".", 1)[0] + ".", bounds) is None  # as long, but its last sentence ended
+    assert stopped_at(WORDS, bounds) is None  # short and unfinished-looking is not the bound's doing
 
 
 def answered(rationale: str, last_call_cut: bool = False) -> Run:
@@ -80,7 +81,7 @@ def card(run: Run) -> AppTest:
 @pytest.mark.parametrize(
     ("run", "note", "notes"),
     [
-        (answered((WORDS * 10)[:REASONING_CHARS]), "The reasoning stops at the 600 characters", 1),
+        (answered((WORDS * 10)[:REASONING_CHARS]), "stops mid-sentence at 600 characters", 1),
         (answered("Insulin is made by the beta cel", last_call_cut=True), "Cut off by its token budget", 2),
         (answered(WORDS), None, 0),
     ],

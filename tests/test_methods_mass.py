@@ -125,7 +125,30 @@ def test_single_view_ablation():
     assert not events(run, "verdict") and len(llm.calls) == 2
     schema = llm.calls[-1]["schema"].model_json_schema()
     assert schema["properties"]["followed_view"]["enum"] == ["Reasoner", "combined"]
-    assert run.answer.cited == []  # the synthesis cited none of the documents the Reasoner rests on
+    # the synthesis named none of the documents the Reasoner rests on: the answer cites the followed view's
+    assert run.answer.cited == ["teaching-3"] and "it named no document" in run.answer.note
+
+
+def test_an_answer_that_names_no_document_cites_the_views_it_followed():
+    llm = scripted().on(
+        "You are the Synthesis Agent.",
+        {"reasoning": "The views agree on B.", "answer": "B", "cited_ids": [], "followed_view": "combined"},
+    )
+    llm.rules.insert(0, llm.rules.pop())  # the first matching rule wins
+    run = execute("mass", MC, llm=llm, retriever=ListRetriever(make_hits(5)))
+
+    # every view's documents, in view order: the Summarizer's, the Extractor's that were verbatim, the Reasoner's
+    assert run.status == "ok" and run.answer.cited == ["teaching-1", "teaching-4", "teaching-0", "teaching-3"]
+
+
+def test_a_quote_that_is_not_verbatim_is_flagged_in_full():
+    long = "fact number 2 about disease 2 " * 3 + "and some words the document never had"
+    llm = scripted().on("You are the Extractor.", {"spans": [{"doc_id": "teaching-2", "text": long}]})
+    llm.rules.insert(0, llm.rules.pop())
+    run = execute("mass", MC, llm=llm, retriever=ListRetriever(make_hits(5)))
+
+    [item] = events(run, "verdict")[0].payload.items
+    assert not item.keep and "the document never had" in item.reason and "…" not in item.reason
 
 
 def test_a_reply_that_never_parses_ends_in_an_error_event_with_the_trace_kept():

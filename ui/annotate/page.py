@@ -14,6 +14,7 @@ from core.studio.eval.results import evaluated_datasets
 from core.studio.labels import PoolQuestion, RunFilter, collect, resolve
 from core.studio.labels.pool import day_start
 from core.studio.labels.progress import TARGET_ANNOTATORS, progress, waiting_on_others
+from ui.annotate.attribution import agreement_attribution, judge_attribution
 from ui.annotate.exchange import exchange
 from ui.annotate.judge import judge
 from ui.annotate.metrics import metrics_view, settings_form
@@ -27,6 +28,10 @@ from ui.runs.question_form import teaching_cases
 
 GUIDELINES = REPO_ROOT / "docs" / "annotation_guidelines.md"
 STYLE = REPO_ROOT / "assets" / "annotate.css"
+MODES = {
+    "relevance": "Relevance: a passage for its question",
+    "attribution": "Attribution: a snippet for a claim of an answer",
+}
 SOURCES = {"all": "All runs", "teaching": "Teaching-pack cases", "eval": "An evaluation's runs"}
 
 
@@ -109,6 +114,19 @@ def _judge_tab(questions: list[PoolQuestion], annotator: str, target: int) -> No
     judge(by_id[qid], annotator, open_mode, target)
 
 
+def attribution_mode(questions: list[PoolQuestion], annotator: str | None) -> None:
+    judging, agreement = st.tabs(["Judge claims", "Agreement"], key="annotate.attr.view", on_change="rerun")
+    if judging.open:
+        with judging:
+            if annotator:
+                judge_attribution(questions, annotator)
+            else:
+                st.info("Type your name above to start judging.")
+    if agreement.open:
+        with agreement:
+            agreement_attribution(questions)
+
+
 def page() -> None:
     header(
         "Annotate",
@@ -123,6 +141,12 @@ def page() -> None:
     questions = collect(state.store().path, flt)
     if not questions:
         st.info("No saved run matches this queue. Runs appear here once Ask, Compare or an evaluation saves them.")
+        return
+    mode = st.segmented_control(
+        "What to judge", list(MODES), format_func=MODES.get, default="relevance", key=keys.ANNOTATE_MODE
+    )
+    if mode == "attribution":
+        attribution_mode(questions, annotator)
         return
     # only the open tab is computed (switching tabs reruns), so each shows the labels as they are now
     judging, agreement, metrics, files = st.tabs(

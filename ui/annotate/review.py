@@ -6,7 +6,7 @@ import streamlit as st
 
 from core.studio.access import Action
 from core.studio.labels import GRADES, Label, LabelError, PoolQuestion
-from core.studio.labels.agreement import Agreement, alpha, fleiss, pairwise
+from core.studio.labels.agreement import Agreement, Judged, alpha, fleiss, pairwise
 from core.studio.labels.review import Conflict, conflicts, judged_items
 from ui.annotate.question_names import question_name
 from ui.common import access, keys
@@ -25,7 +25,11 @@ def _interval(a: Agreement) -> str:
 
 
 def agreement_table(questions: list[PoolQuestion]) -> None:
-    judged = judged_items(questions, label_store().labels([q.question_id for q in questions]))
+    agreement_view(judged_items(questions, label_store().labels([q.question_id for q in questions])), "snippets")
+
+
+def agreement_view(judged: Judged, unit: str) -> None:
+    """The agreement figures over ``judged`` (relevance: snippets; attribution: claim × snippet pairs)."""
     annotators = sorted({a for grades in judged.values() for a in grades})
     if len(annotators) < 2:
         st.info(
@@ -35,8 +39,8 @@ def agreement_table(questions: list[PoolQuestion]) -> None:
         return
     pairs = pairwise(judged)
     st.markdown(
-        "**Linear-weighted Cohen's kappa per pair** (scikit-learn), on the snippets both judged; "
-        "95% bootstrap interval over those snippets."
+        f"**Linear-weighted Cohen's kappa per pair** (scikit-learn), on the {unit} both judged; "
+        f"95% bootstrap interval over those {unit}."
     )
     st.dataframe(
         [
@@ -51,7 +55,7 @@ def agreement_table(questions: list[PoolQuestion]) -> None:
             for a in pairs
         ],
         hide_index=True,
-        key="annotate.kappa",
+        key=f"annotate.kappa.{unit}",
     )
     many = [a for a in (fleiss(judged), alpha(judged)) if a is not None]
     if many:
@@ -60,8 +64,8 @@ def agreement_table(questions: list[PoolQuestion]) -> None:
             + " · ".join(f"{md(a.name)} {_value(a)} (n={a.n}{', ' + md(a.why) if a.why else ''})" for a in many)
         )
         st.caption(
-            "Fleiss' kappa (statsmodels) on the snippets every annotator judged; Krippendorff's alpha "
-            "(ordinal, `krippendorff`) on every snippet two or more judged."
+            f"Fleiss' kappa (statsmodels) on the {unit} every annotator judged; Krippendorff's alpha "
+            f"(ordinal, `krippendorff`) on every one of the {unit} two or more judged."
         )
 
 

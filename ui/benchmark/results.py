@@ -5,6 +5,7 @@ side by side (Compare)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from typing import Any
 from urllib.parse import quote
 
@@ -12,15 +13,17 @@ import streamlit as st
 
 from core.studio.eval import BenchItem
 from core.studio.eval.answers import answer_shares, leans_found
-from core.studio.eval.report import ACCURACY_NOTE, ALL, pairwise, summarize
+from core.studio.eval.citations import CITATION_NOTE, citations_of
+from core.studio.eval.report import ACCURACY_NOTE, ALL, pairwise, rate_text, summarize
 from core.studio.eval.results import ItemResult
 from core.studio.eval.stats import overall_reading
 from ui.benchmark.money import MONEY, money_plot
 from ui.benchmark.plots import COSTS, accuracy_figure, cost_figure, mcnemar_figure
-from ui.common import keys
+from ui.common import keys, state
 from ui.common.text import short
 
 Label = Callable[[str], str]
+CITATIONS = ("citation_precision", "citation_recall")
 
 
 def _keyed(name: str, options: list[str]) -> str:
@@ -59,6 +62,7 @@ def _table(summary: list[dict[str, Any]], label: Label) -> dict[str, Any] | None
             "retrievals": s["mean_retrievals"],
             "tokens": s["mean_tokens"],
             "seconds": s["mean_seconds"],
+            **({k: rate_text(s, k) for k in CITATIONS} if CITATIONS[0] in s else {}),
         }
         for s in summary
     ]
@@ -83,7 +87,7 @@ def _table(summary: list[dict[str, Any]], label: Label) -> dict[str, Any] | None
             "seconds": st.column_config.NumberColumn("seconds", help="mean per question", format="%.1f"),
         },
     )
-    st.caption(ACCURACY_NOTE)
+    st.caption(ACCURACY_NOTE + (f" {CITATION_NOTE}" if summary and CITATIONS[0] in summary[0] else ""))
     if st.session_state.get(keys.BENCH_CELL) not in cells:
         st.session_state[keys.BENCH_CELL] = None
     picked = st.selectbox(
@@ -182,7 +186,13 @@ def results(rows: list[ItemResult], items: list[BenchItem], label: Label) -> Non
             "ran before (the command line's results count too)."
         )
         return
-    summary = summarize(rows)
+    cite = st.toggle(
+        "Citation precision and recall",
+        key="bench.citations",
+        help="Links every finished run's claims to the snippets it cites, offline (seconds a run).",
+    )
+    with st.spinner("Linking each run's claims to its citations…") if cite else nullcontext():
+        summary = summarize(rows, citations_of(state.store(), [r.run_id for r in rows]) if cite else None)
     arms = list(dict.fromkeys(r.arm for r in rows))
     cell = _table(summary, label)
     if cell is not None:

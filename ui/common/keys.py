@@ -65,6 +65,9 @@ form_text = _family("{}.text")  # (form): the question's text (a kept text area)
 form_format = _family("{}.format")  # (form): multiple choice or free text (a kept radio)
 
 trace_label = _family("labels-{}-{}-{}")  # (form, run id, snippet id): my grade on a trace's labels tab
+evidence_on = _family(
+    "{}.evidence"
+)  # (run view key): whether a run's claims and their evidence are shown (runs/evidence_view)
 problem_of = _family("{}.problem")  # (grade widget): why its value was not saved, shown under it once
 
 # -- Explore, Compare, History ---------------------------------------------------------------------------------------
@@ -88,6 +91,10 @@ ANNOTATE_RELEVANT = "annotate.relevant"  # the grade that counts as relevant (Me
 ADJUDICATION_PAGE = "annotate.adjudication_page"  # the first disputed snippet of the page shown (its selectbox)
 annotate_note = _family("annotate.note.{}.{}")  # (question id, pool id): the note beside one snippet's grades
 final_grade = _family("annotate.final.{}.{}")  # (question id, pool id): the adjudicated grade of a disputed snippet
+ANNOTATE_MODE = "annotate.mode"  # what is judged: "relevance" (a snippet for its question) or "attribution"
+ATTRIBUTION_PROBLEM = "annotate.attribution.problem"  # why the last attribution label was not saved
+attribution_grade = _family("annotate.attr.{}.{}.{}")  # (run id, claim id, snippet id): one pair's radio
+attribution_note = _family("annotate.attrnote.{}.{}.{}")  # (run id, claim id, snippet id): the note beside it
 
 # -- Benchmark -------------------------------------------------------------------------------------------------------
 
@@ -107,6 +114,7 @@ BENCH_GROUP = "bench.group"  # a group of presets clicked, added to the presets 
 
 WORKSHOP_PICKS = "workshop.picks"  # {run id: option} this solo viewer predicted
 WORKSHOP_TRUST = "workshop.trust"  # snippet ids this solo viewer trusts
+WORKSHOP_CARRIER = "workshop.carrier"  # the snippet id this solo viewer predicts carried the answer
 WORKSHOP_WHATIF = "workshop.whatif"  # the run id of the what-if re-run this tab shows
 WHATIF_PANEL = "workshop.whatif"  # the prefix of the what-if panel's widgets (its .drop, .pin, .go)
 WORKSHOP_PLAYER = "workshop.player"  # the solo replay's Player (step, playing, speed)
@@ -128,6 +136,7 @@ prediction = _family("{}.pick.{}")  # (controls, run id): the option picked for 
 # (controls): the snippets marked trusted (its pills): one widget for every step, so a tap made on a step the page
 # has just redrawn past reaches a widget the server still draws, and the next tap keeps it
 trusted = _family("{}.trust")
+carrier = _family("{}.carrier.{}")  # (controls, step): the snippet predicted to carry the answer (its pills)
 
 # -- Settings --------------------------------------------------------------------------------------------------------
 

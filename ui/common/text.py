@@ -20,3 +20,15 @@ def esc(text: str) -> str:
 def short(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def folded(items: list[str]) -> list[tuple[str, int]]:
+    """Each distinct line once, in the order it first came, with how many times it came (ignoring spacing and
+    case, as a model that repeats itself rarely repeats the spacing too)."""
+    counts: dict[str, int] = {}
+    first: dict[str, str] = {}
+    for item in items:
+        key = " ".join(item.split()).casefold()
+        counts[key] = counts.get(key, 0) + 1
+        first.setdefault(key, item)
+    return [(first[k], n) for k, n in counts.items()]

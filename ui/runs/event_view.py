@@ -3,9 +3,12 @@ a report, the answer or an error."""
 
 from __future__ import annotations
 
+import re
+
 import streamlit as st
 
 from core.engine.llm.ladder import TEXT_MODE
+from core.engine.methods.quotes import quote_of, verbatim_prefix
 from core.engine.trace import (
     AgentMessage,
     Answer,
@@ -19,8 +22,11 @@ from core.engine.trace import (
     Sufficiency,
     Usage,
     Verdict,
+    VerdictItem,
 )
-from ui.common.text import esc, md, short
+from ui.common.text import esc, folded, md
+from ui.runs.cuts import BUDGET, clipped, cut_note, cut_suffix
+from ui.runs.id_links import id_chip, linked
 from ui.runs.reply_fields import reply_fields
 from ui.runs.snippet_cards import Evidence, cards, is_budget_cut, snippet_card, verdict_tag
 from ui.runs.step_lines import reading_text
@@ -63,9 +69,6 @@ def usage_text(usage: Usage) -> str:
     return " · ".join(parts)
 
 
-CUT_NOTE = ":material/content_cut: Cut off by its token budget (Max tokens): the model had not finished this reply."
-
-
 def shortfall_note(short: Shortfall) -> str:
     """A list the model wrote shorter than asked, which the run used as written."""
     said = short.text[:1].upper() + short.text[1:]
@@ -83,7 +86,7 @@ def is_raw_report(event: Event, stage_events: list[Event]) -> bool:
     )
 
 
-def agent_message(event: Event, p: AgentMessage, *, folded: bool = False) -> None:
+def agent_message(event: Event, p: AgentMessage, evidence: Evidence, *, fold: bool = False) -> None:
     avatar, colour = role_style(p.role, event.agent)
     with st.chat_message(event.agent, avatar=avatar):
         turn = f" · turn {p.turn}" if p.turn is not None else ""
@@ -95,18 +98,27 @@ def agent_message(event: Event, p: AgentMessage, *, folded: bool = False) -> Non
         if p.reasoning:
             with st.expander("The reasoning the model showed before its reply"):
                 st.markdown(md(p.reasoning))
-        if folded:
+        if fold:
             st.caption("Wrote the report drawn below.")
         elif p.data:
-            reply_fields(p.data)
+            reply_fields(p.data, evidence)
         else:
-            st.markdown(md(p.text) or ":gray[(empty reply)]")
+            note = cut_note(p.text, evidence.bounds)
+            st.markdown(
+                linked(p.text, evidence) + (" …" if note else "") or ":gray[(empty reply)]", unsafe_allow_html=True
+            )
+            if note and not p.cut:
+                st.caption(note)
         if p.cut:
-            st.caption(CUT_NOTE)
+            st.caption(BUDGET)
         for short in p.shortfalls:
             st.caption(shortfall_note(short))
         for note in p.notes:
             st.caption(f":material/info: {md(note)}")
+
+
+QUERY_CHARS = 200  # a retrieval's query on its one line
+ANSWER_CHARS = 300  # the answer's text on the trace's last line
 
 
 def _retrieval(event: Event, p: Retrieval, evidence: Evidence) -> None:
@@ -117,11 +129,33 @@ def _retrieval(event: Event, p: Retrieval, evidence: Evidence) -> None:
     st.markdown(
         f":material/library_books: **{md(event.agent)}** retrieved **{len(p.hits)}** snippets "
         f"({md(p.retriever)}{round_}, {md(', '.join(corpora) or 'no corpus')}) for: "
-        f"{md(short(p.query, 200))} :gray[· {usage_text(event.usage)}{md(teach)}]"
+        f"{clipped(p.query, QUERY_CHARS, 'at the top of the snippets below')} "
+        f":gray[· {usage_text(event.usage)}{md(teach)}]"
     )
     if p.hits:
         with st.expander(f"The {len(p.hits)} snippets, best first"):
+            if len(p.query) > QUERY_CHARS:
+                st.markdown(f"**The query in full:** {md(p.query)}")
             cards([snippet_card(h, evidence) for h in p.hits])
+
+
+NOT_VERBATIM = re.compile(r'^"(?P<quote>.*?)(?:…)?" not verbatim in (?P<doc>.+)$', re.S)
+
+
+def _why(item: VerdictItem, evidence: Evidence) -> str:
+    """A verdict's reason as HTML. A quote found not to be verbatim is shown whole (the reason may hold it shortened,
+    which would hide the words that failed), the words from where the document stops saying it marked."""
+    failed = NOT_VERBATIM.match(item.reason) if not item.keep else None
+    doc = evidence.hits.get(item.doc_id)
+    if failed is None or doc is None:
+        return esc(item.reason)
+    start = failed["quote"]
+    quote = next((q for q in map(quote_of, evidence.quoted.get(item.doc_id, [])) if q.startswith(start)), start)
+    found = verbatim_prefix(quote, f"{doc.title}\n{doc.text}")
+    return (
+        f'"{esc(quote[:found])}<span class="unverified">{esc(quote[found:])}</span>" not verbatim in '
+        f"{esc(failed['doc'])}: the marked words are not the document's"
+    )
 
 
 def _verdict(event: Event, p: Verdict, evidence: Evidence) -> None:
@@ -133,9 +167,10 @@ def _verdict(event: Event, p: Verdict, evidence: Evidence) -> None:
     for item in p.items:
         doc = evidence.hits.get(item.doc_id)
         name = doc.title if doc and doc.title else item.doc_id
-        why = "" if is_budget_cut(item) else f'<span class="why">{esc(item.reason)}</span>'
+        why = "" if is_budget_cut(item) else f'<span class="why">{_why(item, evidence)}</span>'
         rows.append(
-            f'<div class="row">{verdict_tag(item, item.doc_id in evidence.generated)}<b>{esc(name)}</b>{why}</div>'
+            f'<div class="row">{verdict_tag(item, item.doc_id in evidence.generated)}{id_chip(item.doc_id, evidence)}'
+            f"<b>{esc(name)}</b>{why}</div>"
         )
     if rows:
         st.markdown(f'<div class="verdicts">{"".join(rows)}</div>', unsafe_allow_html=True)
@@ -156,8 +191,14 @@ def _sufficiency(p: Sufficiency) -> None:
     )
 
 
-def _report(event: Event, p: Report) -> None:
-    st.markdown(f":material/balance: **{md(event.agent)}** report" + (f": {md(p.summary)}" if p.summary else ""))
+def _line(text: str, evidence: Evidence) -> str:
+    """A text of the trace inline: its ids linked to their cards, and a note when a bound cut it."""
+    return linked(text, evidence) + cut_suffix(text, evidence.bounds)
+
+
+def _report(event: Event, p: Report, evidence: Evidence) -> None:
+    summary = f": {_line(p.summary, evidence)}" if p.summary else ""
+    st.markdown(f":material/balance: **{md(event.agent)}** report{summary}", unsafe_allow_html=True)
     columns = st.columns(3)
     for column, (title, colour, items) in zip(
         columns,
@@ -165,14 +206,18 @@ def _report(event: Event, p: Report) -> None:
     ):
         with column:
             st.markdown(f":{colour}-badge[{title} · {len(items)}]")
-            st.markdown("\n".join(f"- {md(i)}" for i in items) or ":gray[none]")
+            lines = [
+                f"- {_line(item, evidence)}" + (f" :orange-badge[×{n}, repeated]" if n > 1 else "")
+                for item, n in folded(items)
+            ]
+            st.markdown("\n".join(lines) or ":gray[none]", unsafe_allow_html=True)
 
 
-def render_event(event: Event, evidence: Evidence, *, folded: bool = False) -> None:
+def render_event(event: Event, evidence: Evidence, *, fold: bool = False) -> None:
     p = event.payload
     match p:
         case AgentMessage():
-            agent_message(event, p, folded=folded)
+            agent_message(event, p, evidence, fold=fold)
         case Query():
             purpose = f" ({md(p.purpose)})" if p.purpose else ""
             st.markdown(
@@ -188,9 +233,15 @@ def render_event(event: Event, evidence: Evidence, *, folded: bool = False) -> N
         case Sufficiency():
             _sufficiency(p)
         case Report():
-            _report(event, p)
+            _report(event, p, evidence)
         case Answer():
             choice = f"**{md(p.choice)}** · " if p.choice else ""
-            st.markdown(f":material/check_circle: **Final answer:** {choice}{md(short(p.text, 300))}")
+            text = clipped(p.text, ANSWER_CHARS, "in the answer card at the top")
+            cited = " ".join(id_chip(i, evidence) for i in dict.fromkeys(p.cited))
+            st.markdown(
+                f":material/check_circle: **Final answer:** {choice}{text}"
+                + (f" :gray[· cites] {cited}" if cited else " :gray[· cites no document]"),
+                unsafe_allow_html=True,
+            )
         case Error():
             st.error(f"{p.error_type or 'Error'}: {p.message}")

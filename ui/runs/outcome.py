@@ -5,19 +5,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.engine.methods.answer import REASONING_CHARS, reasoning_cut
 from core.engine.trace import AgentMessage, Error, Run
 from core.studio.consistency import check_answer
 from ui.common.text import esc, md
-from ui.runs.event_view import CUT_NOTE
+from ui.runs.cuts import cut_note
+from ui.runs.id_links import linked
 from ui.runs.money import cost_line
 from ui.runs.snippet_cards import Evidence, cards, doc_card
 from ui.runs.teaching_view import case_line
 
-REASONING_CUT = (
-    f":material/content_cut: The reasoning stops at the {REASONING_CHARS} characters the reply format "
-    "allows it: the model had more to say."
-)
 NOT_FINISHED = (
     "**Not finished:** this run is still going in another session or process, or that process ended before the run did."
 )
@@ -71,9 +67,9 @@ def render_outcome(run: Run, evidence: Evidence, key: str) -> None:
         st.markdown(f'<div class="answer-line">{letter}{esc(answer.text)}</div>', unsafe_allow_html=True)
         if mismatch:
             st.warning(mismatch.message(run.options), icon=":material/rule:")
-        cut = CUT_NOTE if _final_reply_cut(run) else REASONING_CUT if reasoning_cut(answer.rationale) else None
+        cut = cut_note(answer.rationale, evidence.bounds, budget=_final_reply_cut(run))
         if answer.rationale:
-            st.markdown(md(answer.rationale) + (" …" if cut else ""))
+            st.markdown(linked(answer.rationale, evidence) + (" …" if cut else ""), unsafe_allow_html=True)
         if cut:
             st.caption(cut)
         if answer.answer_format and answer.answer_format != "reasoning first":  # the papers' order goes unsaid

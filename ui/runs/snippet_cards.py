@@ -8,17 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import streamlit as st
 
-from core.engine.trace import Answer, Event, GeneratedDoc, Hit, Retrieval, Verdict, VerdictItem
+from core.engine.methods.bounds import char_bounds
+from core.engine.trace import AgentMessage, Answer, Event, GeneratedDoc, Hit, Retrieval, Verdict, VerdictItem
 from core.studio.teaching import PassageMark
 from ui.common.text import esc, short
+from ui.runs.evidence_view import Highlight, card_classes, card_tag, marked_text, quotes
 
 PREVIEW_CHARS = 220
 CITED_TAG = '<span class="tag cited">cited</span>'
 BUDGET_WORDS = "reading budget"  # how methods word a snippet left out because the evidence budget was full
 BUDGET_TAG = "not read: over the reading budget"
+SHORTENED = "shortened here ({shown} of {size:,} characters): click for the whole text"
 
 Marks = Callable[[str], PassageMark | None]
 
@@ -36,10 +40,13 @@ class Evidence:
     verdicts: dict[str, VerdictItem] = field(default_factory=dict)
     cited: list[str] = field(default_factory=list)  # each id once, in the answer's order
     marks: Marks = _no_marks
+    bounds: frozenset[int] = frozenset()  # the method's text bounds, where a text stops if the grammar cut it
+    quoted: dict[str, list[str]] = field(default_factory=dict)  # doc id -> what agents quoted from it, in full
+    highlight: Highlight | None = None  # the run's claims and their links, when shown: cards light with them
 
     @classmethod
-    def of(cls, events: Iterable[Event], marks: Marks = _no_marks) -> Evidence:
-        found = cls(marks=marks)
+    def of(cls, events: Iterable[Event], marks: Marks = _no_marks, method: str = "") -> Evidence:
+        found = cls(marks=marks, bounds=char_bounds(method) if method else frozenset())
         for event in events:
             p = event.payload
             if isinstance(p, Retrieval):
@@ -48,10 +55,44 @@ class Evidence:
             elif isinstance(p, GeneratedDoc):
                 found.generated[p.doc_id] = p
             elif isinstance(p, Verdict):
-                found.verdicts.update({item.doc_id: item for item in p.items})
+                found.verdicts.update(merged(p.items))
             elif isinstance(p, Answer):
                 found.cited = list(dict.fromkeys(p.cited))
+            elif isinstance(p, AgentMessage):
+                for span in _quoted(p.data):
+                    found.quoted.setdefault(span["doc_id"], []).append(span["text"])
         return found
+
+    def number(self, doc_id: str) -> str:
+        """How the cards name a document: a retrieved one by its rank (#13), a generated one as such."""
+        if doc_id in self.hits:
+            return f"#{self.hits[doc_id].rank}"
+        return "generated" if doc_id in self.generated else ""
+
+
+def _quoted(data: dict[str, Any] | None) -> list[dict[str, str]]:
+    """A reply's quotes: the records of its lists that name a document and give a text (an Extractor's spans)."""
+    return [
+        item
+        for value in (data or {}).values()
+        if isinstance(value, list)
+        for item in value
+        if isinstance(item, dict) and isinstance(item.get("doc_id"), str) and isinstance(item.get("text"), str)
+    ]
+
+
+def merged(items: Iterable[VerdictItem]) -> dict[str, VerdictItem]:
+    """One verdict per document from one step: a step that judged a document several times (the Extractor's quotes
+    from it, one verbatim and one not) kept it when it kept any of them, with every reason."""
+    found: dict[str, VerdictItem] = {}
+    for item in items:
+        before = found.get(item.doc_id)
+        if before is None:
+            found[item.doc_id] = item
+            continue
+        keep = before.keep or item.keep
+        found[item.doc_id] = VerdictItem(doc_id=item.doc_id, keep=keep, reason=f"{before.reason}; {item.reason}")
+    return found
 
 
 def is_budget_cut(item: VerdictItem | None) -> bool:
@@ -89,10 +130,14 @@ def mark_note(mark: PassageMark | None) -> str:
     )
 
 
-def _body(text: str) -> str:
+def _body(text: str, full: str) -> str:
+    """The text (``full``: as HTML, its supporting spans marked), folded under a preview when it is long."""
     if len(text) <= PREVIEW_CHARS:
-        return f'<div class="full">{esc(text)}</div>'
-    return f'<details><summary>{esc(short(text, PREVIEW_CHARS))}</summary><div class="full">{esc(text)}</div></details>'
+        return f'<div class="full">{full}</div>'
+    more = f'<span class="more">{SHORTENED.format(shown=PREVIEW_CHARS, size=len(text))}</span>'
+    return (
+        f'<details><summary>{esc(short(text, PREVIEW_CHARS))} {more}</summary><div class="full">{full}</div></details>'
+    )
 
 
 def snippet_card(doc: Hit | GeneratedDoc, evidence: Evidence) -> str:
@@ -105,6 +150,8 @@ def snippet_card(doc: Hit | GeneratedDoc, evidence: Evidence) -> str:
     classes = ["snip"] + (["gen"] if generated else []) + (["cited"] if cited else [])
     classes += ["budget"] if is_budget_cut(verdict) else ["dropped"] if verdict and not verdict.keep else []
     classes += [f"teach-{mark.role}"] if mark else []
+    lit = evidence.highlight
+    classes += card_classes(lit, doc_id)
     if generated:
         head = f'<span class="tag generated">generated</span><span class="title">{esc(doc_id)}</span>'
         meta = f'<div class="snip-gap">fills the gap: {esc(doc.gap)}</div>' if doc.gap else ""
@@ -120,8 +167,8 @@ def snippet_card(doc: Hit | GeneratedDoc, evidence: Evidence) -> str:
         meta = f'<div class="snip-meta">{esc(doc_id)} · {esc(" · ".join(scores))}</div>'
     return (
         f'<div class="{" ".join(classes)}"><div class="snip-head">{head}{mark_tag(mark)}'
-        f"{verdict_tag(verdict, generated)}{CITED_TAG if cited else ''}</div>{meta}{_body(doc.text)}"
-        f"{mark_note(mark)}</div>"
+        f"{verdict_tag(verdict, generated)}{CITED_TAG if cited else ''}{card_tag(lit, doc_id)}</div>{meta}"
+        f"{_body(doc.text, marked_text(lit, doc_id, doc.text))}{quotes(lit, doc_id, doc.text)}{mark_note(mark)}</div>"
     )
 
 

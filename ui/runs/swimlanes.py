@@ -10,6 +10,7 @@ from core.engine.stages import COMMON, by_common_stage
 from core.engine.trace import Event, Run
 from ui.common.text import esc, md
 from ui.runs.cost import wall_usage
+from ui.runs.evidence_view import highlight_for, render_claims
 from ui.runs.outcome import render_outcome
 from ui.runs.snippet_cards import Evidence
 from ui.runs.teaching_view import marks_for
@@ -52,7 +53,9 @@ def cell_summary(events: list[Event]) -> str:
 
 
 def swimlanes(runs: list[Run], *, key: str) -> None:
-    evidence = [Evidence.of(r.events, marks_for(r)) for r in runs]
+    evidence = [Evidence.of(r.events, marks_for(r), r.method) for r in runs]
+    for i, run in enumerate(runs):
+        evidence[i].highlight = highlight_for(run, f"{key}-{i}")
     lanes = [by_common_stage(get(r.method).stages, r.events) for r in runs]
     for column, run in zip(st.columns(len(runs), gap="small"), runs):
         column.markdown(f'<div class="lane-method">{esc(get(run.method).label)}</div>', unsafe_allow_html=True)
@@ -63,6 +66,7 @@ def swimlanes(runs: list[Run], *, key: str) -> None:
             with column:
                 if stage == "answer":
                     render_outcome(run, evidence[i], key=f"{key}-{i}")
+                    render_claims(run, evidence[i].highlight, f"{key}-{i}")
                 st.markdown(cell_summary(events))
                 if events:
                     with st.expander(f"Open the {_plural(len(events), 'step')}"):

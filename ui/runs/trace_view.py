@@ -15,6 +15,7 @@ from core.engine.trace import Answer, Event, Run
 from ui.common.text import esc
 from ui.runs.cost import render_cost, wall_usage
 from ui.runs.event_view import is_raw_report, render_event, usage_text
+from ui.runs.evidence_view import highlight_for, render_claims
 from ui.runs.outcome import render_outcome, render_question, render_totals
 from ui.runs.snippet_cards import Evidence, cards, snippet_card
 from ui.runs.teaching_view import marks_for, reveal
@@ -56,7 +57,7 @@ def render_timeline(events: list[Event], evidence: Evidence, *, key: str = "") -
     for name, group in stages(events):
         stage_head(name, group, stage_anchor(key, name) if key else "")
         for event in group:
-            render_event(event, evidence, folded=is_raw_report(event, group))
+            render_event(event, evidence, fold=is_raw_report(event, group))
 
 
 def render_evidence(evidence: Evidence) -> None:
@@ -95,10 +96,12 @@ def render_run(
     run: Run, *, key: str, show_question: bool = False, upto: int | None = None, reveal_answer: bool = True
 ) -> None:
     run = run_upto(run, upto)
-    evidence = Evidence.of(run.events, marks_for(run))
+    evidence = Evidence.of(run.events, marks_for(run), run.method)
+    evidence.highlight = highlight_for(run, key)
     if show_question:
         render_question(run)
     render_outcome(run, evidence, key)
+    render_claims(run, evidence.highlight, key)
     if reveal_answer and run.answer is not None:
         reveal(run)
     render_totals(run)

@@ -122,6 +122,10 @@ def _trust(chosen_ids: set[str]) -> None:
     st.session_state[keys.WORKSHOP_TRUST] = chosen_ids
 
 
+def _carrier(snippet_id: str | None) -> None:
+    st.session_state[keys.WORKSHOP_CARRIER] = snippet_id
+
+
 def stage(chosen: Chosen, replay: Replay) -> None:
     """The replay, the prediction and, at the end, the reveal; redrawn alone (a fragment) while it plays."""
     p = player(keys.WORKSHOP_PLAYER, replay)
@@ -130,7 +134,13 @@ def stage(chosen: Chosen, replay: Replay) -> None:
     revealed = replay.steps[p.step].reveal
     seen = keys.workshop_revealed(",".join(chosen.ids))  # once revealed, predictions stay closed for these runs
     if revealed:  # at the top: the replay above it runs to thousands of pixels
-        predict.reveal(replay, chosen.case, picks=st.session_state.get(keys.WORKSHOP_PICKS, {}), once_key=seen)
+        predict.reveal(
+            replay,
+            chosen.case,
+            picks=st.session_state.get(keys.WORKSHOP_PICKS, {}),
+            once_key=seen,
+            carrier_pick=st.session_state.get(keys.WORKSHOP_CARRIER),
+        )
     else:
         with st.container(border=True):
             predict.predictions(
@@ -142,6 +152,8 @@ def stage(chosen: Chosen, replay: Replay) -> None:
                 on_pick=_pick,
                 on_trust=_trust,
                 locked=bool(st.session_state.get(seen)),
+                carrier=st.session_state.get(keys.WORKSHOP_CARRIER),
+                on_carrier=_carrier,
             )
     show(replay, p.step, key="solo")
     with st.expander("What if… drop or pin a snippet and re-run (needs the model)", icon=":material/science:"):

@@ -12,6 +12,7 @@ import streamlit.components.v1 as components
 
 from core.studio.rooms import Tally
 from core.studio.teaching import ROLE_WORDS, TeachingCase
+from core.studio.workshop.carrier import carriers
 from core.studio.workshop.marks import marks_line, retrieved, teaching_marks
 from core.studio.workshop.replay import Replay
 from ui.common import keys
@@ -31,6 +32,8 @@ def predictions(
     on_pick: Callable[[str, str | None], None],
     on_trust: Callable[[set[str]], None],
     locked: bool = False,
+    carrier: str | None = None,
+    on_carrier: Callable[[str | None], None] | None = None,
 ) -> None:
     """The prediction widgets for this step; the callbacks keep each change (in the session or the room). Once the
     answer has been revealed they are locked: stepping back shows the picks, it does not reopen them."""
@@ -67,6 +70,16 @@ def predictions(
             format_func=lambda i: short(hits[i].title or i, 60),
             on_change=lambda: on_trust(set(st.session_state.get(keys.trusted(key)) or [])),
         )
+        if on_carrier is not None:
+            st.pills(
+                "Which snippet will carry the answer? (the one whose words the answer rests on most)",
+                list(hits),
+                selection_mode="single",
+                default=carrier if carrier in hits else None,
+                key=keys.carrier(key, step),
+                format_func=lambda i: short(hits[i].title or i, 60),
+                on_change=lambda: on_carrier(st.session_state.get(keys.carrier(key, step))),
+            )
 
 
 def tally_chart(replay: Replay, tally: Tally) -> None:
@@ -155,6 +168,30 @@ def outcome_line(run, case: TeachingCase | None, pick: str | None, room: dict[st
     return " · ".join(parts)
 
 
+def carrier_line(run, pick: str | None) -> str:
+    """What carried one method's answer, against the pick: 'carried by Aspirin in STEMI (supports 2 of its sentences)
+    · you predicted it'."""
+    found = carriers(run)
+    name = f"**{md(method_label(run.method))}**"
+    if not found:
+        return f"{name}: no snippet carried its answer (it used no document)" + (" · you predicted one" if pick else "")
+    top = found[0]
+    if top.how == "linked":
+        said = f"{len(top.claims)} of its answer's sentences" if len(top.claims) > 1 else "its answer"
+        how = f"its words support {said}"
+    else:
+        how = "the answer cites it; the evidence linker found no sentence it supports"
+    line = f"{name}'s answer was carried by **{md(top.title)}** ({md(top.doc_id)}: {how})"
+    if pick:
+        also = next((i for i, c in enumerate(found) if c.doc_id == pick), None)
+        line += (
+            " · :green-badge[as you predicted]"
+            if also == 0
+            else f" · :orange-badge[you predicted another{', its no. ' + str(also + 1) if also else ''}]"
+        )
+    return line
+
+
 def scroll_to_reveal(once_key: str) -> None:
     """Bring the reveal to the top of the screen the first time it is drawn (a long replay leaves people far
     below it); later redraws leave the scroll where the reader put it."""
@@ -175,6 +212,7 @@ def reveal(
     picks: dict[str, str] | None = None,
     tally: Tally | None = None,
     once_key: str = "",
+    carrier_pick: str | None = None,
 ) -> None:
     """What each method chose, against the key and against the picks (a personal tally first), then the teaching
     pack's key, note and passage marks."""
@@ -185,6 +223,15 @@ def reveal(
         for run in replay.runs:
             room = tally.predictions.get(run.id) if tally else None
             st.markdown(outcome_line(run, case, (picks or {}).get(run.id), room))
+        # the linker reads every claim against every snippet: seconds a run, so it runs when asked for
+        if st.toggle(
+            "Which snippet carried each answer?" + (" (you predicted one)" if carrier_pick else ""),
+            key="ws-carrier-reveal",
+            help="The snippet whose words the answer and its rationale rest on most, by the evidence linker",
+        ):
+            with st.spinner("Linking each answer's sentences to the snippets (offline, seconds a run)…"):
+                lines = [carrier_line(run, carrier_pick) for run in replay.runs]
+            st.markdown("\n\n".join(f":material/format_quote: {line}" for line in lines))
         if case is None:
             st.caption("Not a teaching-pack case, so there is no key to compare with.")
         else:

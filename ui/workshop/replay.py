@@ -15,6 +15,7 @@ from core.studio.workshop.replay import Replay
 from ui.common import keys
 from ui.common.knobs import method_label
 from ui.common.text import md
+from ui.runs.evidence_view import highlight_for, render_claims
 from ui.runs.method_map import method_map
 from ui.runs.outcome import render_outcome
 from ui.runs.snippet_cards import Evidence
@@ -154,14 +155,17 @@ def progress_line(replay: Replay, step: int) -> None:
 def _column(replay: Replay, step: int, index: int, key: str, earlier: bool) -> None:
     run = replay.runs[index]
     shown = replay.events(step, index)
-    evidence = Evidence.of(shown, marks_for(run))  # teaching-pack passages carry their marks, as in a live run
+    # teaching-pack passages carry their marks, as in a live run
+    evidence = Evidence.of(shown, marks_for(run), run.method)
     new: list[Event] = [e for i, e in replay.new_events(step) if i == index]
     spec = registry().get(run.method)
     st.markdown(f"#### {md(method_label(run.method))}")
     if spec is not None:
         method_map(spec, shown, lit=current_stage(spec.stages, shown) if shown else None, key=f"{key}-{index}")
     if replay.steps[step].reveal:
+        evidence.highlight = highlight_for(run, f"{key}-{index}")
         render_outcome(run, evidence, key=f"{key}-{index}")
+        render_claims(run, evidence.highlight, f"{key}-{index}")
     if new:
         with st.container(key=f"ws-new-{key}-{index}"):
             st.caption("This step")

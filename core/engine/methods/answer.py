@@ -71,15 +71,6 @@ RAG_TEMPLATE = (
 OWN_KNOWLEDGE = "Where the documents do not help, rely on your own knowledge."
 
 
-def reasoning_cut(text: str) -> bool:
-    """Whether a reasoning ends at the grammar's bound mid-sentence (its JSON escapes count there, so a little
-    short of it): the model had more to say, and a reader should see that it stops, not that it ends there. A longer
-    one was written with no bound (the papers' lengths)."""
-    return REASONING_CHARS * 0.95 <= len(text) <= REASONING_CHARS and not text.rstrip().endswith(
-        (".", "!", "?", '"', ")", "]")
-    )
-
-
 def answer_schema(
     question: Question,
     cite: bool = False,

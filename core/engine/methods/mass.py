@@ -11,7 +11,6 @@ single view.
 
 from __future__ import annotations
 
-import unicodedata
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Literal
@@ -25,6 +24,7 @@ from core.engine.methods.answer import PAPER_REPLY_TOKENS, READER, ReaderLengths
 from core.engine.methods.contract import MethodParams, MethodSpec, RunContext
 from core.engine.methods.documents import read_docs
 from core.engine.methods.knobs import budget_knob, reading_knob
+from core.engine.methods.quotes import quote_of, verbatim_in
 from core.engine.methods.schemas import bounded
 from core.engine.methods.templates import at_most, briefly, messages, prompt
 from core.engine.question import Question
@@ -187,19 +187,15 @@ def filter_view(
     ).parsed
 
 
-def _plain(text: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", text).split())
-
-
 def check_spans(spans: list[Any], hits: list[Hit], ctx: RunContext) -> list[tuple[str, str]]:
-    """Keep the Extractor's spans that occur word for word in a document (ignoring case, as a span that starts a
-    sentence is often capitalised, and spacing); flag the others in the trace."""
-    texts = {h.snippet_id: _plain(f"{h.title}\n{h.text}").casefold() for h in hits}
+    """Keep the Extractor's spans that occur word for word in a document (``quotes``: ignoring case and spacing);
+    flag the others in the trace, each quoted in full (a shortened quote would hide the words that failed)."""
+    texts = {h.snippet_id: f"{h.title}\n{h.text}" for h in hits}
     kept, items = [], []
     for span in spans:
-        quote = _plain(span.text).strip('"“” ')
+        quote = quote_of(span.text)
         short = quote if len(quote) <= 80 else quote[:79] + "…"
-        found = [i for i, t in texts.items() if quote and quote.casefold() in t]
+        found = [i for i, t in texts.items() if verbatim_in(quote, t)]
         if span.doc_id in found:
             kept.append((span.doc_id, quote))
             items.append(VerdictItem(doc_id=span.doc_id, keep=True, reason=f'"{short}" verbatim in {span.doc_id}'))
@@ -213,7 +209,7 @@ def check_spans(spans: list[Any], hits: list[Hit], ctx: RunContext) -> list[tupl
                 )
             )
         else:
-            items.append(VerdictItem(doc_id=span.doc_id, keep=False, reason=f'"{short}" not verbatim in {span.doc_id}'))
+            items.append(VerdictItem(doc_id=span.doc_id, keep=False, reason=f'"{quote}" not verbatim in {span.doc_id}'))
     ctx.emit(
         Names.SPAN_CHECK, "Extractor", Verdict(items=items, reason=f"{len(kept)} of {len(spans)} spans are verbatim")
     )
@@ -222,19 +218,26 @@ def check_spans(spans: list[Any], hits: list[Hit], ctx: RunContext) -> list[tupl
 
 def evidence_from_views(
     views: list[str], outputs: list[BaseModel], hits: list[Hit], ctx: RunContext
-) -> tuple[dict[str, str], set[str]]:
-    """Each view as the next agents read it (the Extractor's spans checked on the way), and the ids it rests on."""
-    rendered, used = {}, set()
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Each view as the next agents read it (the Extractor's spans checked on the way), and the ids each rests on."""
+    rendered, behind = {}, {}
     for view, out in zip(views, outputs):
         if view == "extractor":
             spans = check_spans(out.spans, hits, ctx)
-            used |= {doc_id for doc_id, _ in spans}
+            behind[view] = list(dict.fromkeys(doc_id for doc_id, _ in spans))
             rendered[view] = "\n".join(f'- [{doc_id}] "{quote}"' for doc_id, quote in spans) or "(no verbatim evidence)"
         else:
             text = (out.summary if view == "summarizer" else out.inference).strip() or "(nothing found)"
-            used |= set(out.doc_ids)
+            behind[view] = list(dict.fromkeys(out.doc_ids))
             rendered[view] = f"{text} [{', '.join(out.doc_ids)}]" if out.doc_ids else text
-    return rendered, used
+    return rendered, behind
+
+
+def followed_ids(followed: str, behind: dict[str, list[str]]) -> list[str]:
+    """The documents behind the view the Synthesis Agent followed; every view's, in view order, when it combined
+    them. The paper's answer rests on the views it reconciles, so an answer that names no document cites these."""
+    views = [followed.lower()] if followed.lower() in behind else list(behind)
+    return list(dict.fromkeys(i for view in views for i in behind[view]))
 
 
 # -- answers and synthesis -------------------------------------------------------------------
@@ -271,7 +274,7 @@ def synthesize(
     question: Question,
     views: dict[str, str],
     candidates: dict[str, Answer],
-    used: set[str],
+    behind: dict[str, list[str]],
     params: MassParams,
     lengths: MassLengths,
     ctx: RunContext,
@@ -298,7 +301,12 @@ def synthesize(
     note = "combined the views" if followed == "combined" else f"followed the {followed} view"
     if candidates:
         note += "; candidates: " + ", ".join(f"{v.title()} {a.choice or a.text[:40]}" for v, a in candidates.items())
-    return to_answer(reply.parsed, question, valid_ids=used).model_copy(update={"note": note})
+    answer = to_answer(reply.parsed, question, valid_ids={i for ids in behind.values() for i in ids})
+    if not answer.cited:  # it named none of the views' documents: its answer rests on the views it followed
+        cited = followed_ids(followed, behind)
+        note += "; it named no document, so the answer cites those of the views it followed" if cited else ""
+        answer = answer.model_copy(update={"cited": cited})
+    return answer.model_copy(update={"note": note})
 
 
 def run(question: Question, params: MassParams, ctx: RunContext) -> Answer:
@@ -313,12 +321,12 @@ def run(question: Question, params: MassParams, ctx: RunContext) -> Answer:
     outputs = ctx.parallel(
         partial(filter_view, question, documents, shown, len(hits), params, lengths, ctx), params.views
     )
-    rendered, used = evidence_from_views(params.views, outputs, read, ctx)
+    rendered, behind = evidence_from_views(params.views, outputs, read, ctx)
     with_answers = params.answer_agent if params.answer_agent is not None else not question.is_multiple_choice
     candidates = (
         ctx.parallel(partial(answer_view, question, params, lengths, ctx), rendered.items()) if with_answers else []
     )
-    return synthesize(question, rendered, dict(zip(rendered, candidates)), used, params, lengths, ctx)
+    return synthesize(question, rendered, dict(zip(rendered, candidates)), behind, params, lengths, ctx)
 
 
 SPEC = MethodSpec(

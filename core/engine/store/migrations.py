@@ -276,6 +276,29 @@ def _m011_drop_annotations(db: sqlite_utils.Database) -> None:
     db.execute("DROP TABLE annotations")
 
 
+def _m012_attribution_labels(db: sqlite_utils.Database) -> None:
+    # Attribution labels: does a snippet support a claim of a run's answer (2 supports, 1 partly, 0 no)? A claim
+    # belongs to its run (its id is the run's), so the key is (run, claim, snippet, annotator), beside the relevance
+    # labels' (question, snippet, annotator). Both kinds share the history, told apart by its new ``mode`` column;
+    # rows written before it are relevance labels, and an added column leaves them as they were.
+    db["attribution_labels"].create(
+        {
+            "run_id": str,
+            "claim_id": str,
+            "snippet_id": str,
+            "annotator": str,
+            "grade": int,
+            "note": str,
+            "claim": str,
+            "updated": float,
+        },
+        pk=("run_id", "claim_id", "snippet_id", "annotator"),
+        not_null={"grade"},
+    )
+    db["label_history"].add_column("mode", str, not_null_default="relevance")
+    db["label_history"].add_column("claim_id", str, not_null_default="")
+
+
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (1, "runs, events, annotations", _m001_initial),
     (2, "benchmark items", _m002_eval_items),
@@ -288,4 +311,9 @@ MIGRATIONS: list[tuple[int, str, Callable[[sqlite_utils.Database], None]]] = [
     (9, "model prices per million tokens", _m009_model_prices),
     (10, "response cache", _m010_response_cache),
     (11, "drop the unused annotations table", _m011_drop_annotations),
+    (
+        12,
+        "attribution labels per run, claim, snippet and annotator; a mode on the label history",
+        _m012_attribution_labels,
+    ),
 ]

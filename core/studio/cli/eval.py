@@ -31,6 +31,7 @@ from core.studio.eval import (
     write_results,
 )
 from core.studio.eval.answers import answer_shares, format_answers
+from core.studio.eval.citations import citations_of
 from core.studio.eval.report import ALL, format_pairs, format_table, pairwise
 from core.studio.eval.results import ItemResult
 
@@ -82,6 +83,11 @@ def register(commands) -> None:
         "--report",
         action="store_true",
         help="run nothing: print and write the table of what earlier runs of the same configuration finished",
+    )
+    p.add_argument(
+        "--citations",
+        action="store_true",
+        help="add citation precision and recall per arm (links every finished run's claims offline: seconds a run)",
     )
     p.add_argument(
         "--out",
@@ -201,7 +207,8 @@ def handle(args) -> int:
             report_only=args.report,
         )
     bar.close()
-    summary = summarize(outcome.rows)
+    citations = citations_of(store, [r.run_id for r in outcome.rows]) if args.citations else None
+    summary = summarize(outcome.rows, citations)
     print(format_table(summary) if summary else "no finished runs yet")
     if len(plan.arms) > 1 and summary:
         print(f"\npaired comparison over {len(plan.arms)} arms (all datasets pooled):")

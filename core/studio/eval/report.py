@@ -7,11 +7,12 @@ from __future__ import annotations
 import csv
 import json
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from core.studio.eval.answers import answer_shares
+from core.studio.eval.citations import CITATION_NOTE, CitationCounts, citation_columns
 from core.studio.eval.results import COSTS, ItemResult
 from core.studio.eval.stats import LEVEL, Paired, overall_reading, pairs, wilson
 
@@ -23,9 +24,9 @@ ACCURACY_NOTE = (
 )
 
 
-def summarize(rows: list[ItemResult]) -> list[dict[str, Any]]:
+def summarize(rows: list[ItemResult], citations: Mapping[str, CitationCounts] | None = None) -> list[dict[str, Any]]:
     """One line per (arm, dataset) in the order rows first name them, then an ``all`` line per arm pooling its
-    questions (micro average)."""
+    questions (micro average); with ``citations`` (by run id), each line's citation precision and recall too."""
     groups: dict[tuple[str, str], list[ItemResult]] = defaultdict(list)
     for row in rows:
         groups[(row.arm, row.dataset)].append(row)
@@ -33,10 +34,12 @@ def summarize(rows: list[ItemResult]) -> list[dict[str, Any]]:
     datasets = list(dict.fromkeys(r.dataset for r in rows))
     arms = list(dict.fromkeys(r.arm for r in rows))
     order = [(a, d) for a in arms for d in ([*datasets, ALL] if len(datasets) > 1 else datasets)]
-    return [_line(a, d, groups[(a, d)]) for a, d in order if groups[(a, d)]]
+    return [_line(a, d, groups[(a, d)], citations) for a, d in order if groups[(a, d)]]
 
 
-def _line(arm: str, dataset: str, rows: list[ItemResult]) -> dict[str, Any]:
+def _line(
+    arm: str, dataset: str, rows: list[ItemResult], citations: Mapping[str, CitationCounts] | None = None
+) -> dict[str, Any]:
     n = len(rows)
     correct = sum(r.correct for r in rows)
     errors = sum(r.status != "ok" for r in rows)
@@ -57,6 +60,8 @@ def _line(arm: str, dataset: str, rows: list[ItemResult]) -> dict[str, Any]:
     }
     line.update({f"mean_{c}": round(sum(getattr(r, c) for r in rows) / n, 2) for c in COSTS})
     line["mean_tokens"] = round(line["mean_prompt_tokens"] + line["mean_completion_tokens"], 2)
+    if citations is not None:
+        line.update(citation_columns(sum((citations.get(r.run_id, CitationCounts()) for r in rows), CitationCounts())))
     return line
 
 
@@ -92,6 +97,8 @@ def format_table(summary: list[dict[str, Any]]) -> str:
         "compl. tok",
         "s/question",
     ]
+    cites = bool(summary) and "citation_recall" in summary[0]
+    header += ["citation precision", "citation recall"] if cites else []
     body = [
         [
             s["arm"],
@@ -105,10 +112,18 @@ def format_table(summary: list[dict[str, Any]]) -> str:
             f"{s['mean_prompt_tokens']:,.0f}",
             f"{s['mean_completion_tokens']:,.0f}",
             f"{s['mean_seconds']:.1f}",
+            *([rate_text(s, "citation_precision"), rate_text(s, "citation_recall")] if cites else []),
         ]
         for s in summary
     ]
-    return "\n".join([*_columns(header, body, left=2), ACCURACY_NOTE])
+    return "\n".join([*_columns(header, body, left=2), ACCURACY_NOTE, *([CITATION_NOTE] if cites else [])])
+
+
+def rate_text(line: dict[str, Any], name: str) -> str:
+    """A citation rate with its interval, or a dash where there was nothing to count."""
+    if line[name] is None:
+        return "–"
+    return f"{line[name]:.0%} ({line[f'{name}_low']:.0%}–{line[f'{name}_high']:.0%})"
 
 
 def format_pairs(found: list[Paired], label: Callable[[str], str] = str) -> str:

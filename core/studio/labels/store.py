@@ -13,12 +13,13 @@ import random
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
 from core.engine import paths
 from core.engine.store.sqlite import BUSY_SECONDS, connect, transaction
+from core.studio.labels.attribution import AttributionLabel, Pair, check_attribution
 from core.studio.labels.grades import LabelError, check_annotator, check_grade
 from core.studio.labels.identity import QuestionRef
 from core.studio.labels.records import FinalLabel, Label
@@ -152,7 +153,23 @@ class LabelStore:
 
         return self._transact(work)
 
+    def set_attribution(
+        self, pair: Pair, annotator: str, grade: int | str, note: str | None = None, *, source: str = "page"
+    ) -> Written:
+        """An annotator's attribution label on a claim × snippet pair (upserted; every change in the history)."""
+        who, value = check_annotator(annotator), check_attribution(grade)
+        return self._transact(lambda conn: _attribute(conn, pair, who, value, note, source))
+
     # -- reading -----------------------------------------------------------------------------
+
+    def attributions(self, run_ids: Iterable[str] | None = None) -> list[AttributionLabel]:
+        rows = self._read("select * from attribution_labels order by run_id, claim_id, snippet_id, annotator")
+        wanted = None if run_ids is None else set(run_ids)
+        return [
+            AttributionLabel(**{f.name: r[f.name] for f in fields(AttributionLabel)})
+            for r in rows
+            if wanted is None or r["run_id"] in wanted
+        ]
 
     def labels(self, question_ids: Iterable[str] | None = None) -> list[Label]:
         return [Label.from_row(r) for r in self._rows("labels", question_ids)]
@@ -174,8 +191,11 @@ class LabelStore:
             )
         return found
 
-    def history(self, question_id: str | None = None) -> list[dict[str, Any]]:
-        where, args = ("where question_id = ?", [question_id]) if question_id else ("", [])
+    def history(self, question_id: str | None = None, mode: str = "relevance") -> list[dict[str, Any]]:
+        """Every change of a kind of label (``mode``: relevance, or attribution, whose rows name the run and claim)."""
+        where, args = "where mode = ?", [mode]
+        if question_id:
+            where, args = where + " and question_id = ?", args + [question_id]
         return self._read(f"select * from label_history {where} order by id", args)
 
     def registered(self) -> dict[str, dict[str, Any]]:
@@ -258,6 +278,29 @@ def _final(conn: sqlite3.Connection, row: LabelRow, source: str) -> Written:
     return Written(changed=1) if old else Written(new=1)
 
 
+def _attribute(
+    conn: sqlite3.Connection, pair: Pair, annotator: str, grade: int, note: str | None, source: str
+) -> Written:
+    key = (*pair.key, annotator)
+    old = conn.execute(
+        "select grade, note from attribution_labels where run_id = ? and claim_id = ? and snippet_id = ? "
+        "and annotator = ?",
+        key,
+    ).fetchone()
+    note = note.strip() if note is not None else (old["note"] if old else "")
+    if old and old["grade"] == grade and old["note"] == note:
+        return Written(unchanged=1)
+    now = time.time()
+    conn.execute(
+        "insert into attribution_labels (run_id, claim_id, snippet_id, annotator, grade, note, claim, updated) "
+        "values (?, ?, ?, ?, ?, ?, ?, ?) on conflict (run_id, claim_id, snippet_id, annotator) "
+        "do update set grade = excluded.grade, note = excluded.note, claim = excluded.claim, updated = excluded.updated",
+        (*key, grade, note, pair.claim.text, now),
+    )
+    _history(conn, pair.run_id, pair.document.id, annotator, "label", old, grade, note, source, now, pair.claim.id)
+    return Written(changed=1) if old else Written(new=1)
+
+
 def _history(
     conn: sqlite3.Connection,
     question_id: str,
@@ -269,10 +312,13 @@ def _history(
     note: str,
     source: str,
     now: float,
+    claim_id: str = "",
 ) -> None:
+    """One change in the history: of a relevance label, or of an attribution label when ``claim_id`` names its claim
+    (``question_id`` is then the claim's run)."""
     conn.execute(
         "insert into label_history (question_id, snippet_id, annotator, kind, old_grade, new_grade, old_note, "
-        "new_note, source, time) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "new_note, source, time, mode, claim_id) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             question_id,
             snippet_id,
@@ -284,5 +330,7 @@ def _history(
             note,
             source,
             now,
+            "attribution" if claim_id else "relevance",
+            claim_id,
         ),
     )

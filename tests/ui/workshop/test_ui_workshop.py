@@ -16,6 +16,7 @@ from core.studio.rooms import RoomStore
 from core.studio.runfiles import RunEntry, RunFile, export_to, import_file, import_runs
 from core.studio.teaching import load_cases, load_passages
 from core.studio.workshop import pack
+from core.studio.workshop.carrier import carriers
 from core.studio.workshop.replay import Replay
 from tests.fakes import ListRetriever, ScriptedLLM
 from tests.waiting import Gate, patience
@@ -317,3 +318,20 @@ def test_a_method_that_never_retrieves_is_not_counted_against_the_cases_passages
     cot = [line for line in text.splitlines() if "CoT" in line and "passages" in line]
     assert cot and not any("met 0 of" in line for line in cot)
     assert "**Where MedRAG met the case's passages:** met 5 of 5 key passages" in text  # MedRAG's own tally stays
+
+
+def test_which_snippet_carried_the_answer_is_predicted_then_revealed(no_model):
+    at = workshop()
+    at.multiselect(key="workshop.methods.stemi").set_value(["medrag"]).run()
+    at.button(key="workshop.next").click().run()  # the retrieval: its snippets can be picked
+    carrier = next(g for g in at.get("button_group") if g.proto.label.startswith("Which snippet will carry"))
+    assert len(carrier.proto.options) == 5
+    run = pack.load_pack()[0][0].runs["medrag"].run
+    [top, second, *_] = carriers(run)  # the snippets behind the answer, by the evidence linker, the carrier first
+    at.session_state["workshop.carrier"] = second.doc_id  # what the pills' callback keeps
+    at.button(key="workshop.next").click().run()
+    assert not any("answer was carried by" in m.value for m in at.markdown)  # the linker runs when asked for
+    at.toggle(key="ws-carrier-reveal").set_value(True).run()
+    line = next(m.value for m in at.markdown if "answer was carried by" in m.value)
+    assert "**MedRAG**'s answer was carried by **" in line and f"{top.doc_id}" in line.replace("\\", "")
+    assert ":orange-badge[you predicted another, its no. 2]" in line

@@ -1,0 +1,84 @@
+"""Evidence a clinician can check, in headless chromium at 1440 and 1024 px, on recorded runs (the workshop pack's
+STEMI case, no model): an id in the SEMA-RAG arbiter's columns is a link that opens its card by the number the
+cards carry; the rationale cut at its reply format's bound says so; Annotate's attribution mode judges a claim
+against a snippet blind. Screenshots go to artifacts/screenshots/evidence_*.png."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from core.studio.workshop.pack import PACK_DIR, load_pack
+from tests.e2e.conftest import SHOTS, laid_out, open_page, settle
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+WIDTHS = (1440, 1024)
+
+
+def stemi() -> dict:
+    case = next(c for c in load_pack(PACK_DIR)[0] if c.case.id == "stemi")
+    return {m: case.runs[m].run for m in ("sema", "mass")}
+
+
+@pytest.fixture(scope="module")
+def seed_runs() -> list:
+    return list(stemi().values())
+
+
+def shot(page, name: str, width: int, around) -> None:
+    """The part of the screen around an element, as a user sees it there."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    around.scroll_into_view_if_needed()
+    laid_out(page)
+    box = around.bounding_box()
+    top = max(0, box["y"] - 120)
+    page.screenshot(
+        path=str(SHOTS / f"evidence_{name}_{width}.png"), clip={"x": 0, "y": top, "width": width, "height": 760}
+    )
+
+
+def test_an_arbiters_id_opens_its_card_and_a_cut_rationale_says_so(page, app):
+    url, _ = app
+    run = stemi()["sema"]
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 1000})
+        open_page(page, f"{url}/history?run={run.id}", "History")
+        note = page.get_by_text("stops mid-sentence at 200 characters").first
+        expect(note).to_be_visible()  # under the answer card's rationale, which ends "…The centre can reo"
+        expect(page.get_by_text("The centre can reo …").first).to_be_visible()
+        shot(page, "cut_note", width, note)
+        supporting = page.locator("li", has_text="Blood pressure is 138/84 mmHg").last  # the A-Agent's column
+        chip = supporting.locator('.idref[data-doc="tp-stemi-n2"]')  # "[tp-stemi-k1, tp-stemi-n2]" there
+        expect(chip.locator(".idnum")).to_have_text("#13")  # the number its card carries
+        expect(chip.locator(".idpop")).to_be_hidden()
+        chip.click()
+        pop = chip.locator(".idpop")
+        expect(pop).to_be_visible()
+        expect(pop).to_contain_text("Acute aortic dissection")
+        shot(page, "id_link_clicked", width, chip)
+        folded = page.get_by_text("×2, repeated").first
+        expect(folded).to_be_visible()  # the conflict the A-Agent wrote twice, drawn once
+
+
+def test_attribution_mode_judges_a_claim_against_a_snippet_blind(page, app):
+    url, home = app
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 1000})
+        open_page(page, f"{url}/annotate", "Annotate")
+        if page.get_by_label("Your name (stored with every label)").count():
+            page.get_by_label("Your name (stored with every label)").fill("ann")
+            page.get_by_role("button", name="Start labelling").click()
+            page.get_by_text("Labelling as ann").wait_for()
+            settle(page)
+        page.get_by_text("Attribution: a snippet for a claim of an answer", exact=True).click()
+        settle(page)
+        first = page.locator('[class*="st-key-attr-pair-1"]')
+        expect(first.locator(".claim-judge")).to_be_visible()
+        expect(first.locator(".snip.judge")).to_be_visible()
+        expect(first).not_to_contain_text("tp-stemi-")  # no id, method or verdict on screen
+        first.get_by_text("partly", exact=True).click()
+        settle(page)
+        shot(page, "attribution_mode", width, first)
+    from core.studio.labels import LabelStore
+
+    assert [label.grade for label in LabelStore(home / "studio.sqlite").attributions()] == [1]
