@@ -36,7 +36,7 @@ from core.engine.llm.parsing import ReplyParseError, parse_reply
 from core.engine.llm.profiles import Dialect, Lengths, Profile
 from core.engine.llm.request import Asked, Wire, build, schema_format
 from core.engine.llm.servers import Server, server_for
-from core.engine.llm.stream import CallStats, StreamCancelled, on_request, stream_chat
+from core.engine.llm.stream import CallStats, StreamCancelled, StreamTimedOut, on_request, stream_chat
 from core.engine.llm.tokens import tokens_of
 from core.engine.settings import settings
 from core.engine.trace import Usage
@@ -469,10 +469,16 @@ class LLM:
                 on_text,
                 cancel,
                 usage=usage_chunk,
+                limit=self.endpoint.timeout,
             )
         except StreamCancelled:
             raise fail("the call was cancelled", LLMCancelled) from None
-        except openai.APITimeoutError as exc:
+        except StreamTimedOut:
+            raise fail(
+                f"{self.where} did not finish the reply within the {self.endpoint.timeout:.0f} s a call may take "
+                f"({len(stats.text):,} characters had arrived)"
+            ) from None
+        except (openai.APITimeoutError, httpx2.TimeoutException) as exc:
             raise fail(f"{self.where} did not answer within {self.endpoint.timeout:.0f}s ({tries})") from exc
         except openai.APIConnectionError as exc:
             raise fail(f"could not reach {self.where} ({tries}): {exc.__cause__ or exc}") from exc
