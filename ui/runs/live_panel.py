@@ -44,7 +44,8 @@ def status_label(label: str, run: Run | None, events: list[Event], done: bool, e
     if run.status == "cancelled":
         return f"{label}: stopped after {seconds}"
     t = run.totals
-    return f"{label}: done in {seconds} · {_count(t.calls, 'call')} · {t.tokens:,} tokens"
+    done_how = "served from the cache" if t.cached else "done"
+    return f"{label}: {done_how} in {seconds} · {_count(t.calls, 'call')} · {t.tokens:,} tokens"
 
 
 def status_box(label: str, state: str, *, expanded: bool):

@@ -6,6 +6,7 @@ kept in the response cache once it has been accepted: complete, and parsed when 
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Callable
@@ -126,9 +127,16 @@ class LLM:
         if self.cache_mode not in CACHE_MODES:
             raise ConfigError(f"the cache mode must be one of {', '.join(CACHE_MODES)}, not {self.cache_mode!r}")
         self.memory = memory
+        self.reads_cache = True  # False: every call reaches the model (its reply still goes into the cache)
         self._cache = cache
         self._client: openai.OpenAI | None = None
         self._connect_lock = threading.Lock()
+
+    def fresh(self) -> LLM:
+        """The same model, asked afresh: no reply comes from the cache, and each new one replaces the cached one."""
+        other = copy.copy(self)
+        other.reads_cache = False
+        return other
 
     # -- connection ------------------------------------------------------------------
     def _connect(self) -> openai.OpenAI:
@@ -416,7 +424,7 @@ class LLM:
             else None
         )
         group = group_of_this_call()
-        if key and cached and (hit := self.cache.get(key)):
+        if key and cached and self.reads_cache and (hit := self.cache.get(key)):
             if group is not None:
                 group.skip()
             if on_text is not None:
