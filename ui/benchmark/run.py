@@ -88,7 +88,7 @@ def duration(seconds: float | None) -> str:
 def _paced(progress: EvalProgress) -> str:
     """Where the estimate comes from while no question of this benchmark has finished."""
     return (
-        " (at the pace recorded for these methods here; updated as questions finish)"
+        " (at the pace expected for these methods on this computer; updated as questions finish)"
         if progress.from_record and progress.seconds_left() is not None
         else ""
     )

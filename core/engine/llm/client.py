@@ -37,6 +37,7 @@ from core.engine.llm.parsing import ReplyParseError, parse_reply
 from core.engine.llm.profiles import Dialect, Lengths, Profile
 from core.engine.llm.request import Asked, Wire, build, schema_format
 from core.engine.llm.servers import Server, server_for
+from core.engine.llm.speed import WRITING
 from core.engine.llm.stream import CallStats, StreamCancelled, StreamTimedOut, on_request, stream_chat
 from core.engine.llm.tokens import tokens_of
 from core.engine.settings import settings
@@ -440,8 +441,10 @@ class LLM:
                 text=hit["text"], model=self.model_name, finish_reason=hit["finish_reason"], usage=usage
             )
         else:
+            written = _Written(self.backend, on_text)
             with group.call(wire.messages, cancel) if group is not None else nullcontext():
-                response = self._request(wire.messages, schema, wire.params, on_text, cancel)
+                response = self._request(wire.messages, schema, wire.params, written, cancel)
+            written.done()
         response._cache_key = key
         return response
 
@@ -520,6 +523,26 @@ class LLM:
             reasoning=reply.reasoning,
             usage=cost(reply.prompt_tokens, reply.completion_tokens),
         )
+
+
+class _Written:
+    """A call's text sink that also tells the writing meter (``speed.WRITING``) each token as it comes, and the
+    call's own rate once it ends: from its first token to its last, so reading the prompt is not counted."""
+
+    def __init__(self, backend: str, on_text: TextSink | None):
+        self.backend, self.on_text = backend, on_text
+        self.tokens, self.first, self.last = 0, 0.0, 0.0
+
+    def __call__(self, text: str) -> None:
+        WRITING.tick(self.backend)
+        self.last = time.monotonic()
+        self.first = self.first or self.last
+        self.tokens += 1
+        if self.on_text is not None:
+            self.on_text(text)
+
+    def done(self) -> None:
+        WRITING.call(self.backend, self.tokens - 1, self.last - self.first)
 
 
 def _strings(body: Any) -> list[str]:
