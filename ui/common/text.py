@@ -20,3 +20,13 @@ def esc(text: str) -> str:
 def short(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def duration(seconds: float) -> str:
+    """A stretch of time as people say it: "45 s", "3 min 05 s", "1 h 20 min"."""
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"

@@ -19,9 +19,10 @@ from ui.common.knobs import knob_inputs, method_label, preset_knobs
 from ui.common.text import md, short
 from ui.runs.display import load
 from ui.runs.header import again_buttons, cached_notice, fresh_knobs, method_block, question_block
-from ui.runs.launch import start
+from ui.runs.launch import llm_for, start
 from ui.runs.live_panel import follow, live_box
 from ui.runs.money import COLUMN_HELP, cost_cell
+from ui.runs.pace import before_run
 from ui.runs.question_form import preset_question, question_form
 from ui.runs.swimlanes import swimlanes
 from ui.runs.trace_view import render_run
@@ -166,6 +167,7 @@ def _form() -> None:
             help="Choose at least two methods" if len(chosen) < 2 else None,
         )
         access.notice(Action.LIVE_RUN)
+        before_run([methods[name] for name in chosen], llm_for(access.current()))
     if clicked:
         _show_new(start([(methods[name], values[name]) for name in chosen], text, options))
 

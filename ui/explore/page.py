@@ -18,8 +18,9 @@ from ui.common.knobs import knob_inputs, method_picker, preset_knobs
 from ui.common.links import linked
 from ui.runs.display import load, show_run
 from ui.runs.header import again_buttons, cached_notice, fresh_knobs, method_block, question_block
-from ui.runs.launch import start
+from ui.runs.launch import llm_for, start
 from ui.runs.method_map import method_map
+from ui.runs.pace import before_run
 from ui.runs.question_form import preset_question, question_form
 
 
@@ -62,6 +63,7 @@ def _form() -> None:
             "Run", type="primary", icon=":material/play_arrow:", width="stretch", key="ask.go", disabled=not may_run
         )
         access.notice(Action.LIVE_RUN)
+        before_run([spec], llm_for(access.current()))
     if clicked:
         started = start([(spec, values)], text, options)
         if started:
