@@ -95,7 +95,7 @@ def cached_notice(runs: list[Run], *, key: str, disabled: bool = False) -> bool:
             else "recorded by an earlier run not in this studio's history"
         )
         who = f"{method_label(run.method)}: " if len(runs) > 1 else ""
-        lines.append(f"{who}served from the cache — {recorded}")
+        lines.append(f"{who}Served from the cache — {recorded}")
     sampled = [method_label(run.method) for run in repeats if samples(run.method)]
     greedy = [method_label(run.method) for run in repeats if not samples(run.method)]
     fresh = []

@@ -52,13 +52,11 @@ def pack_pointer(spec: MethodSpec) -> None:
     found = pack_run(spec.name)
     if found is not None:
         case_id, title = found
-        page_link(
-            "workshop",
-            f"See {spec.label} recorded on “{title}”, at once, in the Workshop",
-            icon=":material/fast_forward:",
-            case=case_id,
-            method=spec.name,
+        st.caption(
+            f":material/fast_forward: A live {spec.label} run takes minutes here; the recorded teaching pack has "
+            f"one on “{title}”, replayed at once with no model:"
         )
+        page_link("workshop", f"Watch {spec.label} recorded, in the Workshop", case=case_id, method=spec.name)
 
 
 def busy_notice() -> None:
@@ -89,9 +87,9 @@ def before_run(specs: list[MethodSpec], llm: LLM, *, point_to_pack: bool = True)
         )
         if found.long and point_to_pack:
             long.append(spec)
-    busy_notice()
     for spec in long:
         pack_pointer(spec)
+    busy_notice()
 
 
 def during_run(live: LiveRun) -> str:

@@ -81,12 +81,12 @@ class WritingMeter:
                 self._calls[backend].append((tokens, seconds))
 
     def now(self, backend: str) -> float | None:
-        """Tokens per second, all its calls together, over the last ``WINDOW_SECONDS``; None when it wrote none then
-        (it waits, or reads a prompt)."""
+        """Tokens per second, all its calls together, over the last ``WINDOW_SECONDS``; None when it wrote fewer than
+        two then (it waits, or reads a prompt: one token is no rate)."""
         with self._lock:
             now = self._clock()
             recent = [t for t in self._ticks[backend] if now - t <= WINDOW_SECONDS]
-        if not recent:
+        if len(recent) < 2:
             return None
         return len(recent) / max(now - recent[0], 1.0)
 

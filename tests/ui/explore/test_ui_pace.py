@@ -56,7 +56,7 @@ def test_the_estimate_before_run_comes_from_the_runs_here_and_the_busy_notice_on
 
 def test_while_it_runs_the_box_says_tokens_per_second_now_and_the_time_left(cpu):
     gate = Gate()
-    llm = ScriptedLLM(gate=gate, held_at=(1,)).on("Think step by step", REPLY)
+    llm = ScriptedLLM(gate=gate, held_at=(2,)).on("Think step by step", REPLY)  # two tokens, then held
     at = fill(ask_page(llm), "Which hormone lowers blood glucose?", ["Insulin", "Glucagon"])
     gate.open()
     click_run(at)  # one run recorded: the next one has an estimate
@@ -64,7 +64,7 @@ def test_while_it_runs_the_box_says_tokens_per_second_now_and_the_time_left(cpu)
     at = at.button(key="ask.again").click().run()
     cpu.load = Load(["python", "make"], 0.6)
     at = at.button(key="ask.go").click().run()
-    wait_until(lambda: gate.held, "the reply held after its first words")
+    wait_until(lambda: gate.held, "the reply held after its first two words")
     at = at.run()
     box = next(s for s in at.status if s.label.startswith("CoT"))
     said = "\n".join(c.value for c in box.caption)

@@ -17,7 +17,7 @@ REPLY = {"reasoning": "Insulin lowers blood glucose.", "answer": "A"}
 
 
 def notice(at) -> str:
-    return "\n".join(m.value for m in at.markdown if "served from the cache" in m.value)
+    return "\n".join(m.value for m in at.markdown if "Served from the cache" in m.value)
 
 
 def test_a_repeat_says_it_came_from_the_cache_and_run_fresh_asks_the_model(tmp_path):
@@ -29,7 +29,7 @@ def test_a_repeat_says_it_came_from_the_cache_and_run_fresh_asks_the_model(tmp_p
     at = click_run(at.button(key="ask.again").click().run()).run()
     assert at.query_params["run"] != first and len(llm.calls) == 1
     made = RunStore().load_run(first)
-    assert "served from the cache — recorded" in notice(at) and f"took {made.totals.seconds:.0f} s" in notice(at)
+    assert "Served from the cache — recorded" in notice(at) and f"took {made.totals.seconds:.0f} s" in notice(at)
     assert at.status[0].label.startswith("CoT: served from the cache in")
     said = "\n".join(c.value for c in at.caption)
     assert "greedy (temperature 0), so the model writes the same reply again" in said
