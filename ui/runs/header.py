@@ -104,18 +104,17 @@ def cached_notice(runs: list[Run], *, key: str, disabled: bool = False) -> bool:
     if greedy:
         fresh.append(f"{', '.join(greedy)}: greedy (temperature 0), so the model writes the same reply again")
     with st.container(border=True, key=f"{key}-cached"):
-        left, right = st.columns([3, 1], vertical_alignment="center")
-        left.markdown(":material/bolt: " + "  \n".join(lines))
-        left.caption(
+        st.markdown(":material/bolt: " + "  \n".join(lines))
+        clicked = st.button(
+            "Run fresh",
+            icon=":material/refresh:",
+            key=f"{key}.fresh",
+            disabled=disabled,
+            help="Runs the same method, knobs and question again on the model, not from the cache",
+        )
+        st.caption(
             "Run fresh asks the model again, bypassing the cache (it takes the time a live run takes). "
             + "; ".join(fresh)
             + "."
         )
-        return right.button(
-            "Run fresh",
-            icon=":material/refresh:",
-            key=f"{key}.fresh",
-            width="stretch",
-            disabled=disabled,
-            help="Runs the same method, knobs and question again on the model, not from the cache",
-        )
+    return clicked
