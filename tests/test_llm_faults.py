@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import socket
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from pydantic import BaseModel
 
-from core.engine.llm import LLM, Endpoint, LLMError, LLMParseError
+from core.engine.llm import LLM, Endpoint, LLMError, LLMParseError, stream
 from tests.fake_endpoint import FakeEndpoint, error, raw, streams
-from tests.waiting import patience
+from tests.waiting import Gate, patience, wait_until
 
 
 class Pick(BaseModel):
@@ -83,8 +84,30 @@ def test_json_that_never_parses_is_a_parse_error(serve):
 def test_too_slow_is_a_timeout_not_a_hang(serve):
     # a reply that comes only after the tests' whole patience: a client that waited for it would pass no timeout
     _, llm = serve(streams("late", delay=patience()), timeout=0.5, retries=0)
-    with pytest.raises(LLMError, match=r"did not answer within"):
+    with pytest.raises(LLMError, match=r"did not (answer|finish the reply) within"):
         llm.complete(ASK)
+
+
+def test_the_timeout_bounds_a_whole_call_however_steadily_it_writes(serve, monkeypatch):
+    """A reply that keeps coming (each chunk well within any wait for bytes) still ends at the call's limit. The
+    limit's clock is the test's: each held chunk is let through once the clock has moved 10 s on."""
+    now = [0.0]
+    monkeypatch.setattr(stream, "clock", lambda: now[0], raising=False)
+    gate = Gate()
+    steady = streams("one two three four five six", pieces=6, gate=gate, held_at=(1, 2, 3, 4, 5))
+    _, llm = serve(steady, timeout=30, retries=0)
+    written: list[str] = []
+    with ThreadPoolExecutor(1) as pool:
+        call = pool.submit(llm.complete, ASK, on_text=written.append)
+        for chunks in range(1, 5):  # 40 s of writing in all: past the 30 s a call may take
+            wait_until(lambda n=chunks: len(written) == n and gate.held == 1, f"chunk {chunks} in, the next held")
+            now[0] += 10.0
+            gate.let(1)
+        with pytest.raises(LLMError, match=r"did not finish the reply within the 30 s a call may take") as info:
+            call.result(timeout=patience())
+        assert gate.held == 1  # cut while the endpoint was still writing, not ended by it
+        gate.open()
+    assert info.value.raw.startswith("one two")  # what had arrived is kept
 
 
 def test_unreachable_endpoint_names_the_url():

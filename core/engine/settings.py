@@ -203,7 +203,13 @@ class Settings(BaseSettings):
         "`low`, `medium` or `high` for reasoning models that take it (o-series, gpt-5, Gemini 2.5)",
         shown="the server's default",
     )
-    timeout: Positive = var("MEDRAG_TIMEOUT", "seconds one call may take", 300.0, shown="300")
+    timeout: Positive = var(
+        "MEDRAG_TIMEOUT",
+        "seconds one model call may take end to end (reading the prompt, retries, writing the reply); past it the "
+        "call fails",
+        300.0,
+        shown="300",
+    )
     max_retries: Count = var("MEDRAG_MAX_RETRIES", "retries of a call on 429, 5xx and connection errors", 2, shown="2")
     context_window: Annotated[int | None, BeforeValidator(_window)] = var(
         "MEDRAG_CONTEXT_WINDOW",

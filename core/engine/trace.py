@@ -212,7 +212,8 @@ def wall_seconds(events: list[Event]) -> float:
 
 
 class Totals(Usage):
-    """Usage summed over a run; ``seconds`` is the run's wall time, not the sum of steps."""
+    """Usage summed over a run; ``seconds`` is the run's wall time, not the sum of steps; ``cached``: every call it
+    made was served from the response cache (a repeat of a run asked before)."""
 
 
 class Run(BaseModel):
@@ -235,4 +236,5 @@ class Run(BaseModel):
     def compute_totals(self) -> Totals:
         summed = sum((e.usage for e in self.events), Usage())
         end = self.finished or time.time()
-        return Totals(**{**summed.model_dump(), "seconds": round(end - self.started, 3), "cached": False})
+        repeat = summed.calls > 0 and all(e.usage.cached for e in self.events if e.usage.calls)
+        return Totals(**{**summed.model_dump(), "seconds": round(end - self.started, 3), "cached": repeat})

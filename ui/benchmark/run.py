@@ -16,6 +16,7 @@ from core.studio.eval.job import EvalJob
 from core.studio.eval.progress import EvalProgress
 from ui.benchmark.setup import Setup
 from ui.common import access, jobs, keys, state
+from ui.common.text import duration as said_duration
 from ui.runs.launch import embedded_server, ensure_model, open_retriever_for, start_model
 
 REFRESH_SECONDS = 1.5
@@ -77,18 +78,13 @@ def start(setup: Setup) -> EvalJob | None:
 def duration(seconds: float | None) -> str:
     if seconds is None:
         return "unknown until a question is done (no run of this method recorded here yet)"
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds} s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d} s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+    return said_duration(seconds)
 
 
 def _paced(progress: EvalProgress) -> str:
     """Where the estimate comes from while no question of this benchmark has finished."""
     return (
-        " (at the pace recorded for these methods here; updated as questions finish)"
+        " (at the pace expected for these methods on this computer; updated as questions finish)"
         if progress.from_record and progress.seconds_left() is not None
         else ""
     )

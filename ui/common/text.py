@@ -32,3 +32,13 @@ def folded(items: list[str]) -> list[tuple[str, int]]:
         counts[key] = counts.get(key, 0) + 1
         first.setdefault(key, item)
     return [(first[k], n) for k, n in counts.items()]
+
+
+def duration(seconds: float) -> str:
+    """A stretch of time as people say it: "45 s", "3 min 05 s", "1 h 20 min"."""
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds} s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"

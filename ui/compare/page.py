@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.engine.methods import registry
+from core.engine.methods import get, registry
 from core.engine.store.groups import group_of, save_group
 from core.engine.trace import Run
 from core.studio.access import Action
@@ -18,10 +18,11 @@ from ui.common.chrome import header
 from ui.common.knobs import knob_inputs, method_label, preset_knobs
 from ui.common.text import md, short
 from ui.runs.display import load
-from ui.runs.header import again_buttons, method_block, question_block
-from ui.runs.launch import runs_go_to, start
+from ui.runs.header import again_buttons, cached_notice, fresh_knobs, method_block, question_block
+from ui.runs.launch import llm_for, runs_go_to, start
 from ui.runs.live_panel import follow, live_box
 from ui.runs.money import COLUMN_HELP, cost_cell
+from ui.runs.pace import before_run
 from ui.runs.question_form import preset_question, question_form
 from ui.runs.swimlanes import swimlanes
 from ui.runs.trace_view import render_run
@@ -166,14 +167,19 @@ def _form() -> None:
             help="Choose at least two methods" if len(chosen) < 2 else None,
         )
         access.notice(Action.LIVE_RUN)
+        before_run([methods[name] for name in chosen], llm_for(access.current()))
     if clicked:
-        started = start([(methods[name], values[name]) for name in chosen], text, options)
-        if started:
-            ids = [live.id for live in started]
-            save_group(state.store(), ids, short(started[0].question.text, 80))
-            st.session_state[keys.COMPARE_RUNS] = ids
-            st.query_params["runs"] = ",".join(ids)
-            st.rerun()
+        _show_new(start([(methods[name], values[name]) for name in chosen], text, options))
+
+
+def _show_new(started: list) -> None:
+    """Runs just started, kept together as a comparison, replace what was shown."""
+    if started:
+        ids = [live.id for live in started]
+        save_group(state.store(), ids, short(started[0].question.text, 80))
+        st.session_state[keys.COMPARE_RUNS] = ids
+        st.query_params["runs"] = ",".join(ids)
+        st.rerun()
 
 
 def _asked(runs: list[Run]) -> None:
@@ -189,6 +195,10 @@ def _asked(runs: list[Run]) -> None:
             st.warning("These runs were not asked the same question: the one above is the first run's.")
         again_buttons(key=keys.COMPARE_FORM, again=lambda: _again(runs), new=_new)
         jobs.stop_button(lives, key="compare.stop", label="Stop all")
+        going = any(not live.done for live in lives)
+        if cached_notice(runs, key=keys.COMPARE_FORM, disabled=going or not access.current().may(Action.LIVE_RUN)):
+            fresh = [(get(r.method), fresh_knobs(r)) for r in runs]
+            _show_new(start(fresh, runs[0].question, runs[0].options or None, fresh=True))
 
 
 def page() -> None:

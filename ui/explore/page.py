@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.engine.methods import registry
+from core.engine.methods import get, registry
 from core.engine.trace import Run
 from core.studio.access import Action
 from ui.common import access, jobs, keys, state
@@ -17,9 +17,10 @@ from ui.common.chrome import header
 from ui.common.knobs import knob_inputs, method_picker, preset_knobs
 from ui.common.links import linked
 from ui.runs.display import load, show_run
-from ui.runs.header import again_buttons, method_block, question_block
-from ui.runs.launch import runs_go_to, start
+from ui.runs.header import again_buttons, cached_notice, fresh_knobs, method_block, question_block
+from ui.runs.launch import llm_for, runs_go_to, start
 from ui.runs.method_map import method_map
+from ui.runs.pace import before_run
 from ui.runs.question_form import preset_question, question_form
 
 
@@ -39,6 +40,13 @@ def _again(run: Run) -> None:
     _new()
 
 
+def _show_new(run_id: str) -> None:
+    """The run just started replaces what was shown, and the page redraws with its Stop button."""
+    st.session_state[keys.ASK_RUN] = run_id
+    st.query_params["run"] = run_id
+    st.rerun()
+
+
 def _form() -> None:
     setup, ask = st.columns([1, 2], gap="large")
     with setup:
@@ -55,12 +63,11 @@ def _form() -> None:
             "Run", type="primary", icon=":material/play_arrow:", width="stretch", key="ask.go", disabled=not may_run
         )
         access.notice(Action.LIVE_RUN)
+        before_run([spec], llm_for(access.current()))
     if clicked:
         started = start([(spec, values)], text, options)
-        if started:  # the new run replaces the form, and the page redraws with its Stop button
-            st.session_state[keys.ASK_RUN] = started[0].id
-            st.query_params["run"] = started[0].id
-            st.rerun()
+        if started:
+            _show_new(started[0].id)
 
 
 def _shown(run: Run) -> None:
@@ -74,6 +81,11 @@ def _shown(run: Run) -> None:
         question_block(run.question, run.options, key=keys.ASK_FORM)
         again_buttons(key=keys.ASK_FORM, again=lambda: _again(run), new=_new)
         jobs.stop_button([live] if running else [], key="ask.stop")
+        may_run = access.current().may(Action.LIVE_RUN)
+        if cached_notice([run], key=keys.ASK_FORM, disabled=running or not may_run):
+            started = start([(get(run.method), fresh_knobs(run))], run.question, run.options or None, fresh=True)
+            if started:
+                _show_new(started[0].id)
     show_run(run.id, key=keys.ASK_FORM)
 
 

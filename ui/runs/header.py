@@ -4,14 +4,19 @@ opens the form filled with them, to change and run; "New question" opens it empt
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Callable
 
 import streamlit as st
 
 from core.engine.methods import registry
 from core.engine.trace import Run
+from ui.common import state
 from ui.common.knobs import changed_knobs, method_label
 from ui.common.text import md
+
+FRESH_SEEDS = 100_000  # a fresh run's seed is drawn below this (a sampled call's seed is the run's × 1,000 + offset)
 
 
 def question_block(question: str, options: dict[str, str], *, key: str) -> None:
@@ -59,3 +64,57 @@ def again_buttons(*, key: str, again: Callable[[], None], new: Callable[[], None
         disabled=disabled,
         help="Opens an empty form; this run stays saved in History",
     )
+
+
+def samples(method: str) -> bool:
+    """Whether some of the method's agents sample (it has a seed knob): asked afresh, they draw with a new seed."""
+    spec = registry().get(method)
+    return spec is not None and "seed" in spec.params.model_fields
+
+
+def fresh_knobs(run: Run) -> dict:
+    """The run's knobs for asking it afresh: a new seed where the method samples, the same knobs where it is greedy."""
+    if not samples(run.method):
+        return dict(run.params)
+    return {**run.params, "seed": random.randrange(1, FRESH_SEEDS)}
+
+
+def cached_notice(runs: list[Run], *, key: str, disabled: bool = False) -> bool:
+    """For runs served whole from the response cache: says so, when and in how long their replies were recorded,
+    with "Run fresh" beside it; True when it was clicked. Nothing for runs that reached the model."""
+    repeats = [run for run in runs if run.status == "ok" and run.totals.cached]
+    if not repeats:
+        return False
+    lines = []
+    for run in repeats:
+        made = state.store().recorded_by(run)
+        recorded = (
+            f"recorded {time.strftime('%Y-%m-%d %H:%M', time.localtime(made.finished or made.started))}, "
+            f"took {made.totals.seconds:.0f} s"
+            if made is not None
+            else "recorded by an earlier run not in this studio's history"
+        )
+        who = f"{method_label(run.method)}: " if len(runs) > 1 else ""
+        lines.append(f"{who}Served from the cache — {recorded}")
+    sampled = [method_label(run.method) for run in repeats if samples(run.method)]
+    greedy = [method_label(run.method) for run in repeats if not samples(run.method)]
+    fresh = []
+    if sampled:
+        fresh.append(f"{', '.join(sampled)}: a new seed, so its sampling agents draw new replies")
+    if greedy:
+        fresh.append(f"{', '.join(greedy)}: greedy (temperature 0), so the model writes the same reply again")
+    with st.container(border=True, key=f"{key}-cached"):
+        st.markdown(":material/bolt: " + "  \n".join(lines))
+        clicked = st.button(
+            "Run fresh",
+            icon=":material/refresh:",
+            key=f"{key}.fresh",
+            disabled=disabled,
+            help="Runs the same method, knobs and question again on the model, not from the cache",
+        )
+        st.caption(
+            "Run fresh asks the model again, bypassing the cache (it takes the time a live run takes). "
+            + "; ".join(fresh)
+            + "."
+        )
+    return clicked

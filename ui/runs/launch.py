@@ -101,10 +101,13 @@ def open_retriever_for(spec: MethodSpec) -> tuple[Any, str | None]:
     return retriever, None
 
 
-def start(chosen: list[tuple[MethodSpec, dict[str, Any]]], text: str, options: dict[str, str] | None) -> list[LiveRun]:
+def start(
+    chosen: list[tuple[MethodSpec, dict[str, Any]]], text: str, options: dict[str, str] | None, *, fresh: bool = False
+) -> list[LiveRun]:
     """One live run per (method, knob values) on the same question, or none and a message saying why.
 
     ``options`` is None for a free-text question; an empty dict is a multiple-choice question with no options yet.
+    ``fresh``: every call goes to the model, none is served from the response cache.
     Started runs are in the server's job runner (``ui/common/jobs.py``), so any page or tab can follow them.
     """
     access = session_access.current()
@@ -131,6 +134,7 @@ def start(chosen: list[tuple[MethodSpec, dict[str, Any]]], text: str, options: d
     if not ensure_model(access):
         return []
     llm, store, owner = llm_for(access), state.store(), session_access.client_key()
+    llm = llm.fresh() if fresh else llm
     lives = [
         LiveRun(
             spec.name, question, params[spec.name], llm=llm, retriever=retrievers[spec.name], store=store, owner=owner

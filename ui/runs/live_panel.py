@@ -19,6 +19,7 @@ from core.engine.partial_reply import partial_fields
 from core.engine.trace import Event, Partial, Run
 from ui.common import jobs
 from ui.common.text import md
+from ui.runs.pace import busy_notice, during_run, expected, pack_pointer
 from ui.runs.reply_fields import reply_fields
 from ui.runs.step_lines import step_line
 
@@ -44,7 +45,8 @@ def status_label(label: str, run: Run | None, events: list[Event], done: bool, e
     if run.status == "cancelled":
         return f"{label}: stopped after {seconds}"
     t = run.totals
-    return f"{label}: done in {seconds} · {_count(t.calls, 'call')} · {t.tokens:,} tokens"
+    done_how = "served from the cache" if t.cached else "done"
+    return f"{label}: {done_how} in {seconds} · {_count(t.calls, 'call')} · {t.tokens:,} tokens"
 
 
 def status_box(label: str, state: str, *, expanded: bool):
@@ -113,6 +115,8 @@ def live_box(live: LiveRun) -> None:
     if live.stop_requested and not live.done:
         label = f"{live.spec.label}: stopping · {live.elapsed:.0f} s"
     with status_box(label, _state(live.run, live.done), expanded=not live.done):
+        if not live.done and (pace := during_run(live)):
+            st.caption(f":material/speed: {pace}")
         for event in events:
             st.markdown(done_line(event))
         for call in pending:
@@ -142,6 +146,10 @@ def follow(run_ids: list[str], *, draw_extra: Callable[[list[LiveRun]], None] | 
     @st.fragment(run_every=REFRESH_SECONDS)
     def panel() -> None:
         lives = [live for live in map(jobs.live, run_ids) if live is not None]
+        busy_notice()
+        for live in lives:
+            if not live.done and (found := expected(live.spec.name, live.llm)) is not None and found.long:
+                pack_pointer(live.spec)
         if draw_extra:
             draw_extra(lives)
         for column, live in zip(st.columns(len(lives), gap="medium") if len(lives) > 1 else [st.container()], lives):

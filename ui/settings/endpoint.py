@@ -204,6 +204,8 @@ def endpoint_section() -> None:
         step=5.0,
         value=float(chosen["timeout"]),
         key="settings.timeout",
+        help="The most one model call may take, end to end: reading its prompt, retries and writing its reply. "
+        "A call still going at that point fails, and its run ends with the error.",
     )
     if st.button(
         "Test the connection",

@@ -68,6 +68,10 @@ def choose_from_pack() -> Chosen | None:
         )
         return None
     by_id = {c.case.id: c for c in cases}
+    linked_method = None
+    if (linked_case := st.query_params.pop("case", None)) in by_id:  # a link from Ask or Compare (ui/runs/pace.py)
+        state.preset("workshop.case", linked_case)
+        linked_method = st.query_params.pop("method", None)
     case_id = state.kept(
         st.selectbox,
         "Case",
@@ -80,7 +84,7 @@ def choose_from_pack() -> Chosen | None:
     methods = st.multiselect(
         "Methods (one, or two or three to step together)",
         list(recorded),
-        default=list(recorded)[:1],
+        default=[linked_method] if linked_method in recorded else list(recorded)[:1],
         max_selections=MAX_RUNS,
         key=f"workshop.methods.{case_id}",
         format_func=method_label,

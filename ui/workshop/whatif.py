@@ -21,6 +21,7 @@ from ui.common.text import md, short
 from ui.runs.display import load
 from ui.runs.launch import admit, ensure_model, llm_for
 from ui.runs.live_panel import status_box
+from ui.runs.pace import before_run, during_run
 from ui.runs.swimlanes import swimlanes
 from ui.workshop.data import PACK, Chosen, pack
 
@@ -108,6 +109,7 @@ def panel(chosen: Chosen, replay: Replay, step: int, key: str) -> None:
         help="Needs the model: the embedded one starts the first time (about a minute)",
     ):
         start(chosen, run, variation)
+    before_run([get(run.method)], llm_for(session_access.current()), point_to_pack=False)
 
 
 def start(chosen: Chosen, parent: Run, variation: Variation) -> None:
@@ -210,6 +212,8 @@ def _running(live: WhatIfRun) -> None:
     ):
         for event in live.events[-3:]:
             st.caption(f"{event.stage} · {event.agent} · {event.kind}")
+    if pace := during_run(live):
+        st.caption(f":material/speed: {pace}")
     stop, note = st.columns([1, 4], vertical_alignment="center")
     with stop:
         jobs.stop_button([live], key="workshop.whatif.stop")

@@ -6,6 +6,7 @@ kept in the response cache once it has been accepted: complete, and parsed when 
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Callable
@@ -37,7 +38,8 @@ from core.engine.llm.profiles import Dialect, Lengths, Profile
 from core.engine.llm.request import Asked, Wire, build, schema_format
 from core.engine.llm.schemas import shortfalls
 from core.engine.llm.servers import Server, server_for
-from core.engine.llm.stream import CallStats, StreamCancelled, on_request, stream_chat
+from core.engine.llm.speed import WRITING
+from core.engine.llm.stream import CallStats, StreamCancelled, StreamTimedOut, on_request, stream_chat
 from core.engine.llm.tokens import tokens_of
 from core.engine.settings import settings
 from core.engine.trace import Shortfall, Usage
@@ -128,9 +130,16 @@ class LLM:
         if self.cache_mode not in CACHE_MODES:
             raise ConfigError(f"the cache mode must be one of {', '.join(CACHE_MODES)}, not {self.cache_mode!r}")
         self.memory = memory
+        self.reads_cache = True  # False: every call reaches the model (its reply still goes into the cache)
         self._cache = cache
         self._client: openai.OpenAI | None = None
         self._connect_lock = threading.Lock()
+
+    def fresh(self) -> LLM:
+        """The same model, asked afresh: no reply comes from the cache, and each new one replaces the cached one."""
+        other = copy.copy(self)
+        other.reads_cache = False
+        return other
 
     # -- connection ------------------------------------------------------------------
     def _connect(self) -> openai.OpenAI:
@@ -444,7 +453,7 @@ class LLM:
             else None
         )
         group = group_of_this_call()
-        if key and cached and (hit := self.cache.get(key)):
+        if key and cached and self.reads_cache and (hit := self.cache.get(key)):
             if group is not None:
                 group.skip()
             if on_text is not None:
@@ -460,8 +469,10 @@ class LLM:
                 text=hit["text"], model=self.model_name, finish_reason=hit["finish_reason"], usage=usage
             )
         else:
+            written = _Written(self.backend, on_text)
             with group.call(wire.messages, cancel) if group is not None else nullcontext():
-                response = self._request(wire.messages, schema, wire.params, on_text, cancel)
+                response = self._request(wire.messages, schema, wire.params, written, cancel)
+            written.done()
         response._cache_key = key
         return response
 
@@ -497,10 +508,16 @@ class LLM:
                 on_text,
                 cancel,
                 usage=usage_chunk,
+                limit=self.endpoint.timeout,
             )
         except StreamCancelled:
             raise fail("the call was cancelled", LLMCancelled) from None
-        except openai.APITimeoutError as exc:
+        except StreamTimedOut:
+            raise fail(
+                f"{self.where} did not finish the reply within the {self.endpoint.timeout:.0f} s a call may take "
+                f"({len(stats.text):,} characters had arrived)"
+            ) from None
+        except (openai.APITimeoutError, httpx2.TimeoutException) as exc:
             raise fail(f"{self.where} did not answer within {self.endpoint.timeout:.0f}s ({tries})") from exc
         except openai.APIConnectionError as exc:
             raise fail(f"could not reach {self.where} ({tries}): {exc.__cause__ or exc}") from exc
@@ -534,6 +551,26 @@ class LLM:
             reasoning=reply.reasoning,
             usage=cost(reply.prompt_tokens, reply.completion_tokens),
         )
+
+
+class _Written:
+    """A call's text sink that also tells the writing meter (``speed.WRITING``) each token as it comes, and the
+    call's own rate once it ends: from its first token to its last, so reading the prompt is not counted."""
+
+    def __init__(self, backend: str, on_text: TextSink | None):
+        self.backend, self.on_text = backend, on_text
+        self.tokens, self.first, self.last = 0, 0.0, 0.0
+
+    def __call__(self, text: str) -> None:
+        WRITING.tick(self.backend)
+        self.last = time.monotonic()
+        self.first = self.first or self.last
+        self.tokens += 1
+        if self.on_text is not None:
+            self.on_text(text)
+
+    def done(self) -> None:
+        WRITING.call(self.backend, self.tokens - 1, self.last - self.first)
 
 
 def _strings(body: Any) -> list[str]:

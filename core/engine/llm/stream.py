@@ -1,7 +1,8 @@
 """One chat completion, streamed by a worker thread, so that the caller can stop it at any moment.
 
-The caller waits on the worker's chunks a fraction of a second at a time and checks its cancel event in
-between, so a cancelled call returns at once even while the endpoint is still reading a long prompt. The
+The caller waits on the worker's chunks a fraction of a second at a time and checks its cancel event and its time limit in
+between, so a cancelled call returns at once even while the endpoint is still reading a long prompt, and no call
+outlasts its limit however steadily its chunks come (an HTTP timeout only bounds each wait for the next bytes). The
 connection is then shut down, which tells the server to stop generating (llama.cpp and vLLM stop a slot
 whose client has gone), and wakes the worker. Each call gets its own connection (no keep-alive), so the
 socket to cut is always known: httpcore's ``trace`` extension reports it when it is opened.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import queue
 import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +29,7 @@ _CONNECTED = (
     "connection.start_tls.complete",
 )
 _local = threading.local()
+clock = time.monotonic  # what the time limit is measured by (a test moves its own)
 
 
 class StreamCancelled(Exception):
@@ -34,6 +37,14 @@ class StreamCancelled(Exception):
 
     def __init__(self, text: str):
         super().__init__("cancelled")
+        self.text = text
+
+
+class StreamTimedOut(Exception):
+    """The call ran past its time limit; ``text`` is what had arrived."""
+
+    def __init__(self, text: str):
+        super().__init__("timed out")
         self.text = text
 
 
@@ -104,11 +115,14 @@ def stream_chat(
     on_text: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
     usage: bool = True,
+    limit: float | None = None,
 ) -> Streamed:
-    """Raises what the openai client raises, ``StreamCancelled``, or ``ValueError``/``TypeError``/
-    ``AttributeError`` for chunks that are not chat completion chunks. ``usage``: ask for the usage chunk (servers
-    that refuse ``stream_options`` are asked without it)."""
+    """Raises what the openai client raises, ``StreamCancelled``, ``StreamTimedOut`` once ``limit`` seconds have
+    passed since the call began (reading the prompt, retries and writing all counted), or ``ValueError``/
+    ``TypeError``/``AttributeError`` for chunks that are not chat completion chunks. ``usage``: ask for the usage
+    chunk (servers that refuse ``stream_options`` are asked without it)."""
     updates: queue.SimpleQueue = queue.SimpleQueue()
+    deadline = None if limit is None else clock() + limit
 
     def work() -> None:
         _local.stats = stats
@@ -132,6 +146,8 @@ def stream_chat(
         while True:
             if cancel is not None and cancel.is_set():
                 raise StreamCancelled(stats.text)
+            if deadline is not None and clock() > deadline:
+                raise StreamTimedOut(stats.text)
             try:
                 ok, item = updates.get(timeout=POLL_SECONDS)
             except queue.Empty:

@@ -152,6 +152,31 @@ class RunStore:
             row["options"] = json.loads(row["options"])
         return rows
 
+    def recorded_by(self, run: Run) -> Run | None:
+        """For a run served from the response cache: the latest earlier run of the same method, knobs, question
+        and model that made its calls, which is what recorded those replies (None when the cache holds them from
+        elsewhere: another studio's database, a cleared one)."""
+        with self.reading() as db:
+            rows = list(
+                db["runs"].rows_where(
+                    "method = ? AND params = ? AND question = ? AND options = ? AND model = ? AND status = 'ok' "
+                    "AND started < ? AND id != ?",
+                    [
+                        run.method,
+                        json.dumps(run.params),
+                        run.question,
+                        json.dumps(run.options),
+                        run.model,
+                        run.started,
+                        run.id,
+                    ],
+                    order_by="started desc",
+                    select="id, totals",
+                )
+            )
+        made = next((row["id"] for row in rows if not json.loads(row["totals"]).get("cached")), None)
+        return self.load_run(made) if made else None
+
     def has_run(self, run_id: str) -> bool:
         with self.reading() as db:
             return db["runs"].count_where("id = ?", [run_id]) > 0

@@ -3,15 +3,13 @@ left. Written by the evaluation's threads, read by the page (and anything else) 
 
 from __future__ import annotations
 
-import statistics
 import threading
 import time
 from dataclasses import dataclass, replace
 
-from core.engine.llm.embedded import MODEL_NAME
-from core.engine.llm.speed import measured
-from core.engine.store import RunStore
 from core.studio.eval.results import ItemResult
+
+PRIOR_QUESTIONS = 2  # the recorded pace counts as this many questions beside the ones this evaluation has run
 
 
 @dataclass(frozen=True)
@@ -24,7 +22,7 @@ class ArmProgress:
     errors: int = 0  # of those, ended in error
     correct: int = 0
     run_seconds: float = 0.0  # the finished runs' own seconds, summed
-    recorded: float | None = None  # seconds a question took this method before (the store's runs on this model)
+    recorded: float | None = None  # seconds a question of this method is expected to take (``core.engine.estimate``)
 
     @property
     def finished(self) -> int:
@@ -38,13 +36,16 @@ class ArmProgress:
 class EvalProgress:
     """Thread-safe. Arms run interleaved (every arm on a question before the next question), so they share the
     elapsed time; the time left is each arm's remaining work at its own pace per question, turned into wall time
-    at the parallelism measured so far."""
+    at the parallelism measured so far. An arm's pace starts as its expected seconds and moves to its measured
+    one as questions finish, the expected counting as ``PRIOR_QUESTIONS`` of them, so one slow first question (a
+    cold prompt cache, an index opened) does not swing the estimate."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._arms: dict[str, ArmProgress] = {}
         self.started = time.time()
         self.ended: float | None = None
+        self._first_began: float | None = None  # when the first finished run began: the wall time runs have had
 
     def plan(self, arm: str, label: str, total: int, before: int, recorded: float | None = None) -> None:
         with self._lock:
@@ -52,6 +53,8 @@ class EvalProgress:
 
     def record(self, arm: str, row: ItemResult) -> None:
         with self._lock:
+            began = time.time() - float(row.seconds or 0.0)
+            self._first_began = began if self._first_began is None else min(self._first_began, began)
             a = self._arms[arm]
             self._arms[arm] = replace(
                 a,
@@ -78,37 +81,23 @@ class EvalProgress:
         return not any(a.done for a in self.arms())
 
     def seconds_left(self, arm: ArmProgress | None = None) -> float | None:
-        """Wall seconds until ``arm`` (or the whole evaluation) is done. Before any run has finished: the seconds a
-        question took each method before, one after another (None when an arm has no record)."""
+        """Wall seconds until ``arm`` (or the whole evaluation) is done. Before any run has finished: the seconds
+        a question is expected to take each method, one after another, less the time gone since it began (None when
+        an arm has no estimate)."""
         arms = self.arms()
         done_work = sum(a.run_seconds for a in arms)
         if not done_work:
             wanted = [a for a in ([arm] if arm is not None else arms) if a.left]
             if any(a.recorded is None for a in wanted):
                 return None
-            return sum(a.left * a.recorded for a in wanted)
+            return max(sum(a.left * a.recorded for a in wanted) - self.elapsed, 0.0)
         overall = done_work / sum(a.done for a in arms)
 
-        def work_left(a: ArmProgress) -> float:
-            return a.left * (a.run_seconds / a.done if a.done else overall)
+        def pace(a: ArmProgress) -> float:
+            if a.recorded is None:
+                return a.run_seconds / a.done if a.done else overall
+            return (PRIOR_QUESTIONS * a.recorded + a.run_seconds) / (PRIOR_QUESTIONS + a.done)
 
-        work = work_left(arm) if arm is not None else sum(work_left(a) for a in arms)
-        return work * self.elapsed / done_work
-
-
-RECORDED_RUNS = 50  # the latest runs of a method that make its recorded pace
-
-
-def recorded_seconds(store: RunStore, method: str, model: str) -> float | None:
-    """The median seconds of the method's latest finished runs on this model, as the store has them; for the
-    embedded model with none stored yet, its measured seconds (``core.engine.llm.speed``, the shipped server)."""
-    rows = [
-        r
-        for r in store.list_runs(limit=RECORDED_RUNS * 4, method=method)
-        if r["status"] == "ok" and r["model"] == model and r["totals"].get("seconds")
-    ][:RECORDED_RUNS]
-    if rows:
-        return statistics.median(r["totals"]["seconds"] for r in rows)
-    if model != MODEL_NAME or (figures := measured()) is None or (speed := figures.methods.get(method)) is None:
-        return None
-    return speed.median_seconds
+        work = sum(a.left * pace(a) for a in ([arm] if arm is not None else arms))
+        ran_for = (self.ended or time.time()) - (self._first_began or self.started)
+        return work * min(ran_for / done_work, 1.0)

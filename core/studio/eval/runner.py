@@ -9,6 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 
+from core.engine.estimate import estimate
 from core.engine.llm import LLM
 from core.engine.methods.contract import RunContext
 from core.engine.retrieval.retriever import Retriever
@@ -16,7 +17,7 @@ from core.engine.runner import execute
 from core.engine.store import RunStore
 from core.studio.eval.mirage import BenchItem
 from core.studio.eval.plan import Arm, EvalPlan
-from core.studio.eval.progress import EvalProgress, recorded_seconds
+from core.studio.eval.progress import EvalProgress
 from core.studio.eval.results import EvalResults, ItemResult
 
 Progress = Callable[[ItemResult], None]  # called with each finished item's result
@@ -72,7 +73,7 @@ def evaluate(
                 arm.label,
                 len(plan.items),
                 len(done[configs[arm.name]]),
-                recorded_seconds(store, arm.method, llm.model_name),
+                expected.seconds if (expected := estimate(store, arm.method, llm.model_name, llm.backend)) else None,
             )
     if on_start:
         on_start(len(pending), skipped)
