@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 
 from core.engine import paths
-from core.engine.retrieval.catalog import describe_corpora, human_bytes, open_retriever
+from core.engine.retrieval.catalog import CorpusInfo, describe_corpora, human_bytes, open_retriever
 from core.engine.retrieval.corpus import CorpusError, CorpusSource
 from core.engine.retrieval.corpus_index import DENSE_FILE, read_manifest
 from core.engine.retrieval.hub import Listing, complete, download, last_rate, list_files, missing
@@ -267,7 +267,11 @@ class Got:
     paths: list[Path]  # what the index was built over (give these to open_retriever)
     fetched: int  # bytes downloaded now
     download_seconds: float
-    corpora: list  # CorpusInfo of each indexed corpus
+    indexed: list[CorpusInfo]  # each corpus as indexed (none when only downloaded)
+
+    @property
+    def corpora(self) -> list[str]:
+        return [info.name for info in self.indexed]
 
 
 def get(name: str, *, progress: Progress = no_progress, given: Plan | None = None, index: bool = True) -> Got:

@@ -62,7 +62,7 @@ def handle_get(args) -> int:
             f"downloaded {got.fetched:,} bytes in {got.download_seconds:.1f}s "
             f"({got.fetched / max(got.download_seconds, 1e-3) / 1e6:.1f} MB/s), every file verified"
         )
-    for info in got.corpora:
+    for info in got.indexed:
         print(f"{info.name}: {info.snippets:,} snippets indexed ({p.where.label}); {info.path}")
     print("search it with: python -m core search QUERY " + " ".join(f"--path {path}" for path in got.paths))
     return 0
