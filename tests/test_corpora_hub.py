@@ -162,3 +162,18 @@ def test_get_indexes_the_download_and_search_finds_it(hub, capsys):
     assert "Anatomy_Gray_2" in capsys.readouterr().out
     assert main(["corpora", "list"]) == 0
     assert "here (" in next(line for line in capsys.readouterr().out.splitlines() if line.startswith("textbooks"))
+
+
+@pytest.mark.shared
+def test_the_shared_corpora_are_found_by_name(shared_data, monkeypatch, capsys):
+    monkeypatch.setenv("MEDRAG_SHARED_CORPORA", str(shared_data / "corpora"))
+    assert [p.name for p in named_paths("openstax")] == [
+        "openstax_anatomy_physiology_2e.jsonl.gz",
+        "openstax_microbiology.jsonl.gz",
+    ]
+    assert main(["corpora", "get", "medquad", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("medquad: MedQuAD") and "download:" not in out  # a local file: nothing to fetch
+    monkeypatch.setenv("MEDRAG_SHARED_CORPORA", str(shared_data))
+    with pytest.raises(CorpusError, match="set MEDRAG_SHARED_CORPORA to the folder that holds"):
+        named_paths("medquad")

@@ -28,6 +28,8 @@ from core.engine.retrieval.progress import Progress, no_progress
 from core.engine.settings import settings, variable
 
 ASSUMED_RATE = 10e6  # bytes/s, said as assumed until a download here has measured one
+# A build's seconds include loading the embedder: per snippet they mean something only over a corpus this large.
+MEASURED_FROM = 1000
 MEDRAG = "MedRAG toolkit (Xiong et al., ACL Findings 2024)"
 
 
@@ -159,19 +161,28 @@ class Capacity:
 
 
 def capacity(index_dir: Path | None = None) -> Capacity | None:
-    """Figures measured on the largest index built here (None before any index is built)."""
+    """Figures measured on the largest index built here (None before one of ``MEASURED_FROM`` snippets is built)."""
     best = None
     for manifest_path in Path(index_dir or paths.index_dir()).glob("*/manifest.json"):
         m = read_manifest(manifest_path.parent)
         if m and m.get("snippets") and (best is None or m["snippets"] > best[1]["snippets"]):
             best = (manifest_path.parent, m)
-    if best is None:
+    if best is None or best[1]["snippets"] < MEASURED_FROM:
         return None
     folder, m = best
     held = sum((folder / f).stat().st_size for f in ("bm25.npz", DENSE_FILE) if (folder / f).is_file())
     return Capacity(
         m["corpus"], held / m["snippets"], m["build_seconds"] / m["snippets"], psutil.virtual_memory().available
     )
+
+
+def _text_size(path: Path) -> int:
+    """A file's bytes of text: a gzip file says its own in its last four bytes (the size modulo 4 GiB)."""
+    if not path.name.endswith(".gz"):
+        return path.stat().st_size
+    with open(path, "rb") as fh:
+        fh.seek(-4, 2)
+        return int.from_bytes(fh.read(4), "little")
 
 
 def _duration(seconds: float) -> str:
@@ -197,7 +208,7 @@ class Plan:
     def text_bytes(self) -> float:
         if self.listing:
             return self.listing.size / self.corpus.snippets
-        return sum(p.stat().st_size for p in self.corpus.local_paths() if p.is_file()) / self.corpus.snippets
+        return sum(_text_size(p) for p in self.corpus.local_paths() if p.is_file()) / self.corpus.snippets
 
     @property
     def fits(self) -> bool:
@@ -296,7 +307,9 @@ def status(corpus: NamedCorpus) -> str:
     try:
         found = corpus.local_paths()
     except CorpusError:
-        return "fetch it yourself (steps: corpora get statpearls)" if corpus.steps else "not downloaded"
+        if corpus.shared:
+            return f"not found ({variable('shared_corpora')})"
+        return "yours to fetch (see get)" if corpus.steps else "not downloaded"
     if corpus.shared:
         return "here (shared)"
     sources = [CorpusSource.from_path(p) for p in found]
