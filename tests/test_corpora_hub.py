@@ -146,6 +146,8 @@ def test_statpearls_says_what_to_fetch_and_indexes_what_the_user_put_there(hub, 
     chunk.mkdir(parents=True)
     (chunk / "article-1.jsonl").write_bytes(chunk_file("Atrial Fibrillation -- Treatment", BOOKS["Pathology_Robbins"]))
     assert named_paths("statpearls") == [CATALOG["statpearls"].folder]
+    assert main(["corpora", "get", "statpearls", "--dry-run"]) == 0  # now it says what indexing them takes
+    assert "download:" not in capsys.readouterr().out
 
 
 def test_an_unknown_name_lists_the_names(hub, capsys):

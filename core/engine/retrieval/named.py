@@ -19,6 +19,7 @@ from pathlib import Path
 import psutil
 
 from core.engine import paths
+from core.engine.retrieval.bm25 import BM25Index
 from core.engine.retrieval.catalog import CorpusInfo, describe_corpora, human_bytes, open_retriever
 from core.engine.retrieval.corpus import CorpusError, CorpusSource
 from core.engine.retrieval.corpus_index import DENSE_FILE, read_manifest
@@ -170,7 +171,7 @@ def capacity(index_dir: Path | None = None) -> Capacity | None:
     if best is None or best[1]["snippets"] < MEASURED_FROM:
         return None
     folder, m = best
-    held = sum((folder / f).stat().st_size for f in ("bm25.npz", DENSE_FILE) if (folder / f).is_file())
+    held = sum((folder / f).stat().st_size for f in (BM25Index.FILE, DENSE_FILE) if (folder / f).is_file())
     return Capacity(
         m["corpus"], held / m["snippets"], m["build_seconds"] / m["snippets"], psutil.virtual_memory().available
     )
@@ -208,7 +209,8 @@ class Plan:
     def text_bytes(self) -> float:
         if self.listing:
             return self.listing.size / self.corpus.snippets
-        return sum(_text_size(p) for p in self.corpus.local_paths() if p.is_file()) / self.corpus.snippets
+        files = [f for p in self.corpus.local_paths() for f in CorpusSource.from_path(p).files]
+        return sum(_text_size(f) for f in files) / self.corpus.snippets
 
     @property
     def fits(self) -> bool:
