@@ -7,9 +7,10 @@ Serves a Hub on 127.0.0.1 (``tests/hub_server.py``) with a "textbooks" dataset i
 
 1. download: ``--download-mb`` of chunk files in eight files, fetched and each verified (sha256) by the same code;
    on loopback the network costs nothing, so the rate is the ceiling the client and the check set here;
-2. index: ``--snippets`` real passages (the shared OpenStax Anatomy and Physiology chunks) served the same way,
-   downloaded and indexed in process on the cores ``MEDRAG_THREADS`` gives (two here), with the index's bytes per
-   snippet and what ``Capacity`` then says the in-process index holds on this machine.
+2. index: ``--snippets`` real passages (the shared OpenStax Anatomy and Physiology chunks, from
+   ``MEDRAG_SHARED_CORPORA``) served the same way, downloaded and indexed in process on the cores ``MEDRAG_THREADS``
+   gives (two here), with the index's bytes per snippet and what ``Capacity`` then says the in-process index holds
+   on this machine.
 
 Writes ``benchmarks/results/corpora_bench.json``; ``tables()`` draws its table in ``docs/corpora.md``.
 """
@@ -28,7 +29,7 @@ from pathlib import Path
 from core.engine.paths import REPO_ROOT
 
 RESULTS = REPO_ROOT / "benchmarks" / "results" / "corpora_bench.json"
-SHARED = REPO_ROOT.parent / "shared" / "data" / "corpora" / "openstax_anatomy_physiology_2e.jsonl.gz"
+PASSAGES = "openstax_anatomy_physiology_2e.jsonl.gz"  # in MEDRAG_SHARED_CORPORA
 FILES = 8
 
 
@@ -54,20 +55,20 @@ def _served(files: dict[str, bytes], work: Path, index: bool):
         return get("textbooks", given=plan("textbooks"), index=index)
 
 
-def download(megabytes: int) -> dict:
-    line = _lines(SHARED, 1)[0]
+def download(megabytes: int, shared: Path) -> dict:
+    line = _lines(shared, 1)[0]
     lines = [line] * (megabytes * 2**20 // len(line))
     with tempfile.TemporaryDirectory(prefix="corpora-bench-") as work:
         got = _served(_files(lines, FILES), Path(work), index=False)
     return {"bytes": got.fetched, "files": FILES, "seconds": round(got.download_seconds, 2)}
 
 
-def index(snippets: int) -> dict:
+def index(snippets: int, shared: Path) -> dict:
     from core.engine.retrieval.corpus_index import read_manifest
     from core.engine.retrieval.named import capacity
 
     with tempfile.TemporaryDirectory(prefix="corpora-bench-") as work:
-        got = _served(_files(_lines(SHARED, snippets), FILES), Path(work), index=True)
+        got = _served(_files(_lines(shared, snippets), FILES), Path(work), index=True)
         folder = next((Path(work) / "indexes").glob("textbooks-*/"))
         manifest = read_manifest(folder)
         cap = capacity(Path(work) / "indexes")
@@ -87,15 +88,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--download-mb", type=int, default=200)
     parser.add_argument("--snippets", type=int, default=2000)
     args = parser.parse_args(argv)
-    if not SHARED.is_file():
-        print(f"needs {SHARED} (the shared data)", file=sys.stderr)
-        return 2
     from core.engine.settings import settings
 
+    shared = settings().shared_corpora / PASSAGES
+    if not shared.is_file():
+        print(f"needs {shared} (the shared data; MEDRAG_SHARED_CORPORA names its folder)", file=sys.stderr)
+        return 2
     data = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores, threads {settings().compute_threads()}",
-        "download": download(args.download_mb),
-        "index": index(args.snippets),
+        "download": download(args.download_mb, shared),
+        "index": index(args.snippets, shared),
     }
     RESULTS.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     print(json.dumps(data, indent=1))

@@ -62,8 +62,9 @@ def named_corpora_section() -> None:
         "Corpus",
         list(CATALOG),
         key=keys.NAMED_CORPUS,
-        format_func=lambda n: f"{n} · {CATALOG[n].snippets:,} snippets · {status(CATALOG[n])}",
+        format_func=lambda n: f"{n} · {CATALOG[n].snippets:,} snippets",  # what it is; whether it is here, below
     )
+    st.caption(f"{CATALOG[name].title}. Here: {status(CATALOG[name])}.")
     st.button(
         "Check what it takes",
         icon=":material/fact_check:",
