@@ -120,7 +120,17 @@ def tables() -> dict[str, str]:
         f"| memory available when measured | {i['available_bytes'] / 2**30:.1f} GB |",
         f"| snippets the in-process index then holds (these passages) | {i['fits']:,} |",
     ]
-    return {"corpora_measured": f"Measured on {data['machine']}.\n\n" + "\n".join(rows)}
+    from core.engine.retrieval.named import CATALOG
+
+    big = [c for c in CATALOG.values() if c.snippets > i["fits"]]
+    verdict = (
+        f"So the in-process index stops fitting this machine at about {i['fits'] / 1e6:.1f} million snippets of "
+        f"passages like these: {', '.join(c.name for c in CATALOG.values() if c not in big)} fit; "
+        + " and ".join(f"{c.name} ({c.snippets / 1e6:.1f}M)" for c in big)
+        + " do not, and go to Qdrant. The download rate is loopback's: a real one is bounded by the network, and "
+        "the plan uses the rate the last real download measured."
+    )
+    return {"corpora_measured": f"Measured on {data['machine']}.\n\n" + "\n".join(rows) + "\n\n" + verdict}
 
 
 if __name__ == "__main__":
