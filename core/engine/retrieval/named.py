@@ -28,7 +28,7 @@ from core.engine.retrieval.location import InProcess, Qdrant, search_location
 from core.engine.retrieval.progress import Progress, no_progress
 from core.engine.settings import settings, variable
 
-ASSUMED_RATE = 10e6  # bytes/s, said as assumed until a download here has measured one
+ASSUMED_RATE = 10 * 2**20  # bytes/s, said as assumed until a download here has measured one
 # A build's seconds include loading the embedder: per snippet they mean something only over a corpus this large.
 MEASURED_FROM = 1000
 MEDRAG = "MedRAG toolkit (Xiong et al., ACL Findings 2024)"
@@ -187,11 +187,13 @@ def _text_size(path: Path) -> int:
 
 
 def _duration(seconds: float) -> str:
+    if seconds < 1:
+        return "under a second"
     if seconds < 90:
-        return f"{seconds:.0f} s"
+        return f"about {seconds:.0f} s"
     if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+        return f"about {seconds / 60:.0f} min"
+    return f"about {seconds / 3600:.1f} h"
 
 
 # -- the plan, then the work --------------------------------------------------------------------------------------
@@ -232,7 +234,7 @@ class Plan:
                 f"{settings().hub_endpoint}/datasets/{self.listing.repo} (revision {self.listing.revision[:12]})"
                 + (f"; {human_bytes(done)} already here and verified" if done else "")
                 + (
-                    f"; about {_duration(self.to_fetch / speed)} at {human_bytes(speed)}/s ({how})"
+                    f"; {_duration(self.to_fetch / speed)} at {human_bytes(speed)}/s ({how})"
                     if self.to_fetch
                     else "; nothing left to fetch"
                 )
@@ -241,7 +243,7 @@ class Plan:
             cap = self.capacity
             if isinstance(self.where, InProcess):
                 out.append(
-                    f"index: about {_duration(c.snippets * cap.seconds)} at the {1 / cap.seconds:.0f} snippets/s "
+                    f"index: {_duration(c.snippets * cap.seconds)} at the {1 / cap.seconds:.0f} snippets/s "
                     f"measured building {cap.measured_on} here"
                 )
             limit = cap.fits(self.text_bytes)
