@@ -179,3 +179,30 @@ def test_the_shared_corpora_are_found_by_name(shared_data, monkeypatch, capsys):
     monkeypatch.setenv("MEDRAG_SHARED_CORPORA", str(shared_data))
     with pytest.raises(CorpusError, match="set MEDRAG_SHARED_CORPORA to the folder that holds"):
         named_paths("medquad")
+
+
+def test_with_a_search_url_the_download_goes_into_qdrant(hub, tmp_path, monkeypatch, capsys):
+    """Heavy (the real embedder): run under ``flock /tmp/medrag-heavy.lock``. Qdrant's local mode in a folder stands
+    for the server PubMed and Wikipedia go to; the same client code reaches either."""
+    monkeypatch.setenv("MEDRAG_SEARCH_URL", str(tmp_path / "qdrant"))
+    p = plan("textbooks")
+    assert p.fits and "Qdrant" in p.lines()[-1]
+    got = get("textbooks", given=p)
+    assert [(info.name, info.snippets, info.built) for info in got.indexed] == [("textbooks", 12, True)]
+    assert not list((tmp_path / "indexes").glob("textbooks-*"))  # nothing built in process
+
+
+def test_a_corpus_too_big_for_the_in_process_index_is_refused_before_any_fetch(hub):
+    from dataclasses import replace
+
+    from core.engine.retrieval.named import Capacity
+
+    small = Capacity("hpo", index_bytes=2000.0, seconds=0.02, available=100 * 2**20)  # 100 MB free
+    p = replace(plan("textbooks"), capacity=small)
+    assert not p.fits  # 125,800 snippets of about 2 KB of index and their text: more than 100 MB
+    said = p.lines()
+    limit = int(small.available / (small.index_bytes + p.text_bytes))  # memory over a snippet's index and text
+    assert f"holds about {limit:,} snippets" in said[-3] and "MEDRAG_SEARCH_URL" in said[-1]
+    with pytest.raises(CorpusError, match="does not fit the in-process index here"):
+        get("textbooks", given=p)
+    assert not [path for method, path, _ in hub.log if method == "GET" and "/resolve/" in path]
