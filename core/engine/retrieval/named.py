@@ -91,7 +91,7 @@ CATALOG = {
         ),
         NamedCorpus(
             "pubmed",
-            "MedRAG PubMed: 23.9M PubMed abstracts (2023 baseline), one snippet each",
+            "MedRAG PubMed: 23.9M abstracts of the PubMed baseline, one snippet each",
             23_900_000,
             "NLM's PubMed terms; see huggingface.co/datasets/MedRAG/pubmed",
             hub_repo="MedRAG/pubmed",
