@@ -35,6 +35,7 @@ TABLES_IN = {
     REPO_ROOT / "docs" / "retrieval-at-scale.md": "tools.qdrant_docs",
     REPO_ROOT / "docs" / "configuration.md": "core.engine.settings",
     REPO_ROOT / "docs" / "serving.md": "benchmarks.shared_room_load",
+    REPO_ROOT / "docs" / "corpora.md": "benchmarks.corpora_bench",
 }
 # whole prose page -> (its results file stem, the module whose ``page(data)`` draws all of it)
 WHOLE = {

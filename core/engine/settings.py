@@ -240,6 +240,13 @@ class Settings(BaseSettings):
         shown="empty",
     )
     search_api_key: SecretStr | None = var("MEDRAG_SEARCH_API_KEY", f"the Qdrant server's API key; {KEY}")
+    hub_endpoint: Annotated[str, BeforeValidator(_http_url)] = var(
+        "HF_ENDPOINT",
+        "the Hugging Face Hub that `python -m core corpora get` downloads MedRAG's corpora from "
+        "([corpora by name](corpora.md))",
+        "https://huggingface.co",
+        shown="`https://huggingface.co`",
+    )
 
     # -- folders ----------------------------------------------------------------------------------------------
     studio_home: Path = var("MEDRAG_STUDIO_HOME", "folder for the database and the response cache", CACHE)
@@ -250,7 +257,15 @@ class Settings(BaseSettings):
     )
     index_dir: Path = var("MEDRAG_INDEX_DIR", "folder of the built corpus indexes", CACHE / "indexes")
     corpora_dir: Path = var(
-        "MEDRAG_CORPORA_DIR", "folder of the corpora the setup generates (the HPO definitions)", CACHE / "corpora"
+        "MEDRAG_CORPORA_DIR",
+        "folder of the corpora the setup generates (the HPO definitions) and those got by name",
+        CACHE / "corpora",
+    )
+    shared_corpora: Path = var(
+        "MEDRAG_SHARED_CORPORA",
+        "folder of the corpora found by name without a download (MedQuAD, OpenStax)",
+        REPO_ROOT.parent / "shared" / "data" / "corpora",
+        shown="`../shared/data/corpora` beside the checkout",
     )
     workshop_pack: Path = var(
         "MEDRAG_WORKSHOP_PACK", "folder of the recorded workshop pack", REPO_ROOT / "data" / "workshop_pack"

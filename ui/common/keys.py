@@ -32,6 +32,8 @@ CORPUS_PATHS = "settings.corpus_paths"  # corpora the user pointed at besides th
 INDEX_BUILD = "settings.index_build"  # the id of the index build Settings follows (started here, or found running)
 NEW_CORPUS = "settings.new_corpus"  # the folder typed in Settings › Corpora (its text input)
 CORPUS_PROBLEM = "settings.corpus_problem"  # why the typed folder was refused, shown under it
+NAMED_CORPUS = "settings.named_corpus"  # the paper's corpus picked in Settings › Corpora (its select box)
+NAMED_PLAN = "settings.named_plan"  # (name, its plan's lines, fits?) once checked, shown before its download starts
 
 OWNER_SIGNED_IN = "access.owner"  # True once the owner typed the passcode in this browser session (common/access)
 BROWSER_SESSION = "access.session"  # a random id for this browser session (common/access)

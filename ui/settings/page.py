@@ -16,6 +16,7 @@ from ui.common.corpora import corpora_section
 from ui.common.knobs import check_knobs, knob_inputs, method_picker
 from ui.runs.launch import embedded_server
 from ui.settings.endpoint import endpoint_section
+from ui.settings.named_corpora import named_corpora_section
 from ui.settings.prices import prices_section
 from ui.settings.server_info import benchmark_section, server_section
 
@@ -122,5 +123,6 @@ def page() -> None:
         prices_section()
     with corpora:
         corpora_section()
+        named_corpora_section()
     with knobs:
         defaults_section()

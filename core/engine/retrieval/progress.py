@@ -10,6 +10,7 @@ from tqdm import tqdm
 Progress = Callable[[str, int, int], None]
 
 LOAD_STAGE = "load "  # stages named so open an index built before: seconds, where building takes minutes
+BYTE_STAGES = ("read ", "download ")  # stages counted in bytes, not snippets
 
 
 def is_load_stage(stage: str) -> bool:
@@ -40,7 +41,7 @@ class TqdmProgress:
         if stage != self._stage:
             self.close()
             self._stage = stage
-            bytes_stage = stage.startswith("read ")
+            bytes_stage = stage.startswith(BYTE_STAGES)
             self._bar = tqdm(
                 total=total, desc=stage, unit="B" if bytes_stage else " snippets", unit_scale=bytes_stage, leave=True
             )
