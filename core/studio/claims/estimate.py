@@ -8,10 +8,10 @@ import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from core.engine.estimate import RECORDED_RUNS, recorded_seconds
 from core.engine.llm.embedded import MODEL_NAME
 from core.engine.store import RunStore
 from core.studio.eval.presets import PRESETS
-from core.studio.eval.progress import RECORDED_RUNS, recorded_seconds
 from core.studio.pricing import Billed, Price, cost_of
 from core.studio.workshop.pack import load_pack
 
