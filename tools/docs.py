@@ -37,7 +37,10 @@ TABLES_IN = {
     REPO_ROOT / "docs" / "serving.md": "benchmarks.shared_room_load",
 }
 # whole prose page -> (its results file stem, the module whose ``page(data)`` draws all of it)
-WHOLE = {REPO_ROOT / "docs" / "providers.md": ("provider_matrix", "benchmarks.provider_matrix")}
+WHOLE = {
+    REPO_ROOT / "docs" / "providers.md": ("provider_matrix", "benchmarks.provider_matrix"),
+    REPO_ROOT / "docs" / "evidence.md": ("evidence_linker", "benchmarks.evidence_bench"),
+}
 
 
 def with_tables(page: str, tables: Callable[[], dict[str, str]]) -> str:
