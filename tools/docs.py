@@ -41,6 +41,7 @@ TABLES_IN = {
 WHOLE = {
     REPO_ROOT / "docs" / "providers.md": ("provider_matrix", "benchmarks.provider_matrix"),
     REPO_ROOT / "docs" / "claims.md": ("claims", "benchmarks.claim_check"),
+    REPO_ROOT / "docs" / "evidence.md": ("evidence_linker", "benchmarks.evidence_bench"),
 }
 
 

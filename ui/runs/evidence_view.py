@@ -67,7 +67,9 @@ def render_claims(run: Run, highlight: Highlight | None, key: str) -> None:
         return
     emap, lit = highlight.emap, highlight
     agreement = reference_agreement()
-    radios = [f'<input type="radio" class="ev-radio" name="{lit.none}" id="{lit.none}" checked>']
+    # none starts checked: React holds an input drawn with ``checked`` as controlled and puts it back after every
+    # click, which would uncheck the picked radio of the same group
+    radios = [f'<input type="radio" class="ev-radio" name="{lit.none}" id="{lit.none}">']
     radios += [f'<input type="radio" class="ev-radio" name="{lit.none}" id="{lit.claim(c.id)}">' for c in emap.claims]
     radios += [f'<input type="radio" class="ev-radio" name="{lit.none}" id="{lit.doc(d)}">' for d in emap.documents]
     rows, section = [], None
