@@ -100,6 +100,9 @@ def test_a_repeat_from_the_cache_says_so_and_run_fresh_asks_the_model(page, app,
     expect(page.get_by_text(re.compile(r"^CoT: served from the cache in \d+ s"))).to_be_visible()
     expect(page.get_by_text("CoT: greedy (temperature 0), so the model writes the same reply again")).to_be_visible()
     assert gate.held == 0  # nothing reached the model
+    # the page may draw the header before its next poll sees the run ended: Run fresh is enabled only then
+    expect(page.get_by_role("button", name="Stop")).to_have_count(0)
+    settle(page)
     for width in WIDTHS:
         snap(page, f"pace_cached_header_{width}", width)
     button(page, "Run fresh").click()

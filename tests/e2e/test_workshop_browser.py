@@ -164,6 +164,7 @@ def test_a_live_room_two_participants_vote_and_follow_the_presenter(app, browser
 def what_if(page) -> None:
     """At the replay's first retrieval: drop its first snippet and re-run MedRAG live."""
     click(page, "Next")
+    settle(page)  # an expander opened while the step is still being drawn is drawn again closed
     page.get_by_text("What if… drop or pin a snippet", exact=False).click()
     pick(page, "Snippet to drop from every retrieval")
     page.get_by_role("button", name="Re-run MedRAG live with this change").click()
