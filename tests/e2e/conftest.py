@@ -210,7 +210,8 @@ LAID_OUT = """frames => {
 def laid_out(page, frames: int = 15) -> None:
     """Wait for the page to redraw after a resize (about a quarter of a second of unchanged frames), or a glance's
     time on a page that keeps changing (a run streaming into it): it is shot as it is then."""
-    page.evaluate("() => { window.__layout = null; window.__sameLayout = 0; }")
+    # wait_for_function, not evaluate: it is bounded, and a renderer starved on a busy machine fails it by name
+    page.wait_for_function("() => { window.__layout = null; window.__sameLayout = 0; return true; }")
     try:
         page.wait_for_function(LAID_OUT, arg=frames, polling="raf", timeout=ms("glance"))
     except PlaywrightTimeout:
@@ -222,7 +223,9 @@ def snap(page, name: str, width: int = WIDTH) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.set_viewport_size({"width": width, "height": 1000})
     laid_out(page)
-    height = page.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    height = page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"stMain\"]')?.scrollHeight"
+    ).json_value()
     page.set_viewport_size({"width": width, "height": max(1000, min(height, 12000))})
     laid_out(page)
     page.screenshot(path=str(SHOTS / f"{name}.png"))
