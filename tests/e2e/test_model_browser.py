@@ -111,7 +111,7 @@ def test_the_benchmark_checks_its_corpora_and_a_waiting_run_says_behind_what(pag
     at_once.press("Enter")
     settle(page)
     page.get_by_role("button", name="Start", exact=True).click()
-    expect(page.get_by_text("at the pace recorded for these methods", exact=False)).to_be_visible(
+    expect(page.get_by_text("at the pace expected for these methods", exact=False)).to_be_visible(
         timeout=MODEL
     )  # an estimate before the first question ends
     snap(page, "model_benchmark_estimate", 1440)
