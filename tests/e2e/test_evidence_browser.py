@@ -65,8 +65,12 @@ def test_attribution_mode_judges_a_claim_against_a_snippet_blind(page, app):
     for width in WIDTHS:
         page.set_viewport_size({"width": width, "height": 1000})
         open_page(page, f"{url}/annotate", "Annotate")
-        if page.get_by_label("Your name (stored with every label)").count():
-            page.get_by_label("Your name (stored with every label)").fill("ann")
+        # the name form, or the name this session already gave: wait for one before choosing (a slow page draws
+        # the form after its heading, and a count taken then finds nothing)
+        name = page.get_by_label("Your name (stored with every label)")
+        expect(name.or_(page.get_by_text("Labelling as ann"))).to_be_visible()
+        if name.count():
+            name.fill("ann")
             page.get_by_role("button", name="Start labelling").click()
             page.get_by_text("Labelling as ann").wait_for()
             settle(page)
