@@ -87,8 +87,9 @@ def shown_run_ids() -> list[str]:
     return st.session_state.get(keys.COMPARE_RUNS, [])
 
 
-def _show(ids: list[str]) -> None:
-    if any(live is not None and not live.done for live in map(jobs.live, ids)):
+def _show(ids: list[str], going: bool) -> None:
+    """``going``: the runs were drawn as going above (Stop all), so they are followed even if they ended since."""
+    if going or any(live is not None and not live.done for live in map(jobs.live, ids)):
         follow(ids)
         return
     found = {i: (live.run if (live := jobs.live(i)) else load(i)) for i in ids}
@@ -182,9 +183,11 @@ def _show_new(started: list) -> None:
         st.rerun()
 
 
-def _asked(runs: list[Run]) -> None:
-    """What the runs shown were asked, read-only: their methods and knobs, the question, Stop while they go."""
+def _asked(runs: list[Run]) -> bool:
+    """What the runs shown were asked, read-only: their methods and knobs, the question, Stop while they go; True
+    when any was going (a run can end while the page draws: what follows must then follow them)."""
     lives = [live for live in map(jobs.live, [r.id for r in runs]) if live is not None]
+    going = [live for live in lives if not live.done]
     ask, setup = st.columns([3, 2], gap="large")
     with setup:
         for run in runs:
@@ -194,11 +197,12 @@ def _asked(runs: list[Run]) -> None:
         if len({(r.question, tuple(r.options.items())) for r in runs}) > 1:
             st.warning("These runs were not asked the same question: the one above is the first run's.")
         again_buttons(key=keys.COMPARE_FORM, again=lambda: _again(runs), new=_new)
-        jobs.stop_button(lives, key="compare.stop", label="Stop all")
-        going = any(not live.done for live in lives)
-        if cached_notice(runs, key=keys.COMPARE_FORM, disabled=going or not access.current().may(Action.LIVE_RUN)):
+        jobs.stop_button(going, key="compare.stop", label="Stop all")
+        may_run = access.current().may(Action.LIVE_RUN)
+        if cached_notice(runs, key=keys.COMPARE_FORM, disabled=bool(going) or not may_run):
             fresh = [(get(r.method), fresh_knobs(r)) for r in runs]
             _show_new(start(fresh, runs[0].question, runs[0].options or None, fresh=True))
+    return bool(going)
 
 
 def page() -> None:
@@ -213,5 +217,5 @@ def page() -> None:
         _new()
         _form()
         return
-    _asked([run for run in found if run is not None])
-    _show(ids)
+    going = _asked([run for run in found if run is not None])
+    _show(ids, going)

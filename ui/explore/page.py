@@ -86,7 +86,7 @@ def _shown(run: Run) -> None:
             started = start([(get(run.method), fresh_knobs(run))], run.question, run.options or None, fresh=True)
             if started:
                 _show_new(started[0].id)
-    show_run(run.id, key=keys.ASK_FORM)
+    show_run(run.id, key=keys.ASK_FORM, going=running)
 
 
 def page() -> None:

@@ -35,10 +35,15 @@ def _saved_map(run: Run, key: str) -> None:
         method_map(spec, run.events, lit=lit, key=key)
 
 
-def show_run(run_id: str, *, key: str, stop: bool = False, show_question: bool = False) -> Run | None:
-    """Draws the run; returns it once it has ended (None while it goes, or if no run has this id)."""
+def show_run(
+    run_id: str, *, key: str, stop: bool = False, show_question: bool = False, going: bool = False
+) -> Run | None:
+    """Draws the run; returns it once it has ended (None while it goes, or if no run has this id).
+
+    ``going``: the caller has drawn the run as still going (its Stop), so it is followed even if it ended since; the
+    follower's first look then reruns the page, which draws it ended everywhere (else a Stop would stay for good)."""
     live = jobs.live(run_id)
-    if live is not None and not live.done:
+    if live is not None and (going or not live.done):
         if stop:
             jobs.stop_button([live], key=f"{key}.stop")
         follow([live.id], draw_extra=lambda lives: [_lit_map(one) for one in lives])

@@ -10,6 +10,7 @@ from core.engine.store import RunStore
 from tests.fakes import ListRetriever, ScriptedLLM, make_hits, until_runs_end
 from tests.ui.explore.test_ui_ask import ask_page, fill, text_of
 from tests.waiting import Gate, patience, wait_until
+from ui.common import jobs
 from ui.common.jobs import live, runner
 from ui.common.keys import LLM_OVERRIDE
 
@@ -52,6 +53,27 @@ def test_stop_is_there_at_once_and_the_buttons_come_back_when_the_run_ends(monke
     assert not runner().running() and buttons(at) == {"Ask again": False}
     assert at.status[0].label.startswith("MedRAG: stopped after")
     assert [r["status"] for r in RunStore().list_runs()] == ["cancelled", "ok"]
+
+
+def test_a_run_ending_while_its_page_draws_leaves_no_stop_behind(monkeypatch):
+    """The run ends between the page drawing its Stop and drawing the run (a repeat served from the cache ends in a
+    moment): the page must not stay with a Stop for a run that has ended, nothing left to redraw it."""
+    reader = Gate()
+    llm = ScriptedLLM(gate=reader).on("Documents:", REPLY)
+    at = medrag_page(llm).button(key="ask.go").click().run()
+    wait_until(lambda: reader.held, "the reader's call")
+    drawn = jobs.stop_button
+
+    def stop_then_the_run_ends(going, **kwargs):
+        drawn(going, **kwargs)
+        if going:
+            reader.open()
+            wait_until(lambda: all(job.done for job in going), "the run's end, right after its Stop was drawn")
+
+    monkeypatch.setattr(jobs, "stop_button", stop_then_the_run_ends)
+    at = at.run()  # a redraw while the run goes, in which it ends
+    assert not runner().running() and buttons(at) == {"Ask again": False}
+    assert at.status[0].label.startswith("MedRAG: done in")
 
 
 def test_a_new_session_on_the_runs_link_follows_it_live_and_can_stop_it():
