@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.least_lengths"]  # the ``least_lengths`` fixture of the model's smoke tests
+
 SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 SLOW = ("model", "browser")
 # The default corpus the tests search: the first HPO terms and the whole teaching pack, converted and indexed by the

@@ -75,7 +75,7 @@ def test_the_answer_event_says_which_format_answered(order):
 
 
 @pytest.mark.model
-def test_each_format_parses_on_the_embedded_model(embedded_llm):
+def test_each_format_parses_on_the_embedded_model(embedded_llm, least_lengths):
     case = next(c for c in load_cases() if c.id == "stemi")
     for order in ("answer first", "answer only"):
         run = execute("cot", case.to_question(), {"answer_format": order}, llm=embedded_llm)

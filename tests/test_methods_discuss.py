@@ -352,7 +352,7 @@ def test_the_trace_screen_shows_the_one_judgment_and_what_was_read(accept, monke
 
 
 @pytest.mark.model
-def test_smoke_on_the_embedded_model(embedded_llm):
+def test_smoke_on_the_embedded_model(embedded_llm, least_lengths):
     # the teaching pack's own index, as the other methods' smoke tests read: it runs while the HPO index builds
     from core.engine.retrieval import open_retriever
     from core.engine.retrieval.default_corpus import teaching_pack_dir

@@ -167,7 +167,7 @@ def test_no_documents_is_a_clear_error():
 
 
 @pytest.mark.model
-def test_smoke_on_the_embedded_model(embedded_llm):
+def test_smoke_on_the_embedded_model(embedded_llm, least_lengths):
     from core.engine.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
 
     case = next(c for c in load_cases() if c.id == "safe-sleep")

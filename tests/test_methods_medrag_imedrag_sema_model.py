@@ -46,7 +46,7 @@ def check(run, store: RunStore):
     )
 
 
-def test_medrag_smoke(embedded_llm, teaching):
+def test_medrag_smoke(embedded_llm, teaching, least_lengths):
     question, retriever = teaching
     store = RunStore()
     run = execute("medrag", question, {"k": 2, **SMALL}, llm=embedded_llm, retriever=retriever, store=store)
@@ -54,7 +54,7 @@ def test_medrag_smoke(embedded_llm, teaching):
     assert (run.totals.calls, run.totals.retrievals) == (1, 1)
 
 
-def test_imedrag_smoke(embedded_llm, teaching):
+def test_imedrag_smoke(embedded_llm, teaching, least_lengths):
     question, retriever = teaching
     store = RunStore()
     run = execute(
@@ -76,7 +76,7 @@ def test_imedrag_smoke(embedded_llm, teaching):
     assert embedded_llm.context_window == reported == SHIPPED.slot_context
 
 
-def test_sema_smoke(embedded_llm, teaching):
+def test_sema_smoke(embedded_llm, teaching, least_lengths):
     question, retriever = teaching
     store = RunStore()
     run = execute("sema", question, {"k": 2, "m": 1, **SMALL}, llm=embedded_llm, retriever=retriever, store=store)

@@ -269,7 +269,7 @@ def test_a_reply_that_never_parses_ends_in_an_error_event_with_the_trace_kept():
 
 
 @pytest.mark.model
-def test_smoke_on_the_embedded_model(embedded_llm):
+def test_smoke_on_the_embedded_model(embedded_llm, least_lengths):
     from core.engine.retrieval import open_retriever  # open_retriever(): the default corpus, HPO and the teaching pack
 
     case = next(c for c in load_cases() if c.id == "warfarin")
