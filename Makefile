@@ -8,7 +8,7 @@ PORT ?= 8501
 # pytest-xdist workers: one per core (a third on two cores was slower, docs/architecture.md#tests)
 TEST_WORKERS ?= auto
 
-.PHONY: run serve test lint setup setup-dev browser native
+.PHONY: run serve test shots lint setup setup-dev browser native
 
 # --no-compile: Python compiles what it imports on first use, not all of every package (half the install's time).
 $(VENV)/.app: requirements.txt
@@ -62,6 +62,10 @@ native: $(VENV)/.app
 # Each test module whole on one worker (its app and browser are module-wide).
 test: setup-dev browser
 	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS)
+
+# The browser tests taking their screenshots (artifacts/screenshots/), for a person to look at; `make test` takes none.
+shots: setup-dev browser
+	MEDRAG_TEST_SHOTS=1 $(PY) -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder -m browser $(PYTEST_ARGS)
 
 # The checks CI runs before the tests: lint, the format, and docs drawn from benchmarks/results/ as they stand.
 lint: $(VENV)/.dev

@@ -10,6 +10,7 @@ a screenshot of every open page and the page's state in its report.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,10 @@ from tests.waiting import Gate
 
 REPO = Path(__file__).resolve().parents[2]
 SHOTS = REPO / "artifacts" / "screenshots"
+# Screenshots of what the tests see, for a person to look at: ``make shots`` takes them (``MEDRAG_TEST_SHOTS=1``), a
+# plain ``make test`` does not (a whole-page shot at each width was a fifth of a browser module's time). A failing
+# test always leaves its own (``page_state``).
+TAKE_SHOTS = os.environ.get("MEDRAG_TEST_SHOTS") == "1"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -219,9 +224,12 @@ def laid_out(page, frames: int = 15) -> None:
 
 
 def snap(page, name: str, width: int = WIDTH) -> None:
-    """The whole page: Streamlit scrolls inside its main block, so the viewport grows to fit it first."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    """The whole page at ``width`` (which the page keeps after): Streamlit scrolls inside its main block, so the
+    viewport grows to fit it first."""
     page.set_viewport_size({"width": width, "height": 1000})
+    if not TAKE_SHOTS:
+        return
+    SHOTS.mkdir(parents=True, exist_ok=True)
     laid_out(page)
     height = page.wait_for_function(
         "() => document.querySelector('[data-testid=\"stMain\"]')?.scrollHeight"
@@ -230,6 +238,13 @@ def snap(page, name: str, width: int = WIDTH) -> None:
     laid_out(page)
     page.screenshot(path=str(SHOTS / f"{name}.png"))
     page.set_viewport_size({"width": width, "height": 1000})
+
+
+def shot(page, name: str, **options) -> None:
+    """The screen as it is now (``options``: Playwright's, a ``clip``), when screenshots are taken."""
+    if TAKE_SHOTS:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"{name}.png"), **options)
 
 
 def open_page(page, url: str, title: str) -> None:
@@ -256,12 +271,15 @@ def pick(page, label: str, option: str | None = None) -> None:
 
 
 def choose(page, box, option: str | None = None) -> None:
-    """Open a selectbox or multiselect and click an option. A click on a box low on a long page can scroll it into
-    view without opening its list; the arrow key opens it then."""
+    """Open a selectbox or multiselect and pick ``option`` (the first one if None). A click on a box low on a long
+    page can scroll it into view without opening its list; the arrow key opens it then.
+
+    The option gets the click itself (``pick_option``), with no mouse moved over it first."""
     listbox = page.get_by_role("listbox")
+    settle(page)
     for _ in range(3):  # a rerun landing between the click and the list can close it again
-        settle(page)
-        box.locator("input").click()
+        if not listbox.is_visible():  # a click on an open list's box would close it
+            box.locator("input").click()
         try:
             listbox.wait_for(timeout=ms("glance"))
             break
@@ -271,13 +289,21 @@ def choose(page, box, option: str | None = None) -> None:
             listbox.wait_for(timeout=ms("glance"))
             break
         except PlaywrightTimeout:
-            continue
-    (
+            settle(page)
+    pick_option(
         page.get_by_role("option").first if option is None else page.get_by_role("option", name=option, exact=True)
-    ).click()
+    )
     if listbox.is_visible():  # a multiselect keeps its list open
         page.keyboard.press("Escape")
     settle(page)
+
+
+def pick_option(option) -> None:
+    """Click an option of an open list as a tap would, without moving the mouse over it first: the list follows the
+    mouse (the option under it is drawn focused), and on a busy machine Playwright's wait for a still option then
+    never ends, each hover drawing the option anew (seen on one core: the first option detached and redrawn for a
+    minute)."""
+    option.dispatch_event("click")
 
 
 # An element not marked stale. When a widget's key changes between reruns, Streamlit keeps the old one, marked stale,

@@ -9,7 +9,8 @@ import pytest
 from playwright.sync_api import expect
 
 from core.studio.workshop.pack import PACK_DIR, load_pack
-from tests.e2e.conftest import SHOTS, laid_out, open_page, settle
+from tests.e2e.conftest import TAKE_SHOTS, laid_out, open_page, settle
+from tests.e2e.conftest import shot as screen
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 WIDTHS = (1440, 1024)
@@ -27,14 +28,12 @@ def seed_runs() -> list:
 
 def shot(page, name: str, width: int, around) -> None:
     """The part of the screen around an element, as a user sees it there."""
-    SHOTS.mkdir(parents=True, exist_ok=True)
     around.scroll_into_view_if_needed()
+    if not TAKE_SHOTS:
+        return
     laid_out(page)
-    box = around.bounding_box()
-    top = max(0, box["y"] - 120)
-    page.screenshot(
-        path=str(SHOTS / f"evidence_{name}_{width}.png"), clip={"x": 0, "y": top, "width": width, "height": 760}
-    )
+    top = max(0, around.bounding_box()["y"] - 120)
+    screen(page, f"evidence_{name}_{width}", clip={"x": 0, "y": top, "width": width, "height": 760})
 
 
 def test_an_arbiters_id_opens_its_card_and_a_cut_rationale_says_so(page, app):

@@ -14,7 +14,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import SHOTS, choose, new_page, open_page, pick, saved_runs, set_number, settle, snap
+from tests.e2e.conftest import choose, new_page, open_page, pick, saved_runs, set_number, settle, shot, snap
 from tests.e2e.truth_seed import BENCH_QUESTION, mini_benchmark
 from tests.e2e.waits import ms
 
@@ -38,7 +38,7 @@ def test_the_model_start_runs_as_a_job_that_survives_a_reload(page, app):
     running = page.get_by_text("server running")
     expect(starting.or_(running)).to_be_visible(timeout=MODEL)  # it loads in seconds when assembled
     if starting.count():
-        page.screenshot(path=str(SHOTS / "model_starting_1440.png"))  # as it comes
+        shot(page, "model_starting_1440")  # as it comes
         expect(page.get_by_text("The model's start cannot be stopped midway", exact=False)).to_be_visible()
     page.set_viewport_size({"width": 1024, "height": 1000})
     open_page(page, f"{url}/history", "History")  # another page while it loads

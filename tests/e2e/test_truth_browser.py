@@ -14,7 +14,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import ON_SCREEN, SHOTS, choose, open_page, settle, snap
+from tests.e2e.conftest import ON_SCREEN, choose, open_page, settle, snap
+from tests.e2e.conftest import shot as screen
 from tests.e2e.truth_seed import seed
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
@@ -144,7 +145,7 @@ def test_the_reveal_comes_on_top_with_a_personal_tally_and_closes_the_prediction
         expect(reveal).to_contain_text("you predicted A")
         top = reveal.bounding_box()["y"]
         assert -5 <= top < 1000, f"the reveal starts {top:.0f} px down: it must be on screen when it comes"
-        page.screenshot(path=str(SHOTS / f"truth_reveal_on_screen_{width}.png"))  # the screen as it comes
+        screen(page, f"truth_reveal_on_screen_{width}")  # the screen as it comes
         shot(page, "reveal", width)
         page.get_by_role("button", name="Previous", exact=True).click()
         settle(page)
