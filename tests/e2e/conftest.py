@@ -271,25 +271,25 @@ def pick(page, label: str, option: str | None = None) -> None:
 
 
 def choose(page, box, option: str | None = None) -> None:
-    """Open a selectbox or multiselect and pick ``option`` (the first one if None). A click on a box low on a long
-    page can scroll it into view without opening its list; the arrow key opens it then.
+    """Open a selectbox or multiselect and pick ``option`` (the first one if None).
 
-    The option gets the click itself (``pick_option``), with no mouse moved over it first."""
+    A click focuses the box, and opens most lists; an empty box (its placeholder showing), or one the click scrolled
+    into view, opens on the arrow key instead, as does a list a rerun closed again. Once focused, the box is only
+    ever given the arrow key: a second click on an open list's box would close it. The option gets the click itself
+    (``pick_option``), with no mouse moved over it first."""
     listbox = page.get_by_role("listbox")
     settle(page)
-    for _ in range(3):  # a rerun landing between the click and the list can close it again
-        if not listbox.is_visible():  # a click on an open list's box would close it
-            box.locator("input").click()
-        try:
-            listbox.wait_for(timeout=ms("glance"))
-            break
-        except PlaywrightTimeout:
-            page.keyboard.press("ArrowDown")
+    box.locator("input").click()
+    for _ in range(3):
         try:
             listbox.wait_for(timeout=ms("glance"))
             break
         except PlaywrightTimeout:
             settle(page)
+            box.locator("input").focus()
+            page.keyboard.press("ArrowDown")
+    else:
+        listbox.wait_for()  # the last chance, failing by name
     pick_option(
         page.get_by_role("option").first if option is None else page.get_by_role("option", name=option, exact=True)
     )
