@@ -1,3 +1,4 @@
+import os
 import re
 import shlex
 import subprocess
@@ -8,10 +9,11 @@ import pytest
 from core.__main__ import main
 
 
-def python_m_core(command: str, timeout: float) -> subprocess.CompletedProcess:
-    """``python -m core COMMAND`` as a user types it in a shell, in a process of its own."""
+def python_m_core(command: str, timeout: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``python -m core COMMAND`` as a user types it in a shell, in a process of its own (with ``env`` on top of this
+    one's environment)."""
     argv = [sys.executable, "-m", "core", *shlex.split(command)]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})})
 
 
 def test_help_lists_the_commands(capsys):
@@ -63,30 +65,39 @@ def test_ask_streams_events_and_totals_on_the_embedded_model(tmp_path):
     assert lines[-1].startswith("ok: 1 LLM calls, 0 retrievals")
 
 
-@pytest.mark.model
-def test_a_benchmark_runs_on_the_embedded_model_and_reports_each_arm(tmp_path):
-    """The Benchmark page's own path (core.studio.eval), on the real model: a teaching case, CoT and MedRAG; its browser
-    test (tests/e2e/test_benchmark_browser.py) uses an endpoint on 127.0.0.1 instead, for speed."""
+def test_a_benchmark_runs_as_a_command_and_reports_each_arm(tmp_path):
+    """The Benchmark page's own path (core.studio.eval) in a process of its own, as a user types it: a teaching case,
+    CoT and MedRAG over the default corpus (real retrieval), on an OpenAI-compatible endpoint on 127.0.0.1 that
+    answers every call by its schema. Each method on the embedded model runs in its own smoke test."""
     import json
 
     from core.engine.store import RunStore
     from core.studio.teaching import load_cases
+    from tests.fake_endpoint import FakeEndpoint, streams
+
+    def answer(request: dict):
+        cites = "cited_ids" in json.dumps(request)  # MedRAG's reader is asked for the ids it cites
+        return streams(json.dumps({"reasoning": "r", "answer": "A", **({"cited_ids": []} if cites else {})}))
 
     cases = load_cases()[2:3]
     bench = tmp_path / "mini.json"
     bench.write_text(
         json.dumps({"cases": {c.id: {"question": c.question, "options": c.options, "answer": c.answer} for c in cases}})
     )
-    # each arm writes the answer alone: the reasoning is what costs time on two cores, and the Ask test above streams it
-    proc = python_m_core(
-        f"eval --methods cot,medrag --bench {shlex.quote(str(bench))} --out {shlex.quote(str(tmp_path / 'out'))} "
-        "--param 'cot.answer_format=answer only' --param 'medrag.answer_format=answer only' --param medrag.k=1 "
-        "--param medrag.max_doc_chars=500",
-        timeout=900,
-    )
+    endpoint = FakeEndpoint(script=answer)
+    try:
+        proc = python_m_core(
+            f"eval --methods cot,medrag --bench {shlex.quote(str(bench))} --out {shlex.quote(str(tmp_path / 'out'))} "
+            "--param medrag.k=1",
+            timeout=900,
+            env={"MEDRAG_BASE_URL": endpoint.url, "MEDRAG_MODEL": "scripted", "MEDRAG_CACHE": "off"},
+        )
+    finally:
+        endpoint.close()
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = list(RunStore().db["eval_items"].rows)
     assert sorted((r["method"], r["qid"]) for r in rows) == sorted((m, c.id) for m in ("cot", "medrag") for c in cases)
-    assert all(r["status"] == "ok" and r["model"] for r in rows), rows
+    assert all(r["status"] == "ok" and r["model"] == "scripted" for r in rows), rows
+    assert len(endpoint.requests) == 2  # one call each
     for arm in ("cot", "medrag"):  # the table's rows, each arm on its dataset
         assert re.search(rf"^{arm}\s+cases\s", proc.stdout, re.M), proc.stdout
