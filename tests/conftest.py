@@ -14,7 +14,7 @@ SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 SLOW = ("model", "browser")
 # The default corpus the tests search: the first HPO terms and the whole teaching pack, converted and indexed by the
 # code that builds the whole default corpus (its 16,000-odd terms take minutes to embed; ``make setup`` builds them).
-HPO_TERMS = 400
+HPO_TERMS = 100
 # The folder holding it for one pytest run: its workers (pytest-xdist) inherit it from the process that made it.
 SESSION_CORPUS = "MEDRAG_TEST_DEFAULT_CORPUS"
 _SESSION_FOLDER = pytest.StashKey[Path]()  # in the process that made it, to remove at the end
