@@ -37,7 +37,7 @@ def test_a_claim_lights_its_span_and_a_snippet_lights_its_claims(app, page, mass
     url, _ = app
     open_page(page, f"{url}/history?run={mass.id}", "History")
     page.get_by_text("Claims and their evidence", exact=True).click()
-    page.wait_for_function(SETTLED, polling="raf", timeout=ms("index"))  # the first map loads the embedder
+    page.wait_for_function(SETTLED, polling=100, timeout=ms("index"))  # the first map loads the embedder
     claim = page.locator("label.ev-claim", has_text=QUOTE).first
     expect(claim).to_be_visible(timeout=ms("index"))
     card = page.locator('[data-testid="stMain"] .snip.cited', has_text="Oxygen in acute myocardial infarction").first
