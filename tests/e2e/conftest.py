@@ -266,6 +266,17 @@ def settle(page) -> None:
     page.wait_for_function(SETTLED, polling=100)
 
 
+# True once a key is bound to a button: Streamlit binds a button's shortcut (hotkeys-js, ``window.hotkeys``) in an
+# effect that runs after the button is drawn, which on a loaded machine can come well after the page looks settled
+SHORTCUT_BOUND = "key => (window.hotkeys?.getAllKeyCodes() ?? []).some(bound => bound.shortcut === key)"
+
+
+def press_shortcut(page, key: str) -> None:
+    """Press a button's keyboard shortcut once the page has bound it (a key pressed before is lost)."""
+    page.wait_for_function(SHORTCUT_BOUND, arg=key.lower(), polling=100)
+    page.keyboard.press(key)
+
+
 def pick(page, label: str, option: str | None = None) -> None:
     """Choose ``option`` (the first one if None) in the selectbox labelled ``label``."""
     choose(page, page.locator('[data-testid="stSelectbox"]', has_text=label), option)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.e2e.conftest import new_context, settle
+from tests.e2e.conftest import new_context, press_shortcut, settle
 from tests.e2e.conftest import snap as snap_page
 from tests.e2e.waits import until
 
@@ -119,7 +119,7 @@ def test_two_annotators_judge_blind_at_once_then_agreement_and_metrics_appear(ap
             grade = GRADES[who][roles.get(text, "other case")]
             if who == "ann":
                 page.locator(".snip.judge").click()  # focus out of any field, then the key
-                page.keyboard.press(str(grade))
+                press_shortcut(page, str(grade))
             else:
                 page.get_by_role("button", name=f"{grade} · ", exact=False).first.click()
             settle(page)
@@ -164,12 +164,17 @@ class Held:
 
     def __init__(self):
         self.holding, self.messages, self.page = False, [], None
+        self.sent = 0  # the page's messages to the server while holding: a failure says how far a step got
 
     def __call__(self, page_side) -> None:
         server = page_side.connect_to_server()
-        page_side.on_message(server.send)
+        page_side.on_message(lambda m: self._send(server, m))
         server.on_message(lambda m: self.messages.append(m) if self.holding else page_side.send(m))
         self.page = page_side
+
+    def _send(self, server, message) -> None:
+        self.sent += self.holding
+        server.send(message)
 
     def finished_runs(self) -> int:
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -193,15 +198,21 @@ def test_a_grade_given_before_the_page_has_caught_up_lands_on_the_passage_on_scr
     url, home = app
     held = Held()
     page = start(browser, url, "cy", stream=held)
+
+    def grades() -> set[int]:
+        return {grade for grade, _ in labels_of(home, "cy").values()}
+
     number, _, shown = passage(page)
     page.locator(".snip.judge").click()
     held.holding = True
-    page.keyboard.press("2")
+    press_shortcut(page, "2")
     # the server has saved the 2 and drawn the next passage; the page has not heard yet
+    until(lambda: held.sent, "the page's rerun after the key 2, sent to the server", page=page)
+    until(lambda: 2 in grades(), "the grade 2 saved", page=page)
     until(held.finished_runs, "the server's run after the key 2, held from the page", page=page)
     assert passage(page)[2] == shown
-    page.keyboard.press("3")  # the annotator changes their mind on the passage they see
-    until(lambda: 3 in {grade for grade, _ in labels_of(home, "cy").values()}, "the grade 3 saved", page=page)
+    press_shortcut(page, "3")  # the annotator changes their mind on the passage they see
+    until(lambda: 3 in grades(), "the grade 3 saved", page=page)
     held.release()
     settle(page)
     texts = {
