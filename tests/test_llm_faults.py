@@ -105,7 +105,10 @@ def test_the_timeout_bounds_a_whole_call_however_steadily_it_writes(serve, monke
             gate.let(1)
         with pytest.raises(LLMError, match=r"did not finish the reply within the 30 s a call may take") as info:
             call.result(timeout=patience())
-        assert gate.held == 1  # cut while the endpoint was still writing, not ended by it
+        # cut while the endpoint was still writing, not ended by it: its last chunk never came, and the endpoint
+        # reaches its gate for it in its own time (on a loaded core, after the client has given up)
+        assert len(written) == 5
+        wait_until(lambda: gate.held == 1, "the endpoint holding its last chunk")
         gate.open()
     assert info.value.raw.startswith("one two")  # what had arrived is kept
 
