@@ -54,6 +54,14 @@ def test_the_command_prints_each_claim_with_its_snippets_spans_and_level(stemi, 
     assert "== supporting (A-Agent)" in out and "== answer (Answer)" in out
     assert "supported by tp-stemi-k1 (retrieved) chars" in out
     assert "cited but supporting no claim: tp-stemi-n2" in out
+    # the arbiter lists one conflict twice: shown once, counted; the rationale the reply format cut says so
+    conflicts = out.split("== conflicts (A-Agent)")[1].split("\n== ")[0]
+    assert conflicts.count("[c7-conflicts-") == 1 and "said 2 times: c7-conflicts-1 repeat it" in conflicts
+    rationale = " ".join(out.split("== rationale (Answer)")[1].split())
+    assert (
+        "[c9-rationale-1] The centre can reo (cites tp-stemi-k1, tp-stemi-n2, tp-stemi-k5; cut: its text" in rationale
+    )
+    assert "[c9-rationale-0]" in rationale and "cut:" not in rationale.split("[c9-rationale-1]")[0]
 
 
 def test_the_command_refuses_an_unknown_run(capsys):
