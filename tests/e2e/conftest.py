@@ -286,36 +286,37 @@ def choose(page, box, option: str | None = None) -> None:
     """Open a selectbox or multiselect and pick ``option`` (the first one if None).
 
     A click focuses the box, and opens most lists; an empty box (its placeholder showing), or one the click scrolled
-    into view, opens on the arrow key instead, as does a list a rerun closed again. Once focused, the box is only
-    ever given the arrow key: a second click on an open list's box would close it. The option gets the click itself
-    (``pick_option``), with no mouse moved over it first."""
+    into view, opens on the arrow key instead, as does a list a rerun closed again, or one that closed between being
+    seen and its option's click (seen on one core: the list shown, then no option for a minute). Once focused, the
+    box is only ever given the arrow key: a second click on an open list's box would close it. The option gets the
+    click itself (``pick_option``), with no mouse moved over it first."""
     listbox = page.get_by_role("listbox")
+    target = page.get_by_role("option").first if option is None else page.get_by_role("option", name=option, exact=True)
     settle(page)
     box.locator("input").click()
     for _ in range(3):
         try:
             listbox.wait_for(timeout=ms("glance"))
+            pick_option(target, timeout=ms("glance"))
             break
         except PlaywrightTimeout:
             settle(page)
             box.locator("input").focus()
             page.keyboard.press("ArrowDown")
-    else:
-        listbox.wait_for()  # the last chance, failing by name
-    pick_option(
-        page.get_by_role("option").first if option is None else page.get_by_role("option", name=option, exact=True)
-    )
+    else:  # the last chance, failing by name
+        listbox.wait_for()
+        pick_option(target)
     if listbox.is_visible():  # a multiselect keeps its list open
         page.keyboard.press("Escape")
     settle(page)
 
 
-def pick_option(option) -> None:
+def pick_option(option, timeout: float | None = None) -> None:
     """Click an option of an open list as a tap would, without moving the mouse over it first: the list follows the
     mouse (the option under it is drawn focused), and on a busy machine Playwright's wait for a still option then
     never ends, each hover drawing the option anew (seen on one core: the first option detached and redrawn for a
     minute)."""
-    option.dispatch_event("click")
+    option.dispatch_event("click", timeout=timeout)
 
 
 # An element not marked stale. When a widget's key changes between reruns, Streamlit keeps the old one, marked stale,
