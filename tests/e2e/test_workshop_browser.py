@@ -20,7 +20,7 @@ from playwright.sync_api import expect
 
 from core.engine.store import RunStore
 from core.studio.workshop.pack import PACK_DIR, case_path
-from tests.e2e.conftest import CHROMIUM, button, pick, pick_option, settle
+from tests.e2e.conftest import CHROMIUM, button, choose, pick, settle
 from tests.e2e.conftest import new_page as browser_page
 from tests.e2e.conftest import snap as snap_page
 from tests.e2e.serve import serve_app
@@ -85,10 +85,7 @@ def open_workshop(browser, url: str, *methods: str):
 def choose_methods(page, *labels: str) -> None:
     box = page.locator('[data-testid="stMultiSelect"]', has_text="Methods (one, or two or three")
     for label in labels:
-        box.click()
-        pick_option(page.get_by_role("option", name=label, exact=True))
-        settle(page)
-    page.keyboard.press("Escape")
+        choose(page, box, label)
 
 
 def click(page, name: str) -> None:
