@@ -149,8 +149,8 @@ what differs from the paper's setup: model, corpus, k, retriever.
 The claim **{data["claim"]}** on MIRAGE's {", ".join(data["datasets"])}, the corpora {", ".join(data["corpus"])}
 (the shared OpenStax textbooks, not MedRAG's MedCorp), {data["concurrency"]} questions at once on two cores, a
 budget of {data["minutes"]:g} minutes: **{c["n"]} questions paired** in {data["wall_seconds"]:.0f} s. {_against_needed(c["n"], data["needed"])}
-That is {data["wall_seconds"] / c["n"]:.0f} s a question for both arms; the pace measured on an idle machine
-(`data/measured_speed.json`) is {data["idle_seconds"]:.0f} s.
+That is {data["wall_seconds"] / c["n"]:.0f} s a question for both arms; the pace `data/measured_speed.json` records
+on an idle machine (the one it was measured on, not necessarily this one) is {data["idle_seconds"]:.0f} s.
 
 ### The claim
 
