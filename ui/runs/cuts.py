@@ -14,11 +14,16 @@ BUDGET = (
 )
 
 
-def bound_note(bound: int) -> str:
+def bound_words(bound: int) -> str:
+    """Why a text stops at a reply format's bound, as plain words (for HTML, where a note's icon cannot go)."""
     return (
-        f"{ICON} Cut: this text stops mid-sentence at {bound} characters, the most its reply format allows the field "
-        "it was written in (the method's compact lengths); the model wrote no more of it."
+        f"this text stops mid-sentence at {bound} characters, the most its reply format allows the field it was "
+        "written in (the method's compact lengths); the model wrote no more of it"
     )
+
+
+def bound_note(bound: int) -> str:
+    return f"{ICON} Cut: {bound_words(bound)}."
 
 
 def cut_note(text: str, bounds: frozenset[int] | set[int], *, budget: bool = False) -> str | None:

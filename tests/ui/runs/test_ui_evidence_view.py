@@ -81,3 +81,21 @@ def test_a_failed_run_has_no_claims_to_show(linked):
     at = render(run, shown=True)
     assert not at.exception
     assert not [t for t in at.toggle if t.key == keys.evidence_on("t")]
+
+
+def test_a_claim_whose_text_a_bound_stopped_says_it_was_cut():
+    """MASS-RAG's Extractor quoted 200 characters of two snippets, its quote field's bound, ending mid-word: the
+    claims list says so where each of those claims ends, and of no other (the real linker on the pack's run)."""
+    from core.studio.workshop.pack import PACK_DIR, case_path, load_pack
+
+    if not case_path("stemi", PACK_DIR).exists():
+        pytest.skip("the workshop pack has no stemi case")
+    run = next(c for c in load_pack(PACK_DIR)[0] if c.case.id == "stemi").runs["mass"].run
+    at = render(run, shown=True)
+    assert not at.exception
+    text = html(at)
+    claims = text[text.index('class="ev-claims"') : text.index("clear the highlight")].split("<label ")[1:]
+    note = '<span class="ev-note">… cut: this text stops mid-sentence at 200 characters'
+    cut = [c.split("</span> ", 1)[1].split(" <span")[0] for c in claims if note in c]
+    assert [c[-18:] for c in cut] == ["d no reciprocal ST", "myocardial infarct"]
+    assert len(claims) > 10
