@@ -41,6 +41,7 @@ from pathlib import Path
 import psutil
 
 from benchmarks.workshop_room_load import _drive, percentile, room_arguments, synthetic_run
+from core.engine.settings import usable_cores
 from core.engine.store import RunStore
 from core.studio.labels import GRADES
 from core.studio.rooms import RoomStore
@@ -53,10 +54,13 @@ CASE = "Cardiology · Acute inferior ST-elevation myocardial infarction"
 RESULTS = Path(__file__).resolve().parent / "results" / "shared_room_load.json"
 # the same command's figures before a change the results are compared with (``--out`` this file to record them)
 BEFORE = RESULTS.with_name("shared_room_load_before.json")
+# the same, sixty participants on one core (``taskset -c 0``, ``--out`` these files): a machine half as fast
+ONE_CORE, ONE_CORE_BEFORE = (RESULTS.with_name(f"shared_room_load_one_core{s}.json") for s in ("", "_before"))
 AFTER_CHANGE = (
-    "Before and after the change that cut a participant's polls and redraws (the annotators grade as fast as their "
-    "pages answer, so a faster server also gives them more grades to save in the same steps, and their pages count "
-    "in the server's CPU):"
+    "Before and after the change that made the server redraw a participant's room part when the presenter moves, "
+    "instead of each page asking every second and redrawing whole (the annotators grade as fast as their pages "
+    "answer, so a faster server also gives them more grades to save in the same steps, and their pages count in "
+    "the server's CPU):"
 )
 ANNOTATORS = ("Annotator A", "Annotator B")
 SAVED_WITHIN_MS = 60_000  # a grade the page has not said it saved by then is an error
@@ -331,12 +335,30 @@ def _compared(before: dict, after: dict) -> str:
     )
 
 
-def comparison(data: dict) -> str:
-    """The before-and-after table where the earlier figures of the same command were recorded, else nothing."""
-    if not BEFORE.is_file():
+def comparison(data: dict, before_file: Path | None = None) -> str:
+    """The before-and-after table where the earlier figures of the same command were recorded (``BEFORE`` unless
+    named), else nothing."""
+    before_file = before_file or BEFORE
+    if not before_file.is_file():
         return ""
-    before = json.loads(BEFORE.read_text(encoding="utf-8"))
+    before = json.loads(before_file.read_text(encoding="utf-8"))
     return _compared(before, data) if before.get("command") == data.get("command") else ""
+
+
+def one_core() -> str:
+    """The same change at sixty participants on one core, where both runs were recorded, else nothing."""
+    if not ONE_CORE.is_file():
+        return ""
+    data = json.loads(ONE_CORE.read_text(encoding="utf-8"))
+    usable = data["machine"].get("usable", data["machine"]["cores"])
+    compared = comparison(data, ONE_CORE_BEFORE)
+    return (
+        f"\n\nOn a machine half as fast: {data['participants']} participants, {data['steps']} steps, everything on "
+        f"{usable} of the {data['machine']['cores']} cores (`taskset -c 0`), before and after the same change:"
+        f"\n\n{compared}"
+        if compared
+        else ""
+    )
 
 
 def markdown(data: dict) -> str:
@@ -353,15 +375,15 @@ def markdown(data: dict) -> str:
 
 {_summary(data)}
 
-A participant's page asks the server every second whether the presenter has moved, so up to a second of each figure
-is that wait; the rest is the server redrawing every participant's page at once while the model runs. A label save
+The server checks the room's step five times a second and then redraws the room part of every participant's page at
+once, while the model runs; a fifth of a second of each figure is at most that check. A label save
 counts once the annotator's page has said it saved that grade for that passage; it is lost if the database does not
 hold it at the end. Errors are steps a participant never saw within 15 s, failed connections, exceptions on a page and
 grades the page never said it saved. The server's CPU per participant-step is its CPU time over the presenter's
 steps divided by participants × steps, with and without the embedded model's threads (they run behind the pages
 and take whatever the pages leave, so only the figure without them says what a room costs); it includes the
 annotators' and the owner's pages.{(chr(10) + chr(10) + "The first errors:" + errors) if errors else ""}
-{(chr(10) + AFTER_CHANGE + chr(10) + chr(10) + compared) if (compared := comparison(data)) else ""}"""
+{(chr(10) + AFTER_CHANGE + chr(10) + chr(10) + compared) if (compared := comparison(data)) else ""}{one_core()}"""
 
 
 def tables() -> dict[str, str]:
@@ -444,7 +466,11 @@ def main() -> int:
         "cpu_percent_of_one_core": machine.figures(),
         "cpu_ms_per_participant_step": sampler.ms_per(args.participants * steps),
         "load_average_before": round(load_before, 2),
-        "machine": {"cpu": platform.processor() or platform.machine(), "cores": psutil.cpu_count()},
+        "machine": {
+            "cpu": platform.processor() or platform.machine(),
+            "cores": psutil.cpu_count(),
+            "usable": usable_cores(),  # fewer under ``taskset``: a machine that slow
+        },
         "command": ".venv/bin/python -m benchmarks.shared_room_load "
         f"--participants {args.participants} --steps {args.steps} --dwell {args.dwell}",
         "when": time.strftime("%Y-%m-%d %H:%M"),

@@ -4,10 +4,10 @@
 
 The real app is started (``streamlit run``) on a fresh state folder. Each participant is a client speaking
 Streamlit's own websocket protocol, as a browser tab does: it opens the Workshop page with its room token in the
-address, runs the page, and re-runs the page's polling fragment at the interval the server asks for, as the browser's
-timer for ``st.fragment(run_every=...)`` does (a ``setInterval`` that fires whether or not a run is still going; the
-server folds requests that arrive during a run into one), listing the large messages it already holds as the
-browser's cache does. The presenter moves the room one step at a time, writing
+address, runs the page, re-runs any fragment the page asks to be re-run at an interval (``st.fragment(run_every=...)``:
+the browser's ``setInterval``, which fires whether or not a run is still going), takes the runs the server starts
+itself (a participant's page sets no timer: the server redraws its room part when the presenter moves), and lists the
+large messages it already holds as the browser's cache does. The presenter moves the room one step at a time, writing
 the step to the store as the presenter's page does, and waits ``--dwell`` seconds on each step.
 
 Step-to-screen latency is the time from the presenter's step change to the moment a participant has received

@@ -59,22 +59,29 @@ def test_the_page_says_what_failed_by_kind():
     assert "- participant 3 never saw step 9" in page
 
 
+def run_figures(options: str, when: str, server_ms: float, without_model_ms: float) -> dict:
+    """A results file's figures, as far as the before-and-after tables read them."""
+    return {
+        "command": f"python -m benchmarks.shared_room_load {options}",
+        "participants": 60,
+        "steps": 20,
+        "when": when,
+        "step_to_screen_s": {"n": 300, "p50": 1.2, "p95": 2.0, "max": 2.5},
+        "label_saves": 50,
+        "label_saves_lost": 0,
+        "errors": 0,
+        "cpu_percent_of_one_core": {"others": {"mean": 40, "p95": 80}},
+        "cpu_ms_per_participant_step": {"server": server_ms, "without_model": without_model_ms},
+    }
+
+
 def test_the_page_compares_the_same_command_before_and_after(tmp_path, monkeypatch):
     import json
 
     import benchmarks.shared_room_load as bench
 
-    spread = {"n": 300, "p50": 1.2, "p95": 2.0, "max": 2.5}
-    common = {
-        "command": "python -m benchmarks.shared_room_load --participants 30",
-        "step_to_screen_s": spread,
-        "label_saves": 50,
-        "label_saves_lost": 0,
-        "errors": 0,
-        "cpu_percent_of_one_core": {"others": {"mean": 40, "p95": 80}},
-    }
-    before = {**common, "when": "then", "cpu_ms_per_participant_step": {"server": 44.4, "without_model": 22.8}}
-    after = {**common, "when": "now", "cpu_ms_per_participant_step": {"server": 30.0, "without_model": 10.0}}
+    before = run_figures("--participants 30", "then", 44.4, 22.8)
+    after = run_figures("--participants 30", "now", 30.0, 10.0)
     monkeypatch.setattr(bench, "BEFORE", tmp_path / "before.json")
     assert bench.comparison(after) == ""  # nothing recorded before
     bench.BEFORE.write_text(json.dumps(before))
@@ -83,3 +90,22 @@ def test_the_page_compares_the_same_command_before_and_after(tmp_path, monkeypat
         "| the server's CPU per participant-step, without the embedded model's threads | 22.8 ms | 10.0 ms |" in table
     )
     assert bench.comparison({**after, "command": "another command"}) == ""  # only the same command compares
+
+
+def test_the_page_adds_the_one_core_runs_where_both_were_recorded(tmp_path, monkeypatch):
+    import json
+
+    import benchmarks.shared_room_load as bench
+
+    after = run_figures("--participants 60 --steps 20", "now", 21.1, 8.2)
+    after["machine"] = {"cpu": "x86_64", "cores": 2, "usable": 1}
+    before = run_figures("--participants 60 --steps 20", "then", 23.9, 15.1)
+    monkeypatch.setattr(bench, "ONE_CORE", tmp_path / "one.json")
+    monkeypatch.setattr(bench, "ONE_CORE_BEFORE", tmp_path / "one_before.json")
+    assert bench.one_core() == ""  # neither recorded
+    bench.ONE_CORE.write_text(json.dumps(after))
+    assert bench.one_core() == ""  # no run before to compare with
+    bench.ONE_CORE_BEFORE.write_text(json.dumps(before))
+    text = bench.one_core()
+    assert "60 participants, 20 steps, everything on 1 of the 2 cores (`taskset -c 0`)" in text
+    assert "| the server's CPU per participant-step, without the embedded model's threads | 15.1 ms | 8.2 ms |" in text

@@ -26,7 +26,7 @@ from tests.e2e.conftest import snap as snap_page
 from tests.e2e.serve import serve_app
 from tests.e2e.waits import ms, until
 from tests.fake_endpoint import FakeEndpoint, Step
-from tests.waiting import Gate, wait_until
+from tests.waiting import Gate
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(900)]
 WIDTH = 1440
@@ -127,10 +127,7 @@ def test_a_live_room_two_participants_vote_and_follow_the_presenter(app, browser
         click(guest, "Join")
         guest.get_by_text(f"you are {name} in room {code}").wait_for()
         settle(guest)
-        # the vote right after one of the page's polls has come back: a vote whose run a poll cuts short can be lost
-        # (seen when a vote followed the join at once), so the test does not click into the next poll
-        guest.wait_for_function("n => window.__runs.finished > n", arg=guest.evaluate("window.__runs.finished"))
-        guest.get_by_text(choice, exact=False).first.click()  # CoT's pick
+        guest.get_by_test_id("stRadio").first.get_by_text(choice, exact=False).click()  # CoT's pick
         settle(guest)
         expect(guest.get_by_role("radio", name=choice).first).to_be_checked()
         guests.append(guest)
@@ -220,7 +217,8 @@ def test_what_if_drop_a_snippet_side_by_side(app, browser):
 
 
 class Tab:
-    """A participant's browser tab as Streamlit's websocket protocol: whole-page runs and polls of a fragment."""
+    """A participant's browser tab as Streamlit's websocket protocol: it asks for whole-page runs and reads what the
+    server sends, whether it asked or not."""
 
     def __init__(self, url: str, query: str):
         from websockets.sync.client import connect
@@ -230,62 +228,54 @@ class Tab:
         )
         self.query, self.page_hash = query, ""
 
-    def send(self, fragment_id: str = "") -> None:
+    def send(self) -> None:
         from streamlit.proto.BackMsg_pb2 import BackMsg
 
         msg = BackMsg()
         msg.rerun_script.query_string, msg.rerun_script.page_name = self.query, "workshop"
         msg.rerun_script.page_script_hash = self.page_hash
-        if fragment_id:
-            msg.rerun_script.fragment_id, msg.rerun_script.is_auto_rerun = fragment_id, True
         self.ws.send(msg.SerializeToString())
 
-    def messages(self, wait: str = "redraw"):
-        """What the server sends within the ``wait`` of the table, as ForwardMsgs, until a run has finished (not one
-        cut short to run again)."""
+    def runs(self, wait: str = "redraw"):
+        """The runs the server sends within the ``wait`` of the table, one at a time as they finish: (whether it ran
+        the page whole, the "Step N of M" lines it drew). A run cut short to run again counts with the next."""
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+        steps: list[str] = []
         deadline = time.monotonic() + ms(wait) / 1000
         while (left := deadline - time.monotonic()) > 0:
             try:
                 msg = ForwardMsg.FromString(self.ws.recv(timeout=left))
             except TimeoutError:
                 return
-            if msg.WhichOneof("type") == "navigation":
+            kind = msg.WhichOneof("type")
+            if kind == "navigation":
                 self.page_hash = msg.navigation.page_script_hash
-            yield msg
-            if msg.WhichOneof("type") == "script_finished" and msg.script_finished in (
+            elif kind == "auto_rerun":
+                raise AssertionError(f"the page set a timer to rerun fragment {msg.auto_rerun.fragment_id}")
+            elif kind == "delta" and msg.delta.new_element.WhichOneof("type") == "progress":
+                steps.append(msg.delta.new_element.progress.text.split(" · ")[0])
+            elif kind == "script_finished" and msg.script_finished in (
                 ForwardMsg.FINISHED_SUCCESSFULLY,
                 ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
             ):
-                return
+                yield msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY, steps
+                steps = []
 
-    def poll_id(self) -> str:
-        """The polling fragment of the whole-page run that finishes next (a run cut short to run again registers
-        one too)."""
-        found = [m.auto_rerun.fragment_id for m in self.messages() if m.WhichOneof("type") == "auto_rerun"]
-        assert found
-        return found[-1]
-
-    def redrawn_by(self, fragment_id: str) -> str:
-        """Polls with ``fragment_id`` until one sees the presenter's move and the page redraws whole (the room's
-        screens share a read of its step, renewed within a fifth of a second): the new polling fragment's id."""
-        found: list[str] = []
-
-        def redrawn() -> bool:
-            self.send(fragment_id)
-            found.extend(m.auto_rerun.fragment_id for m in self.messages() if m.WhichOneof("type") == "auto_rerun")
-            return bool(found)
-
-        wait_until(redrawn, "a poll that sees the presenter's move and redraws the page", every=0.1)
-        return found[-1]
+    def until_drawn(self, step: int) -> list[bool]:
+        """Reads runs until one draws ``step``: whether each ran the page whole."""
+        whole: list[bool] = []
+        for page, steps in self.runs():
+            whole.append(page)
+            if any(s.startswith(f"Step {step} of") for s in steps):
+                return whole
+        raise AssertionError(f"no run drew step {step} within the 'redraw' wait; runs (whole page?): {whole}")
 
 
-def test_a_poll_sent_before_a_whole_page_run_starts_nothing_after_it(app):
-    """A participant's page polls the room every second and redraws whole when the presenter has moved. Each
-    whole-page run names its polling fragment anew, so a poll the browser sent before it heard of that run is refused
-    (Streamlit would otherwise run it in a new script runner and drop the whole-page run's messages under load,
-    leaving that page on the old step with no timer; ui/workshop/participant.py, _poll)."""
+def test_a_participants_page_follows_the_room_without_asking(app):
+    """A participant's page sets no timer and the server runs nothing for it while the presenter stays on a step;
+    when the presenter moves, the server redraws the page's room part alone (a fragment run), also for a move made
+    while the page is running whole (it waits for that run's messages, then redraws; ui/workshop/follow.py)."""
     from core.studio.rooms import RoomStore
     from core.studio.workshop.pack import load_pack
     from core.studio.workshop.replay import Replay
@@ -294,18 +284,20 @@ def test_a_poll_sent_before_a_whole_page_run_starts_nothing_after_it(app):
     run = next(c for c in load_pack(PACK_DIR)[0] if c.case.id == "stemi").runs["medrag"].run
     rooms = RoomStore(home / "studio.sqlite")
     room, presenter = rooms.open_room(
-        title="polls", source="pack", run_ids=[run.id], steps=len(Replay([run])), case_id="stemi"
+        title="follow", source="pack", run_ids=[run.id], steps=len(Replay([run])), case_id="stemi"
     )
-    tab = Tab(url, f"room={room.code}&member={rooms.join(room.code, 'Ada')[1]}")
-    tab.send()
-    before = tab.poll_id()
+    tabs = [Tab(url, f"room={room.code}&member={rooms.join(room.code, name)[1]}") for name in ("Ada", "Grace")]
+    for tab in tabs:
+        tab.send()
+        assert tab.until_drawn(0) == [True]
+        assert not list(tab.runs("glance"))  # the room stays: nothing runs
     rooms.set_step(room.code, presenter, 1)
-    after = tab.redrawn_by(before)  # a poll sees the move and redraws the whole page
-    assert after != before
-    tab.send(before)  # a poll the browser sent before it heard of that run
-    # no run starts: what a refused poll answers comes at once, so a glance's wait sees it (on a slower machine it
-    # could come later and pass unseen, never fail a sound page)
-    assert "new_session" not in [m.WhichOneof("type") for m in tab.messages("glance")]
-    tab.send(after)
-    assert "new_session" in [m.WhichOneof("type") for m in tab.messages()]
-    tab.ws.close()
+    for tab in tabs:
+        assert tab.until_drawn(1) == [False]  # the room part alone
+    tabs[0].send()  # the page runs whole (a tap, a reload) as the presenter moves
+    rooms.set_step(room.code, presenter, 2)
+    assert True in tabs[0].until_drawn(2)  # its own run, then (if that run drew step 1) the redraw
+    assert not list(tabs[0].runs("glance"))  # and then nothing more
+    assert tabs[1].until_drawn(2) == [False]
+    for tab in tabs:
+        tab.ws.close()

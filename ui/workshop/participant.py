@@ -1,10 +1,8 @@
-"""A participant's screen of a live room: it follows the presenter (a small fragment polls the room's row once a
-second and redraws the page when the step moved); the participant predicts and votes on snippets, and sees the reveal
+"""A participant's screen of a live room: the room part is a fragment the server redraws when the presenter moves
+(``ui/workshop/follow.py``; the page never asks); the participant predicts and votes on snippets, and sees the reveal
 on top with a personal tally when the presenter shows it."""
 
 from __future__ import annotations
-
-from collections.abc import Callable
 
 import streamlit as st
 
@@ -13,29 +11,9 @@ from core.studio.turns import Turns
 from ui.common import keys
 from ui.common.text import md
 from ui.workshop import predict
-from ui.workshop.replay import progress_line, show
-from ui.workshop.room_store import POLL_SECONDS, STEP_READ_SECONDS, room_replay, rooms
-
-
-def _follow(code: str) -> None:
-    """Runs every second: when the presenter has moved from the step this page last drew, redraw the whole page.
-    It draws nothing (a screen's every poll would send it again) and reads the step the room's screens share."""
-    if st.session_state.get(keys.ROOM_SHOWN) != (code, rooms().step(code, within=STEP_READ_SECONDS)):
-        st.rerun()
-
-
-def _poll(code: str) -> Callable[[], None]:
-    """The polling fragment under a name of its own for this whole-page run, so a poll the browser sent before it
-    heard of this run is refused. Streamlit (1.67) otherwise runs such a poll in a new script runner when it arrives
-    after this run ended but before the server sent this run's messages, and drops those messages: the page keeps the
-    step before and, its timer gone with them, stops following the room (under load, a few in every sixty)."""
-    run = st.session_state[keys.ROOM_PAGE_RUNS] = st.session_state.get(keys.ROOM_PAGE_RUNS, 0) + 1
-
-    def follow() -> None:
-        _follow(code)
-
-    follow.__qualname__ = f"follow.{run}"  # the fragment's id is made from its name and place
-    return follow
+from ui.workshop.follow import Followers
+from ui.workshop.replay import progress_line, question, show
+from ui.workshop.room_store import STEP_READ_SECONDS, room_replay, rooms
 
 
 @st.cache_resource(show_spinner=False)
@@ -43,17 +21,32 @@ def redraws() -> Turns:
     return Turns()
 
 
+@st.cache_resource(show_spinner=False)
+def followers() -> Followers:
+    return Followers(lambda code: rooms().step(code, within=STEP_READ_SECONDS))
+
+
 def participant_view(room: Room, member: Member) -> None:
-    with redraws().turn():
-        _participant_view(room, member)
-
-
-def _participant_view(room: Room, member: Member) -> None:
-    chosen, replay = room_replay(room)
-    st.session_state[keys.ROOM_SHOWN] = (room.code, room.step)
     st.markdown(f"**{md(room.title)}** · you are **{md(member.name)}** in room **{room.code}**")
-    st.caption(f"Following the presenter · room {room.code} · updated every second")
-    st.fragment(_poll(room.code), run_every=POLL_SECONDS)()
+    st.caption(f"Following the presenter · room {room.code} · the page moves when the presenter does")
+    question(room_replay(room)[1])  # the same at every step: drawn once, above the part redrawn at each move
+    st.fragment(_room)(room.code, member)
+
+
+def _room(code: str, member: Member) -> None:
+    """The room as it is now: drawn with the page, and alone when the server redraws it after a move."""
+    with redraws().turn():
+        try:
+            room = rooms().room(code)
+        except RoomError as exc:
+            st.error(f"{exc}.")
+            return
+        followers().drawn(room.code, room.step)
+        _room_view(room, member)
+
+
+def _room_view(room: Room, member: Member) -> None:
+    chosen, replay = room_replay(room)
     progress_line(replay, room.step)
     picks, trust = rooms().my_votes(room.code, member.id)
     trusted = {i for i, yes in trust.items() if yes}
@@ -73,13 +66,13 @@ def _participant_view(room: Room, member: Member) -> None:
                 locked=bool(st.session_state.get(seen)),
             )
     # the step's new events only, unless the participant asks for the earlier ones: each step redraws every
-    # participant's page at once, and the earlier steps are most of a page (the projected screen shows them all)
+    # participant's room at once, and the earlier steps are most of a page (the projected screen shows them all)
     earlier = st.toggle(
         "Show the earlier steps too",
         key=keys.room_earlier(room.code),
         help="They stay on the presenter's screen; here the page shows the step the room is on",
     )
-    show(replay, room.step, key=f"room-{room.code}", earlier=earlier)
+    show(replay, room.step, key=f"room-{room.code}", earlier=earlier, with_question=False)
 
 
 def _vote(room: Room, member: Member, run_id: str, option: str | None) -> None:

@@ -180,14 +180,20 @@ def _column(replay: Replay, step: int, index: int, key: str, earlier: bool) -> N
             render_timeline(before, evidence, key=f"{key}-{index}")
 
 
-def show(replay: Replay, step: int, key: str, earlier: bool = True) -> None:
-    """Every run of the replay at ``step``, side by side, the newest events first and highlighted; the earlier
-    steps' events below them unless ``earlier`` is off."""
+def question(replay: Replay) -> None:
+    """The replay's question and options, with the style its steps are drawn in (the same at every step)."""
     st.html(STYLE)
     run = replay.runs[0]
     st.markdown(f"**Question:** {md(run.question)}")
     if run.options:
         st.markdown("\n".join(f"- {md(k)}\\. {md(v)}" for k, v in run.options.items()))
+
+
+def show(replay: Replay, step: int, key: str, earlier: bool = True, *, with_question: bool = True) -> None:
+    """Every run of the replay at ``step``, side by side, the newest events first and highlighted; the earlier
+    steps' events below them unless ``earlier`` is off; the question above them unless the page drew it already."""
+    if with_question:
+        question(replay)
     if step == 0:
         st.info(
             "Step 0: only the question. Predict what the method will answer, then step through its work.",

@@ -15,8 +15,8 @@ from ui.workshop.data import Chosen, load
 ROOM, MEMBER = "room", "member"  # the URL's names for the room code and a participant's token
 CODE_TRIES, CODE_WINDOW = 10, 300.0
 JOINS, JOIN_WINDOW = 5, 600.0  # joins of one room from one computer (a reload rejoins by its token, not counted)
-POLL_SECONDS = 1.0  # how often a room's screens read its row again (the step, the tally)
-STEP_READ_SECONDS = 0.2  # a participant's poll takes the step read for any screen this long ago
+POLL_SECONDS = 1.0  # how often the presenter's screen reads the room's row again (the tally)
+STEP_READ_SECONDS = 0.2  # how often participants' pages are checked against their room's step (follow.py)
 
 
 @st.cache_resource(show_spinner=False)
