@@ -59,7 +59,8 @@ def test_the_command_prints_each_claim_with_its_snippets_spans_and_level(stemi, 
     assert conflicts.count("[c7-conflicts-") == 1 and "said 2 times: c7-conflicts-1 repeat it" in conflicts
     rationale = " ".join(out.split("== rationale (Answer)")[1].split())
     assert (
-        "[c9-rationale-1] The centre can reo (cites tp-stemi-k1, tp-stemi-n2, tp-stemi-k5; cut: its text" in rationale
+        "[c9-rationale-1] The centre can reo (cites tp-stemi-k1, tp-stemi-n2, tp-stemi-k5; cut: this text stops"
+        in rationale
     )
     assert "[c9-rationale-0]" in rationale and "cut:" not in rationale.split("[c9-rationale-1]")[0]
 

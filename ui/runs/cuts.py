@@ -4,7 +4,7 @@ screen shortened (the whole of it is one click or one section away)."""
 
 from __future__ import annotations
 
-from core.engine.methods.bounds import stopped_at
+from core.engine.methods.bounds import cut_words, stopped_at
 from ui.common.text import md, short
 
 ICON = ":material/content_cut:"
@@ -14,16 +14,8 @@ BUDGET = (
 )
 
 
-def bound_words(bound: int) -> str:
-    """Why a text stops at a reply format's bound, as plain words (for HTML, where a note's icon cannot go)."""
-    return (
-        f"this text stops mid-sentence at {bound} characters, the most its reply format allows the field it was "
-        "written in (the method's compact lengths); the model wrote no more of it"
-    )
-
-
 def bound_note(bound: int) -> str:
-    return f"{ICON} Cut: {bound_words(bound)}."
+    return f"{ICON} Cut: {cut_words(bound)}."
 
 
 def cut_note(text: str, bounds: frozenset[int] | set[int], *, budget: bool = False) -> str | None:

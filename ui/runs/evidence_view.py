@@ -14,20 +14,18 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from core.engine.methods.bounds import char_bounds, stopped_at
+from core.engine.methods.bounds import char_bounds, cut_words
 from core.engine.trace import Run
 from core.studio.evidence import (
     LEVEL_WORDS,
-    Claim,
     EvidenceMap,
     SupportLink,
+    cut_at,
     link_run,
     reference_agreement,
-    source_text,
 )
 from ui.common import keys
 from ui.common.text import esc
-from ui.runs.cuts import bound_words
 
 TOGGLE = "Claims and their evidence"
 TOGGLE_HELP = (
@@ -94,8 +92,8 @@ def render_claims(run: Run, highlight: Highlight | None, key: str) -> None:
         classes = ["ev-claim", f"ev-lvl-{level}", lit.claim(claim.id), *(lit.doc(d) for d in docs)]
         by = ", ".join(dict.fromkeys(docs)) or "no snippet"
         note = ' <span class="ev-note">restates the question</span>' if claim.restates_question else ""
-        if bound := _cut_at(run, claim, bounds):
-            note += f' <span class="ev-note">… cut: {esc(bound_words(bound))}</span>'
+        if bound := cut_at(run, claim, bounds):
+            note += f' <span class="ev-note">… cut: {esc(cut_words(bound))}</span>'
         rows.append(
             f'<label for="{lit.claim(claim.id)}" class="{" ".join(classes)}" title="{esc(by)}">'
             f'<span class="tag ev-{level}">{esc(LEVEL_WORDS[level])}</span> {esc(claim.text)}{note}</label>'
@@ -119,15 +117,6 @@ def render_claims(run: Run, highlight: Highlight | None, key: str) -> None:
         "Click a claim to light its supporting spans in the snippet cards; click a card's “supports” tag to light "
         "the claims it supports."
     )
-
-
-def _cut_at(run: Run, claim: Claim, bounds: frozenset[int]) -> int | None:
-    """The bound the claim's text was stopped at, when it ends a text a reply format's bound stopped mid-sentence."""
-    try:
-        text = source_text(run, claim)
-    except StopIteration:  # a map not made from this run's texts
-        return None
-    return stopped_at(text, bounds) if claim.end >= len(text.rstrip()) else None
 
 
 def stylesheet(lit: Highlight) -> str:

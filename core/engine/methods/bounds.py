@@ -42,3 +42,11 @@ def stopped_at(text: str, bounds: frozenset[int] | set[int]) -> int | None:
     if not end or end.endswith(ENDINGS):
         return None
     return next((b for b in sorted(bounds) if b * SLACK <= size <= b), None)
+
+
+def cut_words(bound: int) -> str:
+    """Why a text stops at ``bound``, in the words every screen and the command line use."""
+    return (
+        f"this text stops mid-sentence at {bound} characters, the most its reply format allows the field it was "
+        "written in (the method's compact lengths); the model wrote no more of it"
+    )

@@ -8,11 +8,10 @@ import textwrap
 from itertools import groupby
 
 from core.engine.llm.client import LLM
-from core.engine.methods.bounds import char_bounds, stopped_at
+from core.engine.methods.bounds import char_bounds, cut_words
 from core.engine.store import RunStore
 from core.engine.trace import Run
-from core.studio.evidence import LEVEL_WORDS, Claim, EvidenceMap, judge_map, link_run, reference_agreement
-from core.studio.evidence.claims import source_text
+from core.studio.evidence import LEVEL_WORDS, EvidenceMap, cut_at, judge_map, link_run, reference_agreement
 from core.studio.workshop.pack import find_run
 
 WIDTH = 100
@@ -73,10 +72,7 @@ def render(emap: EvidenceMap, run: Run, best: int | None = 3) -> str:
         if repeats:
             notes.append(f"said {len(repeats) + 1} times: " + ", ".join(c.id for c in repeats) + " repeat it")
         if (bound := cut_at(run, claim, bounds)) is not None:
-            notes.append(
-                f"cut: its text stops here at {bound} characters, the most its reply format allows; the "
-                "model wrote no more of it"
-            )
+            notes.append(f"cut: {cut_words(bound)}")
         out.append(
             textwrap.fill(
                 f"{MARKS[level]} [{claim.id}] {claim.text}" + (f"  ({'; '.join(notes)})" if notes else ""),
@@ -105,10 +101,3 @@ def render(emap: EvidenceMap, run: Run, best: int | None = 3) -> str:
     unsupporting = emap.cited_unsupporting()
     out.append("\ncited but supporting no claim: " + (", ".join(unsupporting) if unsupporting else "(none)"))
     return "\n".join(out)
-
-
-def cut_at(run: Run, claim: Claim, bounds: frozenset[int]) -> int | None:
-    """The bound a claim's text was cut at when the claim is that text's last sentence and the reply format stopped
-    it mid-sentence (the same rule the screens' cut notes follow), else None."""
-    text = source_text(run, claim)
-    return stopped_at(text, bounds) if claim.end >= len(text.rstrip()) else None

@@ -12,7 +12,7 @@ The public API (screens and the command line use only these):
 """
 
 from core.studio.evidence.agreement import reference_agreement, reference_labels
-from core.studio.evidence.claims import claims_of, source_text
+from core.studio.evidence.claims import claims_of, cut_at, source_text
 from core.studio.evidence.judge import judge_map
 from core.studio.evidence.linker import VERSION, documents_of, link_run
 from core.studio.evidence.model import (
@@ -44,5 +44,6 @@ __all__ = [
     "link_run",
     "reference_agreement",
     "reference_labels",
+    "cut_at",
     "source_text",
 ]

@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from core.engine.methods.bounds import stopped_at
 from core.engine.trace import AgentMessage, Answer, Event, GeneratedDoc, Report, Run
 from core.studio.evidence.model import Claim, Origin
 from core.studio.evidence.words import content_words
@@ -111,6 +112,16 @@ def source_text(run: Run, claim: Claim) -> str:
         and section_key(section) == section_key(claim.section)
         and text[claim.start : claim.end] == claim.text
     )
+
+
+def cut_at(run: Run, claim: Claim, bounds: frozenset[int]) -> int | None:
+    """The bound a claim's text was cut at when the claim is that text's last sentence and the reply format stopped
+    it mid-sentence (``core.engine.methods.bounds``), else None (also for a claim not made from this run's texts)."""
+    try:
+        text = source_text(run, claim)
+    except StopIteration:
+        return None
+    return stopped_at(text, bounds) if claim.end >= len(text.rstrip()) else None
 
 
 def _texts(run: Run) -> Iterator[tuple[Event, Origin, str, str, tuple[str, ...], str]]:
