@@ -21,6 +21,8 @@ import random
 import statistics
 import time
 
+import psutil
+
 from core.engine.paths import REPO_ROOT
 from core.engine.retrieval.dense import default_embedder
 from core.engine.settings import settings
@@ -38,6 +40,7 @@ TOP = 5
 # The case whose recorded runs the linker's rules were written against (its output read while writing them); the
 # other cases' pairs are held out from that.
 DEVELOPED_ON = ("stemi",)
+IDLE_PERCENT = 10  # other programs' CPU, in % of one core, below which the machine counts as otherwise idle
 
 
 def documents_for(run: Run, runs: dict[str, Run]) -> dict[str, Document]:
@@ -120,6 +123,7 @@ def measure() -> dict:
     started = time.perf_counter()
     default_embedder().encode(["load the embedder before any run is timed"])
     load = time.perf_counter() - started
+    others = OthersCpu()
     for run_id in dict.fromkeys(label["run_id"] for label in labels):
         run, by_method = runs[run_id]
         claims = claims_of(run)
@@ -153,6 +157,7 @@ def measure() -> dict:
             "max": round(max(seconds.values()), 2),
             "total": round(sum(seconds.values()), 1),
             "embedder_load": round(load, 1),
+            "others_percent_of_one_core": others.percent(),
         },
         "machine": {
             "cpus": os.cpu_count(),
@@ -161,6 +166,36 @@ def measure() -> dict:
         },
         "measured": time.strftime("%Y-%m-%d"),
     }
+
+
+class OthersCpu:
+    """The CPU every other program used from now until ``percent()``, in percent of one core: what the timed runs
+    shared the machine with."""
+
+    def __init__(self) -> None:
+        self.me, self.started = psutil.Process(), time.perf_counter()
+        self.busy, self.mine = self._busy(), self._mine()
+
+    def _busy(self) -> float:
+        t = psutil.cpu_times()
+        return t.user + t.nice + t.system + getattr(t, "irq", 0.0) + getattr(t, "softirq", 0.0)
+
+    def _mine(self) -> float:
+        t = self.me.cpu_times()
+        return t.user + t.system
+
+    def percent(self) -> float:
+        others = (self._busy() - self.busy) - (self._mine() - self.mine)
+        return round(100 * max(0.0, others) / max(time.perf_counter() - self.started, 1e-9))
+
+
+def sharing(seconds: dict) -> str:
+    """What else the machine did while the runs were timed (results before it was measured say "other work")."""
+    others = seconds.get("others_percent_of_one_core")
+    if others is None:
+        return "shared with other work"
+    said = "otherwise idle" if others < IDLE_PERCENT else "shared with other work"
+    return f"{said} (other programs used {others}% of one core meanwhile)"
 
 
 def figure(data: dict) -> dict:
@@ -231,6 +266,7 @@ def page(data: dict) -> str:
         cpus=data["machine"]["cpus"],
         date=data["measured"],
         load=t["embedder_load"],
+        sharing=sharing(t),
     )
 
 
@@ -299,7 +335,7 @@ evidence in itself. Most of the agreed "supported" links are MASS-RAG's pairs, l
 quotes; per method, the other arms have one to six "supports" pairs each, too few to tell them apart.
 
 Seconds per run: {median} s median, {max} s at most, linking the {runs} labelled runs one after another on a
-machine with {cpus} cores shared with other work, after the embedder was loaded once ({load} s; {date}). The judge pass was
+machine with {cpus} cores {sharing}, after the embedder was loaded once ({load} s; {date}). The judge pass was
 tested on a scripted endpoint's fixed replies (`tests/test_evidence.py`): that checks its control flow, cache and
 cost, not its judgement, and no figure here comes from it.
 
