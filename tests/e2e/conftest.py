@@ -260,6 +260,29 @@ ON_SCREEN = """selector => {
 }"""
 
 
+def follow_anchor(page, link, fragment: str) -> None:
+    """Click an in-page link to ``#fragment`` and wait for the browser to go there.
+
+    The click waits for the page to stop growing: a diagram drawn just now (Graphviz lays it out in a worker, after
+    its text is in the page) still moves what is below it. A click lost to that move leaves the address without the
+    fragment; it is tried again, and the last try fails naming the link."""
+    target = f"#{fragment}"
+    gone_there = f"() => location.hash === {json.dumps(target)}"
+    for _ in range(2):
+        laid_out(page)
+        link.click()
+        try:
+            page.wait_for_function(gone_there, timeout=ms("glance"))
+            return
+        except PlaywrightTimeout:
+            pass
+    link.click()
+    try:
+        page.wait_for_function(gone_there)  # the last chance
+    except PlaywrightTimeout as exc:
+        raise AssertionError(f"three clicks on {link} did not go to {target}: the address is {page.url}") from exc
+
+
 def settle(page) -> None:
     """Wait for Streamlit's rerun after an input to finish and be drawn (``SETTLED``)."""
     # every tenth of a second, not every frame: a check at the frame rate keeps chromium busy on a shared core

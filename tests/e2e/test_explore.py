@@ -20,7 +20,7 @@ from playwright.sync_api import expect
 
 from benchmarks.first_token import FIRST_TOKEN_JS
 from core.engine.trace import Run
-from tests.e2e.conftest import ON_SCREEN, button, open_page, pick, saved_runs, scripted_env, settle, snap
+from tests.e2e.conftest import ON_SCREEN, button, follow_anchor, open_page, pick, saved_runs, scripted_env, settle, snap
 from tests.e2e.waits import until
 from tests.fake_endpoint import FakeEndpoint, Step
 
@@ -109,7 +109,7 @@ def test_teaching_marks_budget_cuts_report_once_and_the_map(page, app, seed_runs
         graph = page.locator('[data-testid="stGraphVizChart"] svg')
         expect(graph).to_contain_text("E-Agent judges sufficiency")
         link = graph.locator("a", has_text="A-Agent arbitrates the evidence")
-        link.click()
+        follow_anchor(page, link, "history-stage-arbitration")
         head = page.locator("#history-stage-arbitration")
         # the map's link scrolls to the stage's events
         page.wait_for_function(ON_SCREEN, arg="#history-stage-arbitration")
